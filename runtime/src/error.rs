@@ -1,0 +1,52 @@
+//! Typed errors of the runtime: each variant carries the values that explain it.
+
+use thiserror::Error;
+
+/// Why a step (or the set-up of an integrator) failed.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum StepError {
+    /// The step size is not a positive finite number.
+    #[error("step size h = {h} is not a positive finite number")]
+    BadStepSize {
+        /// The rejected step size.
+        h: f64,
+    },
+    /// A method parameter is out of its admissible range.
+    #[error("parameter {name} = {value} is invalid: {requirement}")]
+    BadParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// What the parameter must satisfy.
+        requirement: &'static str,
+    },
+    /// The state handed to the integrator, or produced by it, contains NaN or infinity.
+    #[error("non-finite {quantity}[{index}] at t = {t}")]
+    NonFinite {
+        /// Which quantity (`q`, `v`, `gradient`, …) was not finite.
+        quantity: &'static str,
+        /// The first offending component.
+        index: usize,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+    /// A linear system of the step could not be factored.
+    #[error("{matrix} is singular or not positive definite at t = {t}")]
+    Singular {
+        /// Which matrix failed (`mass matrix`, `Schur complement`, …).
+        matrix: &'static str,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+    /// A Newton iteration did not converge.
+    #[error("Newton iteration did not converge in {iterations} iterations (residual {residual:e}) at t = {t}")]
+    NewtonDiverged {
+        /// Iterations performed.
+        iterations: usize,
+        /// Norm of the last residual.
+        residual: f64,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+}

@@ -1,0 +1,35 @@
+//! Structure-preserving integrators for constrained mechanical systems.
+//!
+//! This crate is the run-time half of `mechanism`: the `mechanism!` macro turns a model into a
+//! type implementing the capability traits of [`model`], and the integrators here are generic
+//! over those traits, so a fixed model is monomorphized into allocation-free, fixed-size code.
+//! It is not a general ODE/DAE suite: every method here exploits mechanical structure
+//! (a mass matrix, a potential, constraints).
+//!
+//! | integrator | paper | needs |
+//! | --- | --- | --- |
+//! | [`Spook`] | Lacoursière 2007, eq. 27–29 | [`Inertia`], [`Potential`], [`Holonomic`] |
+//! | [`ZhangSkeelSimplified`] (Z&Ss) | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] |
+//! | [`ZhangSkeel`] (Z&S) | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] |
+//!
+//! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]).
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod fma;
+pub mod integrators;
+pub mod linalg;
+pub mod model;
+pub mod observers;
+pub mod reference;
+pub mod state;
+
+pub use error::StepError;
+pub use integrators::linearly_implicit::{Spook, ZhangSkeel, ZhangSkeelSimplified};
+pub use integrators::{Integrator, StepReport};
+pub use model::{
+    Configuration, Holonomic, Inertia, Penalized, PenalizedPotential, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, Relaxation,
+};
+pub use nalgebra::{SMatrix, SVector};
+pub use state::State;

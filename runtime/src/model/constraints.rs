@@ -1,0 +1,74 @@
+use nalgebra::{SMatrix, SVector};
+
+/// How strongly a constraint row is enforced by SPOOK: compliance `ε` and relaxation `τ`.
+///
+/// `ε = 0`, `τ = 0` is the ideal constraint; SPOOK needs `ε > 0` and `τ > 0` for its stability
+/// guarantee (Lacoursière 2007, Theorem 5.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Regularization {
+    /// Compliance `ε` (inverse stiffness) of the row.
+    pub epsilon: f64,
+    /// Relaxation time `τ` of the row's stabilization.
+    pub tau: Relaxation,
+}
+
+/// A relaxation time, either absolute or as a multiple of the step size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Relaxation {
+    /// `τ` in units of time.
+    Seconds(f64),
+    /// `τ = k·h`, re-evaluated for every step size.
+    Steps(f64),
+}
+
+impl Relaxation {
+    /// Returns `τ` for the step size `h`.
+    pub fn at_step(self, h: f64) -> f64 {
+        match self {
+            Relaxation::Seconds(tau) => tau,
+            Relaxation::Steps(k) => k * h,
+        }
+    }
+}
+
+impl Default for Regularization {
+    /// Returns Lacoursière's defaults: `ε = 1e-8`, `τ = 2h` (§6 of the SPOOK paper).
+    fn default() -> Self {
+        Regularization {
+            epsilon: 1e-8,
+            tau: Relaxation::Steps(2.0),
+        }
+    }
+}
+
+/// `M` holonomic constraints `g(q, t) = 0` and their Jacobian `G = ∂g/∂q`.
+///
+/// The time `t` is passed so that rheonomic constraints fit the same trait; scleronomic models
+/// ignore it.
+pub trait Holonomic<const N: usize, const M: usize> {
+    /// The constraint names, in row order.
+    const CONSTRAINTS: [&'static str; M];
+
+    /// Writes `g(q, t)` into `g`.
+    fn constraints(&self, q: &SVector<f64, N>, t: f64, g: &mut SVector<f64, M>);
+
+    /// Writes `G(q, t) = ∂g/∂q` into `jac`.
+    fn constraint_jacobian(&self, q: &SVector<f64, N>, t: f64, jac: &mut SMatrix<f64, M, N>);
+
+    /// Writes `g` and `G` together; generated models override this to share work.
+    fn constraints_and_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        t: f64,
+        g: &mut SVector<f64, M>,
+        jac: &mut SMatrix<f64, M, N>,
+    ) {
+        self.constraints(q, t, g);
+        self.constraint_jacobian(q, t, jac);
+    }
+
+    /// Returns row `i`'s default SPOOK regularization; integrators may override it.
+    fn regularization(&self, _row: usize) -> Regularization {
+        Regularization::default()
+    }
+}

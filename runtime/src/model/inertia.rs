@@ -1,0 +1,17 @@
+use nalgebra::{SMatrix, SVector};
+
+/// The kinetic energy `T = ½ vᵀ M(q) v`, given by its mass matrix.
+pub trait Inertia<const N: usize> {
+    /// Whether `M` does not depend on `q`: integrators may then factor it once.
+    const CONSTANT_MASS: bool;
+
+    /// Writes the symmetric mass matrix `M(q)` into `m`.
+    fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>);
+
+    /// Returns the kinetic energy `½ vᵀ M(q) v`.
+    fn kinetic_energy(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
+        let mut m = SMatrix::<f64, N, N>::zeros();
+        self.mass_matrix(q, &mut m);
+        0.5 * v.dot(&(m * v))
+    }
+}

@@ -1,0 +1,24 @@
+//! What an integrator may ask of a model, as small capability traits.
+//!
+//! Every trait is generic over the number of coordinates `N` (and constraint rows `M`), so a
+//! fixed-size model is monomorphized into allocation-free code. Each integrator asks only for the
+//! capabilities it needs (see the table in the crate docs); `mechanism!` implements exactly the
+//! ones the model can feed. Required methods are the minimum; provided methods (fused
+//! evaluations, kinetic energy) have defaults that generated code overrides when it can share
+//! work between outputs.
+
+mod constraints;
+mod inertia;
+mod penalty;
+mod potential;
+
+pub use constraints::{Holonomic, Regularization, Relaxation};
+pub use inertia::Inertia;
+pub use penalty::{Penalized, PenalizedPotential};
+pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
+
+/// Names a model's coordinates and parameters, for output files and error messages.
+pub trait Configuration<const N: usize> {
+    /// The coordinate names, in the order of `q`.
+    const COORDINATES: [&'static str; N];
+}

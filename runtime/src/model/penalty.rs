@@ -1,0 +1,125 @@
+use nalgebra::{SMatrix, SVector};
+
+use super::{Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative};
+
+/// The penalized potential `W(q) = V(q) + ½ ω² |g(q)|²` of Tao–Owhadi (2014) eq. 7, which
+/// replaces holonomic constraints `g = 0` by stiff springs of frequency `ω`.
+///
+/// `mechanism!` differentiates `W` symbolically with `ω` as an input, so that its gradient,
+/// Hessian and third contraction are as cheap as the plain potential's.
+pub trait PenalizedPotential<const N: usize> {
+    /// Returns `W(q)`.
+    fn penalized_potential(&self, omega: f64, q: &SVector<f64, N>) -> f64;
+
+    /// Writes `∇W(q)` into `grad`.
+    fn penalized_potential_gradient(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+    );
+
+    /// Writes `Hess W(q)` into `hess`.
+    fn penalized_potential_hessian(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    );
+
+    /// Writes `∇W(q)` and `Hess W(q)` together; generated models override this to share work.
+    fn penalized_potential_gradient_hessian(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    ) {
+        self.penalized_potential_gradient(omega, q, grad);
+        self.penalized_potential_hessian(omega, q, hess);
+    }
+
+    /// Writes `a·W'''(q)·a` into `out`.
+    fn penalized_potential_third_contraction(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    );
+}
+
+/// A model whose holonomic constraints are replaced by the penalty `½ ω² |g|²`.
+///
+/// It is itself a model with potential `W`, so any unconstrained integrator (Z&S, Z&Ss) runs on
+/// it unchanged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Penalized<Model> {
+    /// The constrained model.
+    pub model: Model,
+    /// The penalty frequency `ω`.
+    pub omega: f64,
+}
+
+impl<Model> Penalized<Model> {
+    /// Wraps `model` with penalty frequency `omega`.
+    pub fn new(model: Model, omega: f64) -> Self {
+        Penalized { model, omega }
+    }
+}
+
+impl<const N: usize, Model: Configuration<N>> Configuration<N> for Penalized<Model> {
+    const COORDINATES: [&'static str; N] = Model::COORDINATES;
+}
+
+impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
+    const CONSTANT_MASS: bool = Model::CONSTANT_MASS;
+
+    fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
+        self.model.mass_matrix(q, m);
+    }
+
+    fn kinetic_energy(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
+        self.model.kinetic_energy(q, v)
+    }
+}
+
+impl<const N: usize, Model: PenalizedPotential<N>> Potential<N> for Penalized<Model> {
+    fn potential(&self, q: &SVector<f64, N>) -> f64 {
+        self.model.penalized_potential(self.omega, q)
+    }
+
+    fn potential_gradient(&self, q: &SVector<f64, N>, grad: &mut SVector<f64, N>) {
+        self.model.penalized_potential_gradient(self.omega, q, grad);
+    }
+}
+
+impl<const N: usize, Model: PenalizedPotential<N>> PotentialHessian<N> for Penalized<Model> {
+    fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        self.model.penalized_potential_hessian(self.omega, q, hess);
+    }
+
+    fn potential_gradient_hessian(
+        &self,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    ) {
+        self.model
+            .penalized_potential_gradient_hessian(self.omega, q, grad, hess);
+    }
+}
+
+impl<const N: usize, Model: PenalizedPotential<N>> PotentialThirdDerivative<N>
+    for Penalized<Model>
+{
+    fn potential_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    ) {
+        self.model
+            .penalized_potential_third_contraction(self.omega, q, a, out);
+    }
+}

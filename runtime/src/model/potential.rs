@@ -1,0 +1,38 @@
+use nalgebra::{SMatrix, SVector};
+
+/// A potential energy `V(q)` and its gradient.
+pub trait Potential<const N: usize> {
+    /// Returns `V(q)`.
+    fn potential(&self, q: &SVector<f64, N>) -> f64;
+
+    /// Writes `∇V(q)` into `grad`.
+    fn potential_gradient(&self, q: &SVector<f64, N>, grad: &mut SVector<f64, N>);
+}
+
+/// The Hessian of the potential, for linearly implicit integrators (Zhang–Skeel, Newmark).
+pub trait PotentialHessian<const N: usize>: Potential<N> {
+    /// Writes the symmetric `Hess V(q)` into `hess`.
+    fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
+
+    /// Writes `∇V(q)` and `Hess V(q)` together; generated models override this to share work.
+    fn potential_gradient_hessian(
+        &self,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    ) {
+        self.potential_gradient(q, grad);
+        self.potential_hessian(q, hess);
+    }
+}
+
+/// The third derivative of the potential contracted twice with a vector, for full Z&S.
+pub trait PotentialThirdDerivative<const N: usize>: PotentialHessian<N> {
+    /// Writes `a·V'''(q)·a = ∇_q (aᵀ Hess V(q) a)` (with `a` held fixed) into `out`.
+    fn potential_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    );
+}

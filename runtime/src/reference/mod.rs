@@ -1,0 +1,11 @@
+//! Hand-written reference models: the oracle that generated models are compared against, and
+//! the hand-written steppers of the benchmarks.
+//!
+//! Every derivative here is derived on paper and written out plainly, so that a bug in the
+//! symbolic pipeline cannot hide in both sides of a comparison.
+
+pub mod double_pendulum;
+pub mod harmonic;
+
+pub use double_pendulum::DoublePendulum;
+pub use harmonic::HarmonicOscillator;

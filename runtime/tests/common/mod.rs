@@ -1,0 +1,56 @@
+//! Shared harness of the integration tests: convergence slopes and trajectory helpers.
+#![allow(dead_code)]
+
+use mechanism_runtime::{Integrator, State, StepError};
+
+/// Returns the least-squares slope of `ln err` against `ln h`: the observed order of convergence.
+pub fn loglog_slope(hs: &[f64], errors: &[f64]) -> f64 {
+    assert_eq!(hs.len(), errors.len(), "one error per step size");
+    let xs: Vec<f64> = hs.iter().map(|h| h.ln()).collect();
+    let ys: Vec<f64> = errors.iter().map(|e| e.ln()).collect();
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    sxy / sxx
+}
+
+/// Returns the number of steps of size `h` that reach `t_end` exactly (up to rounding).
+pub fn steps_to(t_end: f64, h: f64) -> usize {
+    let n = (t_end / h).round();
+    assert!(
+        (n * h - t_end).abs() < 1e-9 * t_end.max(1.0),
+        "h = {h} does not divide t = {t_end}"
+    );
+    n as usize
+}
+
+/// Runs `steps` steps and calls `observe` after each; returns the final state.
+pub fn run<I, Model, const N: usize>(
+    integrator: &mut I,
+    model: &Model,
+    initial: State<N>,
+    steps: usize,
+    mut observe: impl FnMut(&State<N>),
+) -> Result<State<N>, StepError>
+where
+    I: Integrator<Model, N>,
+{
+    let mut state = initial;
+    for _ in 0..steps {
+        integrator.step(model, &mut state)?;
+        observe(&state);
+    }
+    Ok(state)
+}
+
+/// Prints a convergence table and returns its log-log slope.
+pub fn report(label: &str, hs: &[f64], errors: &[f64]) -> f64 {
+    let slope = loglog_slope(hs, errors);
+    println!("{label}");
+    for (h, e) in hs.iter().zip(errors) {
+        println!("  h = {h:<10.6} error = {e:.3e}");
+    }
+    println!("  log-log slope = {slope:.3}");
+    slope
+}

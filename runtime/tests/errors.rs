@@ -1,0 +1,205 @@
+//! Bad input is a typed error, never a panic, and a failed step leaves the state unchanged.
+
+use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
+use mechanism_runtime::reference::HarmonicOscillator;
+use mechanism_runtime::{
+    Holonomic, Inertia, Integrator, Penalized, Potential, Regularization, Relaxation, SMatrix,
+    SVector, Spook, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+};
+
+#[test]
+fn bad_step_sizes_are_rejected() {
+    for h in [0.0, -0.1, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let is_bad = |e: StepError| matches!(e, StepError::BadStepSize { h: x } if x.to_bits() == h.to_bits());
+        assert!(is_bad(Spook::<4, 2>::new(h).unwrap_err()));
+        assert!(is_bad(ZhangSkeel::<4>::new(h).unwrap_err()));
+        assert!(is_bad(ZhangSkeelSimplified::<4>::new(h).unwrap_err()));
+    }
+}
+
+#[test]
+fn bad_beta_is_rejected() {
+    for beta in [-0.1, f64::NAN, f64::INFINITY] {
+        let err = ZhangSkeel::<1>::new(0.1)
+            .unwrap()
+            .with_beta(beta)
+            .unwrap_err();
+        assert!(
+            matches!(err, StepError::BadParameter { name: "beta", .. }),
+            "{err}"
+        );
+    }
+}
+
+/// Steps once from `state` and checks that the error is `expected` and the state unchanged.
+fn assert_fails<I: Integrator<Model, N>, Model, const N: usize>(
+    mut integrator: I,
+    model: &Model,
+    state: State<N>,
+    expected: StepError,
+) {
+    let mut stepped = state;
+    let err = integrator.step(model, &mut stepped).unwrap_err();
+    assert_eq!(err, expected);
+    assert_eq!(stepped.t.to_bits(), state.t.to_bits());
+    for (a, b) in stepped
+        .q
+        .iter()
+        .chain(stepped.v.iter())
+        .zip(state.q.iter().chain(state.v.iter()))
+    {
+        assert_eq!(a.to_bits(), b.to_bits());
+    }
+}
+
+#[test]
+fn non_finite_state_is_rejected() {
+    let model = DoublePendulum::default();
+    let penalized = Penalized::new(model, 20.0);
+    let mut state = initial_state();
+    state.t = 0.5;
+    state.v[2] = f64::NAN;
+    let expected = StepError::NonFinite {
+        quantity: "v",
+        index: 2,
+        t: 0.5,
+    };
+    assert_fails(
+        Spook::<4, 2>::new(0.01).unwrap(),
+        &model,
+        state,
+        expected.clone(),
+    );
+    assert_fails(
+        ZhangSkeel::<4>::new(0.01).unwrap(),
+        &penalized,
+        state,
+        expected.clone(),
+    );
+    assert_fails(
+        ZhangSkeelSimplified::<4>::new(0.01).unwrap(),
+        &penalized,
+        state,
+        expected,
+    );
+
+    let mut state = initial_state();
+    state.q[1] = f64::INFINITY;
+    let expected = StepError::NonFinite {
+        quantity: "q",
+        index: 1,
+        t: 0.0,
+    };
+    assert_fails(Spook::<4, 2>::new(0.01).unwrap(), &model, state, expected);
+}
+
+#[test]
+fn singular_mass_matrix_is_rejected() {
+    let model = DoublePendulum {
+        m1: 0.0,
+        ..DoublePendulum::default()
+    };
+    let mut state = initial_state();
+    state.t = 3.0;
+    let singular = StepError::Singular {
+        matrix: "mass matrix",
+        t: 3.0,
+    };
+    assert_fails(
+        Spook::<4, 2>::new(0.01).unwrap(),
+        &model,
+        state,
+        singular.clone(),
+    );
+    assert_fails(
+        ZhangSkeel::<4>::new(0.01).unwrap(),
+        &Penalized::new(model, 20.0),
+        state,
+        singular,
+    );
+
+    // Z&Ss never inverts M alone; it fails only when M + βh² Hess V is singular.
+    let massless_free = HarmonicOscillator {
+        mass: 0.0,
+        stiffness: 0.0,
+    };
+    assert_fails(
+        ZhangSkeelSimplified::<1>::new(0.01).unwrap(),
+        &massless_free,
+        State::new(3.0, [1.0], [0.0]),
+        StepError::Singular {
+            matrix: "M + βh² Hess V",
+            t: 3.0,
+        },
+    );
+}
+
+/// A unit point mass in the plane held on the line `x = 0` by the same constraint twice.
+struct DoublyPinned;
+
+impl Inertia<2> for DoublyPinned {
+    const CONSTANT_MASS: bool = true;
+    fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
+        *m = SMatrix::identity();
+    }
+}
+
+impl Potential<2> for DoublyPinned {
+    fn potential(&self, _q: &SVector<f64, 2>) -> f64 {
+        0.0
+    }
+    fn potential_gradient(&self, _q: &SVector<f64, 2>, grad: &mut SVector<f64, 2>) {
+        *grad = SVector::zeros();
+    }
+}
+
+impl Holonomic<2, 2> for DoublyPinned {
+    const CONSTRAINTS: [&'static str; 2] = ["x", "x again"];
+    fn constraints(&self, q: &SVector<f64, 2>, _t: f64, g: &mut SVector<f64, 2>) {
+        *g = SVector::<f64, 2>::new(q[0], q[0]);
+    }
+    fn constraint_jacobian(&self, _q: &SVector<f64, 2>, _t: f64, jac: &mut SMatrix<f64, 2, 2>) {
+        *jac = SMatrix::<f64, 2, 2>::new(1.0, 0.0, 1.0, 0.0);
+    }
+}
+
+#[test]
+fn ideal_redundant_constraints_make_the_schur_complement_singular() {
+    // With Σ > 0 (ε > 0, the default) redundant rows are fine (Lacoursière, Theorem 5.1);
+    // with ε = 0, S = G M⁻¹ Gᵀ has rank 1 and the step reports it.
+    let state = State::new(1.0, [0.1, 0.0], [0.0, 1.0]);
+    let mut stepped = state;
+    let mut spook = Spook::<2, 2>::new(0.01).unwrap();
+    spook.step(&DoublyPinned, &mut stepped).unwrap();
+    assert!(
+        stepped.q[0].abs() < state.q[0].abs(),
+        "the stabilization pulls x toward 0"
+    );
+    let ideal = Regularization {
+        epsilon: 0.0,
+        tau: Relaxation::Steps(2.0),
+    };
+    let spook = Spook::<2, 2>::new(0.01)
+        .unwrap()
+        .with_regularizations([ideal; 2])
+        .unwrap();
+    let singular = StepError::Singular {
+        matrix: "Schur complement G M⁻¹ Gᵀ + Σ",
+        t: 1.0,
+    };
+    assert_fails(spook, &DoublyPinned, state, singular);
+}
+
+#[test]
+fn blow_up_is_reported_not_propagated() {
+    // β = 0.2 < ¼ at h ω = 100 grows by 2.6 per step until it overflows.
+    let model = HarmonicOscillator {
+        mass: 1.0,
+        stiffness: 1e4,
+    };
+    let mut zs = ZhangSkeel::<1>::new(1.0).unwrap().with_beta(0.2).unwrap();
+    let mut state = State::new(0.0, [1.0], [0.0]);
+    let err = (0..2000).find_map(|_| zs.step(&model, &mut state).err());
+    assert!(matches!(err, Some(StepError::NonFinite { .. })), "{err:?}");
+    assert!(state.is_finite());
+}
