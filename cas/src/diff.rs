@@ -1,0 +1,290 @@
+//! Structural differentiation: forward `d/dx`, reverse-mode gradients, Hessians and the
+//! Zhang–Skeel contraction `a·V'''(q)·a`.
+//!
+//! Derivatives are computed by walking the DAG once, never by rewrite rules, so their cost is
+//! linear in the size of the expression and every result is built through the [`Store`]'s
+//! smart constructors (folded, hash-consed and shared with everything else in the model).
+
+use std::collections::HashMap;
+
+use egg::{Id, Symbol};
+
+use crate::expr::{Math, Store};
+
+/// Returns `d f / d x`, structurally, or the zero node when `f` does not depend on `x`.
+///
+/// Nodes of `f` are visited once in topological order, so shared subexpressions are
+/// differentiated once.
+pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
+    let zero = store.num(0.0);
+    if !store.depends_on(f, x) {
+        return zero;
+    }
+    let mut d: HashMap<Id, Id> = HashMap::new();
+    for n in store.reachable(&[f]) {
+        if !store.depends_on(n, x) {
+            continue;
+        }
+        let dv = |c: Id| d.get(&c).copied().unwrap_or(zero);
+        let node = store.node(n).clone();
+        let dn = match node {
+            // Only reachable when the symbol is x itself, since n depends on x.
+            Math::Symbol(_) => store.num(1.0),
+            Math::Num(_) => zero,
+            Math::Add([a, b]) => store.add(dv(a), dv(b)),
+            Math::Sub([a, b]) => store.sub(dv(a), dv(b)),
+            Math::Mul([a, b]) => {
+                let l = store.mul(dv(a), b);
+                let r = store.mul(a, dv(b));
+                store.add(l, r)
+            }
+            Math::Div([a, b]) => {
+                // (a/b)' = (a' - (a/b) b') / b, reusing the quotient node.
+                let t = store.mul(n, dv(b));
+                let num = store.sub(dv(a), t);
+                store.div(num, b)
+            }
+            Math::Neg(a) => store.neg(dv(a)),
+            Math::Powi([u, e]) => {
+                let k = store.constant(e).unwrap_or(0.0) as i64;
+                let p = power_factor(store, u, k);
+                store.mul(p, dv(u))
+            }
+            Math::Pow([u, v]) => {
+                let (du, dvv) = (dv(u), dv(v));
+                let base_part = real_power_factor(store, u, v);
+                let l = store.mul(base_part, du);
+                let r = if store.is_zero(dvv) {
+                    zero
+                } else {
+                    let ln_u = store.ln(u);
+                    let t = store.mul(n, ln_u);
+                    store.mul(t, dvv)
+                };
+                store.add(l, r)
+            }
+            Math::Sqrt(u) => {
+                let two_n = two_times(store, n);
+                store.div(dv(u), two_n)
+            }
+            Math::Sin(u) => {
+                let c = store.cos(u);
+                store.mul(c, dv(u))
+            }
+            Math::Cos(u) => {
+                let s = store.sin(u);
+                let t = store.mul(s, dv(u));
+                store.neg(t)
+            }
+            Math::Tan(u) => {
+                let sec2 = one_plus_square(store, n);
+                store.mul(sec2, dv(u))
+            }
+            Math::Exp(u) => store.mul(n, dv(u)),
+            Math::Ln(u) => store.div(dv(u), u),
+        };
+        d.insert(n, dn);
+    }
+    d.get(&f).copied().unwrap_or(zero)
+}
+
+/// Returns `∇f` with respect to `vars` by reverse-mode accumulation.
+///
+/// Adjoints flow from `f` down the DAG in descending `Id` order (a node's parents all have
+/// larger ids), so each node is visited once whatever the number of variables. Children that
+/// depend on none of `vars` receive no adjoint.
+pub fn gradient(store: &mut Store, f: Id, vars: &[Symbol]) -> Vec<Id> {
+    let zero = store.num(0.0);
+    let mask = store.symbol_mask(vars);
+    let mut adjoint_terms: HashMap<Id, Vec<Id>> = HashMap::new();
+    let mut by_symbol: HashMap<Symbol, Id> = HashMap::new();
+    if store.deps_of(f).intersects(&mask) {
+        let one = store.num(1.0);
+        adjoint_terms.insert(f, vec![one]);
+    }
+    let nodes = store.reachable(&[f]);
+    for &n in nodes.iter().rev() {
+        let Some(terms) = adjoint_terms.remove(&n) else {
+            continue;
+        };
+        let a = store.sum(terms);
+        if store.is_zero(a) {
+            continue;
+        }
+        let node = store.node(n).clone();
+        let mut push = |store: &mut Store, child: Id, contribution: &dyn Fn(&mut Store) -> Id| {
+            if store.deps_of(child).intersects(&mask) {
+                let c = contribution(store);
+                adjoint_terms.entry(child).or_default().push(c);
+            }
+        };
+        match node {
+            Math::Symbol(s) => {
+                by_symbol.insert(s, a);
+            }
+            Math::Num(_) => {}
+            Math::Add([x, y]) => {
+                push(store, x, &|_| a);
+                push(store, y, &|_| a);
+            }
+            Math::Sub([x, y]) => {
+                push(store, x, &|_| a);
+                push(store, y, &|s| s.neg(a));
+            }
+            Math::Mul([x, y]) => {
+                push(store, x, &|s| s.mul(a, y));
+                push(store, y, &|s| s.mul(a, x));
+            }
+            Math::Div([x, y]) => {
+                // ∂/∂x = a / y, ∂/∂y = -(a / y) (x / y): share a / y and the quotient node n.
+                let q = store.div(a, y);
+                push(store, x, &|_| q);
+                push(store, y, &|s| {
+                    let t = s.mul(q, n);
+                    s.neg(t)
+                });
+            }
+            Math::Neg(x) => push(store, x, &|s| s.neg(a)),
+            Math::Powi([u, e]) => {
+                let k = store.constant(e).unwrap_or(0.0) as i64;
+                push(store, u, &|s| {
+                    let p = power_factor(s, u, k);
+                    s.mul(a, p)
+                });
+            }
+            Math::Pow([u, v]) => {
+                push(store, u, &|s| {
+                    let p = real_power_factor(s, u, v);
+                    s.mul(a, p)
+                });
+                push(store, v, &|s| {
+                    let ln_u = s.ln(u);
+                    let t = s.mul(n, ln_u);
+                    s.mul(a, t)
+                });
+            }
+            Math::Sqrt(u) => push(store, u, &|s| {
+                let two_n = two_times(s, n);
+                s.div(a, two_n)
+            }),
+            Math::Sin(u) => push(store, u, &|s| {
+                let c = s.cos(u);
+                s.mul(a, c)
+            }),
+            Math::Cos(u) => push(store, u, &|s| {
+                let sn = s.sin(u);
+                let t = s.mul(a, sn);
+                s.neg(t)
+            }),
+            Math::Tan(u) => push(store, u, &|s| {
+                let sec2 = one_plus_square(s, n);
+                s.mul(a, sec2)
+            }),
+            Math::Exp(u) => push(store, u, &|s| s.mul(a, n)),
+            Math::Ln(u) => push(store, u, &|s| s.div(a, u)),
+        }
+    }
+    vars.iter()
+        .map(|v| by_symbol.get(v).copied().unwrap_or(zero))
+        .collect()
+}
+
+/// Returns the Jacobian of `fs` with respect to `vars`: row `i` is the gradient of `fs[i]`.
+pub fn jacobian(store: &mut Store, fs: &[Id], vars: &[Symbol]) -> Vec<Vec<Id>> {
+    fs.iter().map(|&f| gradient(store, f, vars)).collect()
+}
+
+/// Returns the Hessian of `f` with respect to `vars`, as a full symmetric matrix.
+///
+/// Each gradient entry `g_i` is differentiated by one reverse pass with respect to the
+/// variables `vars[..=i]` it actually depends on; entries whose `g_i` cannot depend on
+/// `vars[j]` are the zero node without any work. The upper triangle mirrors the lower one, so
+/// `H[i][j]` and `H[j][i]` are the same node.
+pub fn hessian(store: &mut Store, f: Id, vars: &[Symbol]) -> Vec<Vec<Id>> {
+    let zero = store.num(0.0);
+    let g = gradient(store, f, vars);
+    let n = vars.len();
+    let mut h = vec![vec![zero; n]; n];
+    for (i, &gi) in g.iter().enumerate() {
+        let live: Vec<Symbol> = vars[..=i]
+            .iter()
+            .copied()
+            .filter(|&v| store.depends_on(gi, v))
+            .collect();
+        if live.is_empty() {
+            continue;
+        }
+        let row = gradient(store, gi, &live);
+        for (j, &vj) in vars[..=i].iter().enumerate() {
+            if let Some(pos) = live.iter().position(|&v| v == vj) {
+                h[i][j] = row[pos];
+                h[j][i] = row[pos];
+            }
+        }
+    }
+    h
+}
+
+/// Returns `∇_q (aᵀ Hess f(q) a)`, the contraction `a·f'''(q)·a` of Zhang–Skeel integrators.
+///
+/// `vars` are the coordinates `q` and `dirs` the symbols of the direction `a` (one per
+/// coordinate, distinct from `vars`), which stay fixed while differentiating. Extra entries of
+/// the longer slice are ignored.
+pub fn third_contraction(store: &mut Store, f: Id, vars: &[Symbol], dirs: &[Symbol]) -> Vec<Id> {
+    let n = vars.len().min(dirs.len());
+    let vars = &vars[..n];
+    let h = hessian(store, f, vars);
+    let a: Vec<Id> = dirs[..n].iter().map(|&d| store.symbol(d)).collect();
+    let mut terms: Vec<Id> = Vec::new();
+    for i in 0..n {
+        for j in 0..=i {
+            let hij = h[i][j];
+            if store.is_zero(hij) {
+                continue;
+            }
+            let term = if i == j {
+                let a2 = store.powi(a[i], 2);
+                store.mul(a2, hij)
+            } else {
+                let two = store.num(2.0);
+                let aa = store.mul(a[i], a[j]);
+                let t = store.mul(two, aa);
+                store.mul(t, hij)
+            };
+            terms.push(term);
+        }
+    }
+    let s = store.sum(terms);
+    gradient(store, s, vars)
+}
+
+/// Builds `k * u^(k-1)`, the derivative factor of `u^k`.
+fn power_factor(store: &mut Store, u: Id, k: i64) -> Id {
+    let c = store.num(k as f64);
+    let p = store.powi_i64(u, k - 1);
+    store.mul(c, p)
+}
+
+/// Builds `v * u^(v-1)`, the derivative of `u^v` with respect to `u`.
+///
+/// Preferred to `v * u^v / u`, which is NaN at `u = 0`, and to the `ln u` form, which is NaN
+/// for negative `u` even when the exponent is a constant.
+fn real_power_factor(store: &mut Store, u: Id, v: Id) -> Id {
+    let one = store.num(1.0);
+    let v1 = store.sub(v, one);
+    let p = store.pow(u, v1);
+    store.mul(v, p)
+}
+
+/// Builds `2 * n`.
+fn two_times(store: &mut Store, n: Id) -> Id {
+    let two = store.num(2.0);
+    store.mul(two, n)
+}
+
+/// Builds `1 + n²` (`sec²` when `n = tan u`).
+fn one_plus_square(store: &mut Store, n: Id) -> Id {
+    let one = store.num(1.0);
+    let sq = store.powi(n, 2);
+    store.add(one, sq)
+}

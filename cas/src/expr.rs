@@ -1,0 +1,737 @@
+//! Expression language, finite constants and the hash-consed [`Store`].
+//!
+//! Every expression of a model lives in one [`Store`]. Nodes are hash-consed, so equal
+//! subexpressions get equal [`Id`]s and are computed once by the emitted code; the smart
+//! constructors fold constants and drop neutral elements while building, so derivatives do not
+//! drown in `0 * x` and `1 * x` terms before the e-graph ever sees them.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use egg::{Id, Language, Symbol};
+
+egg::define_language! {
+    /// Expression nodes: the operators a mechanical model needs, and nothing else.
+    ///
+    /// | variant | s-expression | meaning |
+    /// |---|---|---|
+    /// | `Add`, `Sub`, `Mul`, `Div` | `(+ a b)`, `(- a b)`, `(* a b)`, `(/ a b)` | arithmetic |
+    /// | `Neg` | `(neg a)` | `-a` |
+    /// | `Powi` | `(powi a n)` | `a.powi(n)`; `n` is always an integer-valued `Num` node |
+    /// | `Pow` | `(pow a b)` | `a.powf(b)` |
+    /// | `Sqrt`, `Sin`, `Cos`, `Tan`, `Exp`, `Ln` | `(sqrt a)`, … | `f64` methods of the same name |
+    /// | `Num` | `2.5` | a finite [`Constant`] |
+    /// | `Symbol` | `q0` | a variable or parameter |
+    ///
+    /// Keeping the exponent of `Powi` a literal lets emitted code call `f64::powi`, which LLVM
+    /// expands into multiplications.
+    // egg's macro cannot attach docs to variants; the table above documents them.
+    #[allow(missing_docs)]
+    pub enum Math {
+        "+" = Add([Id; 2]),
+        "-" = Sub([Id; 2]),
+        "*" = Mul([Id; 2]),
+        "/" = Div([Id; 2]),
+        "neg" = Neg(Id),
+        "powi" = Powi([Id; 2]),
+        "pow" = Pow([Id; 2]),
+        "sqrt" = Sqrt(Id),
+        "sin" = Sin(Id),
+        "cos" = Cos(Id),
+        "tan" = Tan(Id),
+        "exp" = Exp(Id),
+        "ln" = Ln(Id),
+        Num(Constant),
+        Symbol(Symbol),
+    }
+}
+
+/// A finite `f64`, totally ordered and hashed by its bits so that it can label e-nodes.
+///
+/// `-0.0` is normalized to `0.0`, so the two zeros hash-cons to one node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Constant(OrderedBits);
+
+/// Bits of a finite `f64`, mapped so that integer order equals numeric order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct OrderedBits(i64);
+
+impl Constant {
+    /// Wraps a finite value, returning `None` for infinities and NaN.
+    pub fn new(value: f64) -> Option<Constant> {
+        if !value.is_finite() {
+            return None;
+        }
+        // Adding 0.0 turns -0.0 into 0.0 and leaves every other value alone.
+        let bits = (value + 0.0).to_bits() as i64;
+        // Flip the magnitude bits of negative values so that signed integer order is numeric
+        // order (the usual total-order trick of `f64::total_cmp`).
+        let ordered = bits ^ ((((bits >> 63) as u64) >> 1) as i64);
+        Some(Constant(OrderedBits(ordered)))
+    }
+
+    /// Returns the wrapped value.
+    pub fn value(self) -> f64 {
+        let ordered = self.0 .0;
+        let bits = ordered ^ ((((ordered >> 63) as u64) >> 1) as i64);
+        f64::from_bits(bits as u64)
+    }
+
+    /// Returns the value as an `i32` when it is an integer in range.
+    pub fn as_i32(self) -> Option<i32> {
+        as_i32(self.value())
+    }
+}
+
+/// Converts an integer-valued `f64` in `i32` range to `i32`.
+pub(crate) fn as_i32(v: f64) -> Option<i32> {
+    if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) {
+        Some(v as i32)
+    } else {
+        None
+    }
+}
+
+impl fmt::Display for Constant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.value(), f)
+    }
+}
+
+/// Error returned when a string is not a finite `f64`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseConstantError;
+
+impl fmt::Display for ParseConstantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a finite f64 literal")
+    }
+}
+
+impl std::error::Error for ParseConstantError {}
+
+impl FromStr for Constant {
+    type Err = ParseConstantError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let v: f64 = s.parse().map_err(|_| ParseConstantError)?;
+        Constant::new(v).ok_or(ParseConstantError)
+    }
+}
+
+/// Evaluates `node` when all its children are known constants and the result is finite.
+///
+/// Shared by the [`Store`] constructors and the e-graph analysis, so that both fold alike.
+pub(crate) fn fold_node(node: &Math, value: impl Fn(Id) -> Option<f64>) -> Option<f64> {
+    let v = match node {
+        Math::Num(c) => c.value(),
+        Math::Symbol(_) => return None,
+        Math::Add([a, b]) => value(*a)? + value(*b)?,
+        Math::Sub([a, b]) => value(*a)? - value(*b)?,
+        Math::Mul([a, b]) => value(*a)? * value(*b)?,
+        Math::Div([a, b]) => value(*a)? / value(*b)?,
+        Math::Neg(a) => -value(*a)?,
+        Math::Powi([a, n]) => value(*a)?.powi(as_i32(value(*n)?)?),
+        Math::Pow([a, b]) => value(*a)?.powf(value(*b)?),
+        Math::Sqrt(a) => value(*a)?.sqrt(),
+        Math::Sin(a) => value(*a)?.sin(),
+        Math::Cos(a) => value(*a)?.cos(),
+        Math::Tan(a) => value(*a)?.tan(),
+        Math::Exp(a) => value(*a)?.exp(),
+        Math::Ln(a) => value(*a)?.ln(),
+    };
+    v.is_finite().then_some(v)
+}
+
+/// Set of symbol indices (into the store's symbol table) that a node depends on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Deps(Vec<u64>);
+
+impl Deps {
+    fn single(index: usize) -> Deps {
+        let mut words = vec![0; index / 64 + 1];
+        words[index / 64] |= 1 << (index % 64);
+        Deps(words)
+    }
+
+    fn union(&self, other: &Deps) -> Deps {
+        let (long, short) = if self.0.len() >= other.0.len() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let mut words = long.0.clone();
+        for (w, o) in words.iter_mut().zip(&short.0) {
+            *w |= *o;
+        }
+        Deps(words)
+    }
+
+    pub(crate) fn contains(&self, index: usize) -> bool {
+        self.0
+            .get(index / 64)
+            .is_some_and(|w| w & (1 << (index % 64)) != 0)
+    }
+
+    pub(crate) fn intersects(&self, other: &Deps) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| w * 64 + b)
+        })
+    }
+}
+
+/// Hash-consed DAG of [`Math`] nodes shared by all expressions of one model.
+///
+/// Children always have smaller [`Id`]s than their parents, so ascending `Id` order is a
+/// topological order; the algorithms of this crate rely on that instead of recursion, which
+/// keeps them free of stack overflows on deep expressions.
+///
+/// The constructors ([`Store::add`], [`Store::mul`], …) fold constants when the result is
+/// finite, drop neutral elements and put the operands of `+` and `*` in a fixed order
+/// (constants first, then by `Id`), so `a + b` and `b + a` are the same node. Expressions are
+/// treated as real functions: `x * 0` and `0 / x` fold to `0`, which is correct wherever the
+/// original expression is defined.
+#[derive(Clone, Debug, Default)]
+pub struct Store {
+    nodes: Vec<Math>,
+    deps: Vec<Deps>,
+    memo: HashMap<Math, Id>,
+    symbols: Vec<Symbol>,
+    symbol_index: HashMap<Symbol, usize>,
+}
+
+impl Store {
+    /// Creates an empty store.
+    pub fn new() -> Store {
+        Store::default()
+    }
+
+    /// Returns the number of nodes in the store.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Returns whether the store holds no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Returns the node behind `id`.
+    ///
+    /// An `id` that does not come from this store yields the constant `0` node rather than a
+    /// panic, so that a caller's mistake cannot crash the compiler.
+    pub fn node(&self, id: Id) -> &Math {
+        const ZERO: Math = Math::Num(Constant(OrderedBits(0)));
+        self.nodes.get(usize::from(id)).unwrap_or(&ZERO)
+    }
+
+    /// Returns the value of `id` when it is a constant node.
+    pub fn constant(&self, id: Id) -> Option<f64> {
+        match self.node(id) {
+            Math::Num(c) => Some(c.value()),
+            _ => None,
+        }
+    }
+
+    /// Returns whether `id` is the constant zero, i.e. structurally zero.
+    pub fn is_zero(&self, id: Id) -> bool {
+        self.constant(id) == Some(0.0)
+    }
+
+    /// Returns whether `id` is the constant one.
+    pub fn is_one(&self, id: Id) -> bool {
+        self.constant(id) == Some(1.0)
+    }
+
+    /// Returns whether the expression `id` contains the symbol `s`, in constant time.
+    pub fn depends_on(&self, id: Id, s: Symbol) -> bool {
+        match self.symbol_index.get(&s) {
+            Some(&i) => self.deps_of(id).contains(i),
+            None => false,
+        }
+    }
+
+    /// Returns the symbols the expression `id` depends on, sorted by name.
+    pub fn symbols(&self, id: Id) -> Vec<Symbol> {
+        let mut out: Vec<Symbol> = self
+            .deps_of(id)
+            .indices()
+            .filter_map(|i| self.symbols.get(i).copied())
+            .collect();
+        out.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        out
+    }
+
+    pub(crate) fn deps_of(&self, id: Id) -> &Deps {
+        static EMPTY: Deps = Deps(Vec::new());
+        self.deps.get(usize::from(id)).unwrap_or(&EMPTY)
+    }
+
+    /// Returns the dependency set of a list of symbols (unknown symbols are ignored).
+    pub(crate) fn symbol_mask(&self, symbols: &[Symbol]) -> Deps {
+        symbols
+            .iter()
+            .filter_map(|s| self.symbol_index.get(s))
+            .fold(Deps::default(), |acc, &i| acc.union(&Deps::single(i)))
+    }
+
+    /// Interns `node` as is, without simplification; its children must already exist.
+    fn intern(&mut self, node: Math) -> Id {
+        if let Some(&id) = self.memo.get(&node) {
+            return id;
+        }
+        let deps = match &node {
+            Math::Symbol(s) => {
+                let next = self.symbols.len();
+                let index = *self.symbol_index.entry(*s).or_insert(next);
+                if index == next {
+                    self.symbols.push(*s);
+                }
+                Deps::single(index)
+            }
+            other => other
+                .children()
+                .iter()
+                .fold(Deps::default(), |acc, &c| acc.union(self.deps_of(c))),
+        };
+        let id = Id::from(self.nodes.len());
+        self.nodes.push(node.clone());
+        self.deps.push(deps);
+        self.memo.insert(node, id);
+        id
+    }
+
+    /// Drops every node with an `Id` of at least `len`, undoing speculative work.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        for node in self.nodes.drain(len.min(self.nodes.len())..) {
+            self.memo.remove(&node);
+        }
+        self.deps.truncate(len);
+    }
+
+    /// Inserts a constant node.
+    ///
+    /// Non-finite values cannot be [`Constant`]s; they are stored as the unfolded quotients
+    /// `0 / 0` (NaN), `1 / 0` (+∞) and `-1 / 0` (−∞), which evaluate to the same value and are
+    /// never folded, so this constructor is total. Use [`Store::try_num`] to reject them.
+    pub fn num(&mut self, value: f64) -> Id {
+        match Constant::new(value) {
+            Some(c) => self.intern(Math::Num(c)),
+            None => {
+                let numerator = if value.is_nan() { 0.0 } else { value.signum() };
+                let n = self.num(numerator);
+                let zero = self.num(0.0);
+                self.intern(Math::Div([n, zero]))
+            }
+        }
+    }
+
+    /// Inserts a constant node, returning `None` when `value` is not finite.
+    pub fn try_num(&mut self, value: f64) -> Option<Id> {
+        Constant::new(value).map(|c| self.intern(Math::Num(c)))
+    }
+
+    /// Inserts a symbol node.
+    pub fn symbol(&mut self, s: Symbol) -> Id {
+        self.intern(Math::Symbol(s))
+    }
+
+    /// Inserts the symbol named `name`.
+    pub fn var(&mut self, name: &str) -> Id {
+        self.symbol(Symbol::from(name))
+    }
+
+    /// Folds `node` when its operands are constants and the result is finite.
+    fn fold(&mut self, node: &Math) -> Option<Id> {
+        let v = fold_node(node, |c| self.constant(c))?;
+        self.try_num(v)
+    }
+
+    /// Orders the operands of a commutative node: constants first, then by `Id`.
+    fn ordered(&self, a: Id, b: Id) -> [Id; 2] {
+        let key = |id: Id| (self.constant(id).is_none(), id);
+        if key(a) <= key(b) {
+            [a, b]
+        } else {
+            [b, a]
+        }
+    }
+
+    /// Builds `a + b`.
+    pub fn add(&mut self, a: Id, b: Id) -> Id {
+        let node = Math::Add(self.ordered(a, b));
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        if self.is_zero(a) {
+            return b;
+        }
+        if self.is_zero(b) {
+            return a;
+        }
+        match (self.node(a).clone(), self.node(b).clone()) {
+            (_, Math::Neg(y)) => self.sub(a, y),
+            (Math::Neg(x), _) => self.sub(b, x),
+            _ => self.intern(node),
+        }
+    }
+
+    /// Builds `a - b`.
+    pub fn sub(&mut self, a: Id, b: Id) -> Id {
+        let node = Math::Sub([a, b]);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        if a == b {
+            return self.num(0.0);
+        }
+        if self.is_zero(b) {
+            return a;
+        }
+        if self.is_zero(a) {
+            return self.neg(b);
+        }
+        if let Math::Neg(y) = *self.node(b) {
+            return self.add(a, y);
+        }
+        if let Some(c) = self.constant(b) {
+            // x - c == (-c) + x, so both spellings share one node.
+            let m = self.num(-c);
+            return self.add(m, a);
+        }
+        self.intern(node)
+    }
+
+    /// Builds `a * b`.
+    pub fn mul(&mut self, a: Id, b: Id) -> Id {
+        let [a, b] = self.ordered(a, b);
+        let node = Math::Mul([a, b]);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        if self.is_zero(a) || self.is_zero(b) {
+            return self.num(0.0);
+        }
+        if self.is_one(a) {
+            return b;
+        }
+        if self.is_one(b) {
+            return a;
+        }
+        if self.constant(a) == Some(-1.0) {
+            return self.neg(b);
+        }
+        match (self.node(a).clone(), self.node(b).clone()) {
+            (Math::Neg(x), Math::Neg(y)) => self.mul(x, y),
+            (Math::Num(c), Math::Neg(y)) => {
+                let m = self.num(-c.value());
+                self.mul(m, y)
+            }
+            (Math::Neg(x), _) => {
+                let p = self.mul(x, b);
+                self.neg(p)
+            }
+            (_, Math::Neg(y)) => {
+                let p = self.mul(a, y);
+                self.neg(p)
+            }
+            _ => self.intern(node),
+        }
+    }
+
+    /// Builds `a / b`.
+    pub fn div(&mut self, a: Id, b: Id) -> Id {
+        let node = Math::Div([a, b]);
+        if self.constant(b) != Some(0.0) {
+            if let Some(id) = self.fold(&node) {
+                return id;
+            }
+        }
+        if self.is_one(b) {
+            return a;
+        }
+        if self.constant(b) == Some(-1.0) {
+            return self.neg(a);
+        }
+        if self.is_zero(a) {
+            // 0 / x is 0 wherever it is defined (x != 0), like x * 0 == 0.
+            return a;
+        }
+        self.intern(node)
+    }
+
+    /// Builds `-a`.
+    pub fn neg(&mut self, a: Id) -> Id {
+        let node = Math::Neg(a);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        match *self.node(a) {
+            Math::Neg(x) => x,
+            Math::Sub([x, y]) => self.sub(y, x),
+            _ => self.intern(node),
+        }
+    }
+
+    /// Builds `a` raised to the integer power `n`.
+    pub fn powi(&mut self, a: Id, n: i32) -> Id {
+        match n {
+            0 => return self.num(1.0),
+            1 => return a,
+            _ => {}
+        }
+        let e = self.num(f64::from(n));
+        let node = Math::Powi([a, e]);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        self.intern(node)
+    }
+
+    /// Builds `a` raised to an integer power given as `i64`, as a real power when out of range.
+    pub(crate) fn powi_i64(&mut self, a: Id, n: i64) -> Id {
+        match i32::try_from(n) {
+            Ok(n) => self.powi(a, n),
+            Err(_) => {
+                let e = self.num(n as f64);
+                self.pow(a, e)
+            }
+        }
+    }
+
+    /// Builds `a` raised to the real power `b`.
+    ///
+    /// A constant integer exponent becomes [`Store::powi`] and `0.5` becomes [`Store::sqrt`].
+    pub fn pow(&mut self, a: Id, b: Id) -> Id {
+        let node = Math::Pow([a, b]);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        if let Some(c) = self.constant(b) {
+            if let Some(n) = as_i32(c) {
+                return self.powi(a, n);
+            }
+            if c == 0.5 {
+                return self.sqrt(a);
+            }
+        }
+        self.intern(node)
+    }
+
+    /// Builds `sqrt(a)`.
+    pub fn sqrt(&mut self, a: Id) -> Id {
+        self.unary(Math::Sqrt(a))
+    }
+
+    /// Builds `sin(a)`.
+    pub fn sin(&mut self, a: Id) -> Id {
+        self.unary(Math::Sin(a))
+    }
+
+    /// Builds `cos(a)`.
+    pub fn cos(&mut self, a: Id) -> Id {
+        self.unary(Math::Cos(a))
+    }
+
+    /// Builds `tan(a)`.
+    pub fn tan(&mut self, a: Id) -> Id {
+        self.unary(Math::Tan(a))
+    }
+
+    /// Builds `exp(a)`.
+    pub fn exp(&mut self, a: Id) -> Id {
+        self.unary(Math::Exp(a))
+    }
+
+    /// Builds `ln(a)`, the natural logarithm.
+    pub fn ln(&mut self, a: Id) -> Id {
+        self.unary(Math::Ln(a))
+    }
+
+    fn unary(&mut self, node: Math) -> Id {
+        match self.fold(&node) {
+            Some(id) => id,
+            None => self.intern(node),
+        }
+    }
+
+    /// Builds the sum of `terms`, or `0` when there is none.
+    pub fn sum(&mut self, terms: impl IntoIterator<Item = Id>) -> Id {
+        let mut terms = terms.into_iter();
+        match terms.next() {
+            Some(first) => terms.fold(first, |acc, t| self.add(acc, t)),
+            None => self.num(0.0),
+        }
+    }
+
+    /// Inserts `node`, whose children must be ids of this store, through the smart constructors.
+    ///
+    /// A [`Math::Powi`] whose exponent is not an integer constant becomes a real power.
+    pub fn insert(&mut self, node: Math) -> Id {
+        match node {
+            Math::Num(c) => self.intern(Math::Num(c)),
+            Math::Symbol(s) => self.symbol(s),
+            Math::Add([a, b]) => self.add(a, b),
+            Math::Sub([a, b]) => self.sub(a, b),
+            Math::Mul([a, b]) => self.mul(a, b),
+            Math::Div([a, b]) => self.div(a, b),
+            Math::Neg(a) => self.neg(a),
+            Math::Powi([a, n]) => match self.constant(n).and_then(as_i32) {
+                Some(n) => self.powi(a, n),
+                None => self.pow(a, n),
+            },
+            Math::Pow([a, b]) => self.pow(a, b),
+            Math::Sqrt(a) => self.sqrt(a),
+            Math::Sin(a) => self.sin(a),
+            Math::Cos(a) => self.cos(a),
+            Math::Tan(a) => self.tan(a),
+            Math::Exp(a) => self.exp(a),
+            Math::Ln(a) => self.ln(a),
+        }
+    }
+
+    /// Inserts a whole [`egg::RecExpr`] through the smart constructors and returns its root.
+    pub fn add_rec_expr(&mut self, expr: &egg::RecExpr<Math>) -> Id {
+        let mut ids: Vec<Id> = Vec::with_capacity(expr.len());
+        for node in expr.as_ref() {
+            // Children of a RecExpr node always precede it; a malformed child falls back to 0.
+            let mapped = node
+                .clone()
+                .map_children(|c| match ids.get(usize::from(c)) {
+                    Some(&id) => id,
+                    None => self.num(0.0),
+                });
+            ids.push(self.insert(mapped));
+        }
+        match ids.last() {
+            Some(&id) => id,
+            None => self.num(0.0),
+        }
+    }
+
+    /// Parses an s-expression such as `(+ x (sin y))` into the store.
+    pub fn parse(&mut self, s: &str) -> Result<Id, egg::RecExprParseError<egg::FromOpError>> {
+        let expr: egg::RecExpr<Math> = s.parse()?;
+        Ok(self.add_rec_expr(&expr))
+    }
+
+    /// Returns the ids reachable from `roots` (roots included), in ascending order.
+    pub fn reachable(&self, roots: &[Id]) -> Vec<Id> {
+        let mut seen: HashSet<Id> = HashSet::new();
+        let mut stack: Vec<Id> = Vec::new();
+        for &r in roots {
+            if usize::from(r) < self.nodes.len() && seen.insert(r) {
+                stack.push(r);
+            }
+        }
+        while let Some(id) = stack.pop() {
+            for &c in self.node(id).children() {
+                if seen.insert(c) {
+                    stack.push(c);
+                }
+            }
+        }
+        let mut out: Vec<Id> = seen.into_iter().collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Replaces symbols by expressions, rebuilding through the smart constructors.
+    ///
+    /// Work is shared between all nodes of `id`, and the result is simplified as it is
+    /// rebuilt, so substituting `0` for a symbol removes the terms it multiplied.
+    pub fn substitute(&mut self, id: Id, map: &HashMap<Symbol, Id>) -> Id {
+        let mut new: HashMap<Id, Id> = HashMap::new();
+        for old in self.reachable(&[id]) {
+            let node = self.node(old).clone();
+            let rebuilt = match node {
+                Math::Symbol(s) => map.get(&s).copied().unwrap_or(old),
+                other => {
+                    let mapped = other.map_children(|c| new.get(&c).copied().unwrap_or(c));
+                    self.insert(mapped)
+                }
+            };
+            new.insert(old, rebuilt);
+        }
+        new.get(&id).copied().unwrap_or(id)
+    }
+
+    /// Returns a readable infix rendering of `id` for messages and debugging.
+    ///
+    /// Shared subexpressions are printed at every use, so the text can be much larger than
+    /// the DAG.
+    pub fn display(&self, id: Id) -> impl fmt::Display + '_ {
+        Infix { store: self, id }
+    }
+
+    /// Copies the DAG reachable from `roots` into a [`egg::RecExpr`], returning the roots' indices.
+    pub fn to_rec_expr(&self, roots: &[Id]) -> (egg::RecExpr<Math>, Vec<Id>) {
+        let mut index: HashMap<Id, Id> = HashMap::new();
+        let mut expr = egg::RecExpr::default();
+        for id in self.reachable(roots) {
+            let node = self
+                .node(id)
+                .clone()
+                .map_children(|c| index.get(&c).copied().unwrap_or(c));
+            index.insert(id, expr.add(node));
+        }
+        let roots = roots
+            .iter()
+            .map(|r| index.get(r).copied().unwrap_or(Id::from(0)))
+            .collect();
+        (expr, roots)
+    }
+}
+
+/// Infix printer behind [`Store::display`].
+struct Infix<'a> {
+    store: &'a Store,
+    id: Id,
+}
+
+impl fmt::Display for Infix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Bottom-up over the DAG, keeping (text, precedence) per node: no recursion.
+        let mut text: HashMap<Id, (String, u8)> = HashMap::new();
+        for id in self.store.reachable(&[self.id]) {
+            let get = |c: &Id, min: u8| -> String {
+                match text.get(c) {
+                    Some((s, p)) if *p >= min => s.clone(),
+                    Some((s, _)) => format!("({s})"),
+                    None => "?".to_string(),
+                }
+            };
+            let entry = match self.store.node(id) {
+                Math::Num(c) if c.value() < 0.0 => (c.to_string(), 3),
+                Math::Num(c) => (c.to_string(), 5),
+                Math::Symbol(s) => (s.to_string(), 5),
+                Math::Add([a, b]) => (format!("{} + {}", get(a, 1), get(b, 2)), 1),
+                Math::Sub([a, b]) => (format!("{} - {}", get(a, 1), get(b, 2)), 1),
+                Math::Mul([a, b]) => (format!("{} * {}", get(a, 2), get(b, 3)), 2),
+                Math::Div([a, b]) => (format!("{} / {}", get(a, 2), get(b, 3)), 2),
+                Math::Neg(a) => (format!("-{}", get(a, 4)), 3),
+                Math::Powi([a, n]) | Math::Pow([a, n]) => {
+                    (format!("{}^{}", get(a, 5), get(n, 5)), 4)
+                }
+                Math::Sqrt(a) => (format!("sqrt({})", get(a, 0)), 5),
+                Math::Sin(a) => (format!("sin({})", get(a, 0)), 5),
+                Math::Cos(a) => (format!("cos({})", get(a, 0)), 5),
+                Math::Tan(a) => (format!("tan({})", get(a, 0)), 5),
+                Math::Exp(a) => (format!("exp({})", get(a, 0)), 5),
+                Math::Ln(a) => (format!("ln({})", get(a, 0)), 5),
+            };
+            text.insert(id, entry);
+        }
+        match text.get(&self.id) {
+            Some((s, _)) => f.write_str(s),
+            None => f.write_str("?"),
+        }
+    }
+}

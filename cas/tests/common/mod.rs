@@ -1,0 +1,166 @@
+//! Random expressions over x, y, z that are defined and smooth everywhere, for property tests.
+
+#![allow(dead_code)]
+
+use mechanism_cas::{eval, Id, Store, Symbol};
+use proptest::prelude::*;
+
+/// A random expression tree; every constructor is smooth for all real inputs.
+#[derive(Clone, Debug)]
+pub enum Tree {
+    Var(usize),
+    Const(f64),
+    Add(Box<Tree>, Box<Tree>),
+    Sub(Box<Tree>, Box<Tree>),
+    Mul(Box<Tree>, Box<Tree>),
+    /// u / (w² + 1)
+    Div(Box<Tree>, Box<Tree>),
+    Neg(Box<Tree>),
+    Powi(Box<Tree>, i32),
+    /// (u² + 1)^c
+    Pow(Box<Tree>, f64),
+    /// sqrt(u² + 1)
+    Sqrt(Box<Tree>),
+    Sin(Box<Tree>),
+    Cos(Box<Tree>),
+    /// tan(sin u)
+    Tan(Box<Tree>),
+    /// exp(sin u)
+    Exp(Box<Tree>),
+    /// ln(u² + 1)
+    Ln(Box<Tree>),
+}
+
+pub fn vars() -> [Symbol; 3] {
+    [Symbol::from("x"), Symbol::from("y"), Symbol::from("z")]
+}
+
+pub fn tree() -> impl Strategy<Value = Tree> {
+    let leaf = prop_oneof![
+        (0usize..3).prop_map(Tree::Var),
+        (-6i32..=6).prop_map(|k| Tree::Const(f64::from(k) * 0.5)),
+    ];
+    leaf.prop_recursive(4, 24, 2, |inner| {
+        let b = |t| Box::new(t);
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(move |(u, w)| Tree::Add(b(u), b(w))),
+            (inner.clone(), inner.clone()).prop_map(move |(u, w)| Tree::Sub(b(u), b(w))),
+            (inner.clone(), inner.clone()).prop_map(move |(u, w)| Tree::Mul(b(u), b(w))),
+            (inner.clone(), inner.clone()).prop_map(move |(u, w)| Tree::Div(b(u), b(w))),
+            inner.clone().prop_map(move |u| Tree::Neg(b(u))),
+            (inner.clone(), 0i32..4).prop_map(move |(u, n)| Tree::Powi(b(u), n)),
+            (inner.clone(), -3i32..5)
+                .prop_map(move |(u, c)| Tree::Pow(b(u), f64::from(c) * 0.5 + 0.25)),
+            inner.clone().prop_map(move |u| Tree::Sqrt(b(u))),
+            inner.clone().prop_map(move |u| Tree::Sin(b(u))),
+            inner.clone().prop_map(move |u| Tree::Cos(b(u))),
+            inner.clone().prop_map(move |u| Tree::Tan(b(u))),
+            inner.clone().prop_map(move |u| Tree::Exp(b(u))),
+            inner.prop_map(move |u| Tree::Ln(b(u))),
+        ]
+    })
+}
+
+/// Builds `u² + 1`, positive everywhere.
+fn positive(store: &mut Store, u: Id) -> Id {
+    let sq = store.mul(u, u);
+    let one = store.num(1.0);
+    store.add(sq, one)
+}
+
+pub fn build(store: &mut Store, t: &Tree) -> Id {
+    match t {
+        Tree::Var(i) => store.symbol(vars()[*i]),
+        Tree::Const(c) => store.num(*c),
+        Tree::Add(u, w) => {
+            let (u, w) = (build(store, u), build(store, w));
+            store.add(u, w)
+        }
+        Tree::Sub(u, w) => {
+            let (u, w) = (build(store, u), build(store, w));
+            store.sub(u, w)
+        }
+        Tree::Mul(u, w) => {
+            let (u, w) = (build(store, u), build(store, w));
+            store.mul(u, w)
+        }
+        Tree::Div(u, w) => {
+            let (u, w) = (build(store, u), build(store, w));
+            let d = positive(store, w);
+            store.div(u, d)
+        }
+        Tree::Neg(u) => {
+            let u = build(store, u);
+            store.neg(u)
+        }
+        Tree::Powi(u, n) => {
+            let u = build(store, u);
+            store.powi(u, *n)
+        }
+        Tree::Pow(u, c) => {
+            let u = build(store, u);
+            let p = positive(store, u);
+            let c = store.num(*c);
+            store.pow(p, c)
+        }
+        Tree::Sqrt(u) => {
+            let u = build(store, u);
+            let p = positive(store, u);
+            store.sqrt(p)
+        }
+        Tree::Sin(u) => {
+            let u = build(store, u);
+            store.sin(u)
+        }
+        Tree::Cos(u) => {
+            let u = build(store, u);
+            store.cos(u)
+        }
+        Tree::Tan(u) => {
+            let u = build(store, u);
+            let s = store.sin(u);
+            store.tan(s)
+        }
+        Tree::Exp(u) => {
+            let u = build(store, u);
+            let s = store.sin(u);
+            store.exp(s)
+        }
+        Tree::Ln(u) => {
+            let u = build(store, u);
+            let p = positive(store, u);
+            store.ln(p)
+        }
+    }
+}
+
+pub fn point() -> impl Strategy<Value = [f64; 3]> {
+    [-1.5f64..1.5, -1.5f64..1.5, -1.5f64..1.5]
+}
+
+/// Evaluates `id` with x, y, z bound to `p` and any other symbol to `extra`.
+pub fn at(store: &Store, id: Id, p: [f64; 3], extra: &dyn Fn(Symbol) -> Option<f64>) -> f64 {
+    let v = vars();
+    eval(store, id, &|s| {
+        v.iter()
+            .position(|&w| w == s)
+            .map(|i| p[i])
+            .or_else(|| extra(s))
+    })
+    .expect("all symbols bound")
+}
+
+pub fn no_extra(_: Symbol) -> Option<f64> {
+    None
+}
+
+/// Central difference with one Richardson step: error O(h⁴).
+pub fn richardson(f: &dyn Fn(f64) -> f64, x: f64) -> f64 {
+    let h = 1e-3;
+    let d = |h: f64| (f(x + h) - f(x - h)) / (2.0 * h);
+    (4.0 * d(h / 2.0) - d(h)) / 3.0
+}
+
+pub fn close(a: f64, b: f64, tol: f64, scale: f64) -> bool {
+    (a - b).abs() <= tol * scale.max(1.0).max(a.abs()).max(b.abs())
+}

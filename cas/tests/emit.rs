@@ -1,0 +1,225 @@
+//! Emitted straight-line code: shared lets, skipped zeros, precedence, FMA.
+
+use mechanism_cas::{emit, gradient, hessian, EmitOptions, Output, Store, Symbol};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// Symbols `q0`, `q1`, … become `q[0]`, `q[1]`, …; others become fields of `self`.
+fn symbol(s: Symbol) -> TokenStream {
+    match s
+        .as_str()
+        .strip_prefix('q')
+        .and_then(|i| i.parse::<usize>().ok())
+    {
+        Some(i) => {
+            let i = proc_macro2::Literal::usize_unsuffixed(i);
+            quote!(q[#i])
+        }
+        None => {
+            let f = format_ident!("{}", s.as_str());
+            quote!(self.#f)
+        }
+    }
+}
+
+fn pretty(tokens: &TokenStream) -> String {
+    let file: syn::File = syn::parse2(quote! { fn f() { #tokens } }).expect("valid Rust");
+    prettyplease::unparse(&file)
+}
+
+fn assert_block(tokens: &TokenStream) {
+    syn::parse2::<syn::Block>(quote! {{ #tokens }}).expect("emitted code is a valid block");
+}
+
+#[test]
+fn shared_nodes_get_one_let_and_zero_outputs_are_skipped() {
+    let mut s = Store::new();
+    let f = s
+        .parse("(* self_m (+ (sin q0) (powi (sin q0) 2)))")
+        .unwrap();
+    let g = s.parse("(* 2 (sin q0))").unwrap();
+    let zero = s.num(0.0);
+    let outputs = [
+        Output {
+            target: quote!(out[0]),
+            value: f,
+        },
+        Output {
+            target: quote!(out[1]),
+            value: zero,
+        },
+        Output {
+            target: quote!(out[2]),
+            value: g,
+        },
+    ];
+    let code = emit(
+        &s,
+        &outputs,
+        &|s| {
+            if s.as_str() == "self_m" {
+                quote!(self.m)
+            } else {
+                symbol(s)
+            }
+        },
+        &EmitOptions::default(),
+    );
+    assert_block(&code);
+    let text = pretty(&code);
+    assert_eq!(
+        text,
+        "fn f() {\n    let t0: f64 = q[0].sin();\n    out[0] = self.m * (t0 + t0.powi(2));\n    out[2] = 2f64 * t0;\n}\n",
+        "{text}"
+    );
+}
+
+#[test]
+fn outputs_sharing_a_root_compute_it_once() {
+    let mut s = Store::new();
+    let f = s.parse("(+ q0 q1)").unwrap();
+    let outputs = [
+        Output {
+            target: quote!(h[(0, 1)]),
+            value: f,
+        },
+        Output {
+            target: quote!(h[(1, 0)]),
+            value: f,
+        },
+    ];
+    let code = emit(&s, &outputs, &symbol, &EmitOptions::default());
+    let text = pretty(&code);
+    assert!(text.contains("let t0: f64 = q[0] + q[1];"), "{text}");
+    assert!(
+        text.contains("h[(0, 1)] = t0;") && text.contains("h[(1, 0)] = t0;"),
+        "{text}"
+    );
+}
+
+#[test]
+fn precedence_is_preserved_with_minimal_parentheses() {
+    let mut s = Store::new();
+    let f = s
+        .parse("(- (* (neg q0) (- q1 q2)) (/ q0 (* q1 q2)))")
+        .unwrap();
+    let g = s.parse("(sqrt (neg (+ q0 -2)))").unwrap();
+    let h = s.parse("(+ (pow q0 (+ q1 1)) (powi (neg q1) -3))").unwrap();
+    let k = s.parse("(- (pow -2 q0) (- q1 (sin q2)))").unwrap();
+    let outputs: Vec<Output> = [f, g, h, k]
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| {
+            let i = proc_macro2::Literal::usize_unsuffixed(i);
+            Output {
+                target: quote!(out[#i]),
+                value,
+            }
+        })
+        .collect();
+    let code = emit(&s, &outputs, &symbol, &EmitOptions::default());
+    assert_block(&code);
+    let text = pretty(&code);
+    // Products of a negation become the negation of a product; a sum subtracted is parenthesized.
+    assert!(
+        text.contains("out[0] = -(q[0] * (q[1] - q[2])) - q[0] / (q[1] * q[2]);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("out[1] = (-(-2f64 + q[0])).sqrt();"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q[0].powf(1f64 + q[1]) + (-q[1]).powi(-3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("out[3] = (-2f64).powf(q[0]) - (q[1] - q[2].sin());"),
+        "{text}"
+    );
+}
+
+#[test]
+fn fma_wraps_inlined_products_only() {
+    let mut s = Store::new();
+    let f = s.parse("(+ (* q0 q1) (sin q2))").unwrap();
+    let shared = s.parse("(* q0 q2)").unwrap();
+    let g = s.parse("(+ (* q0 q2) q1)").unwrap();
+    let outputs = [
+        Output {
+            target: quote!(out[0]),
+            value: f,
+        },
+        Output {
+            target: quote!(out[1]),
+            value: g,
+        },
+        Output {
+            target: quote!(out[2]),
+            value: shared,
+        },
+    ];
+    let fma = EmitOptions {
+        fma: Some(quote!(::mechanism::runtime::mul_add)),
+    };
+    let text = pretty(&emit(&s, &outputs, &symbol, &fma));
+    assert!(
+        text.contains("out[0] = ::mechanism::runtime::mul_add(q[0], q[1], q[2].sin());"),
+        "{text}"
+    );
+    // q0 * q2 is shared with out[2]: it is computed once and not fused.
+    assert!(text.contains("let t0: f64 = q[0] * q[2];"), "{text}");
+    assert!(
+        text.contains("out[1] = q[1] + t0;") || text.contains("out[1] = t0 + q[1];"),
+        "{text}"
+    );
+    let plain = pretty(&emit(&s, &outputs, &symbol, &EmitOptions::default()));
+    assert!(
+        plain.contains("out[0] = q[0] * q[1] + q[2].sin();"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn hessian_of_pendulum_potential_emits_valid_sparse_code() {
+    let mut s = Store::new();
+    let v = s
+        .parse("(+ (* m1 (cos q0)) (* m2 (+ (cos q0) (cos q1))))")
+        .unwrap();
+    let q = [Symbol::from("q0"), Symbol::from("q1"), Symbol::from("q2")];
+    let g = gradient(&mut s, v, &q);
+    let h = hessian(&mut s, v, &q);
+    let mut outputs = Vec::new();
+    for (i, row) in h.iter().enumerate() {
+        for (j, &value) in row.iter().enumerate() {
+            outputs.push(Output {
+                target: quote!(hess[(#i, #j)]),
+                value,
+            });
+        }
+    }
+    outputs.push(Output {
+        target: quote!(grad[2]),
+        value: g[2],
+    });
+    let code = emit(&s, &outputs, &symbol, &EmitOptions::default());
+    assert_block(&code);
+    let text = pretty(&code);
+    // Only the two diagonal entries of the coupled coordinates are written.
+    assert_eq!(
+        text.matches(" = ").count() - text.matches("let ").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("grad"), "{text}");
+    assert!(
+        text.contains("hess[(0usize, 0usize)]") && text.contains("hess[(1usize, 1usize)]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn empty_output_list_emits_nothing() {
+    let s = Store::new();
+    assert!(emit(&s, &[], &symbol, &EmitOptions::default()).is_empty());
+}
