@@ -1,0 +1,46 @@
+//! The compile pipeline behind `mechanism!`, as a normal library so that every stage can be
+//! tested without the compiler.
+//!
+//! ```text
+//! tokens ─parse→ ast ─validate→ Model ─plan→ Plan ─derive→ Derived ─simplify→ ─generate→ tokens
+//! ```
+//!
+//! Each stage is a plain function on plain data. Validation reports every error of a model at
+//! once, at the user's tokens; after an error the expansion is a stub type plus the errors.
+#![warn(missing_docs)]
+
+pub mod ast;
+pub mod derive;
+pub mod errors;
+pub mod generate;
+pub mod lower;
+pub mod model;
+pub mod parse;
+pub mod plan;
+pub mod simplify;
+pub mod validate;
+
+use proc_macro2::TokenStream;
+
+use crate::ast::Mechanism;
+
+/// Expands a `mechanism!` invocation; errors become `compile_error!` plus a stub type.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let ast: Mechanism = match syn::parse2(input) {
+        Ok(ast) => ast,
+        Err(error) => return error.to_compile_error(),
+    };
+    match expand_model(&ast) {
+        Ok(tokens) => tokens,
+        Err(error) => generate::fallback(&ast, &error),
+    }
+}
+
+/// Runs the pipeline after parsing: validate, plan, derive, simplify, generate.
+pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
+    let mut model = validate::validate(ast)?;
+    let plan = plan::Plan::for_model(&model);
+    let mut derived = derive::derive(&mut model, &plan);
+    simplify::simplify_outputs(&mut model.store, &mut derived, &Default::default());
+    Ok(generate::generate(&model, &derived))
+}

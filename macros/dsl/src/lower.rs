@@ -1,0 +1,344 @@
+//! Lowers the user's Rust expressions into the model's symbolic store, resolving names.
+//!
+//! The accepted language is a small, Rust-spelled subset: `+ - * /`, unary `-`, parentheses,
+//! numeric literals, names of coordinates and parameters, `dot(x)` for the velocity of a
+//! coordinate, methods `powi(n)`, `powf(e)`, `sqrt()`, `sin()`, `cos()`, `tan()`, `exp()`,
+//! `ln()`, and the same functions in call form (`sqrt(x)`, `powi(x, n)`, `powf(x, e)`).
+//! Every unsupported construct is a spanned error saying what to write instead.
+
+use std::collections::HashMap;
+
+use mechanism_cas::{Id, Store, Symbol};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Lit, UnOp};
+
+use crate::errors::Errors;
+
+/// What a name in the model refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Name {
+    /// The coordinate with this index.
+    Coordinate(usize),
+    /// The parameter with this index.
+    Parameter(usize),
+}
+
+/// The symbols a model's expressions are built from.
+pub struct Symbols {
+    /// Coordinates `q_i`.
+    pub q: Vec<Symbol>,
+    /// Velocities `v_i = dot(q_i)`.
+    pub v: Vec<Symbol>,
+    /// Parameters.
+    pub p: Vec<Symbol>,
+    /// Directions `a_i` of the third-derivative contraction `a·V'''·a`.
+    pub a: Vec<Symbol>,
+    /// The penalty frequency `ω` of `V + ½ω²|g|²`.
+    pub omega: Symbol,
+}
+
+impl Symbols {
+    /// Creates the symbols of a model with these coordinate and parameter names.
+    pub fn new(coordinates: &[Ident], parameters: &[Ident]) -> Self {
+        let make = |prefix: &str, names: &[Ident]| -> Vec<Symbol> {
+            names
+                .iter()
+                .map(|name| Symbol::from(format!("{prefix}.{name}")))
+                .collect()
+        };
+        Symbols {
+            q: make("q", coordinates),
+            v: make("v", coordinates),
+            p: make("p", parameters),
+            a: make("a", coordinates),
+            omega: Symbol::from("penalty.omega"),
+        }
+    }
+}
+
+/// Where an expression stands, which decides what it may mention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// An expression of coordinates, velocities and parameters (energies, Lagrangian).
+    Dynamic,
+    /// A parameter default: numbers only.
+    Constant,
+}
+
+/// Lowers expressions of one model into its store, reporting errors into a collector.
+pub struct Lowerer<'a> {
+    /// The model's store.
+    pub store: &'a mut Store,
+    /// The model's symbols.
+    pub symbols: &'a Symbols,
+    /// The names in scope.
+    pub names: &'a HashMap<String, Name>,
+    /// Where errors go.
+    pub errors: &'a mut Errors,
+}
+
+impl Lowerer<'_> {
+    /// Lowers `expr`; `None` when an error was recorded.
+    pub fn lower(&mut self, expr: &Expr, context: Context) -> Option<Id> {
+        match expr {
+            Expr::Lit(lit) => self.literal(&lit.lit),
+            Expr::Paren(inner) => self.lower(&inner.expr, context),
+            Expr::Group(inner) => self.lower(&inner.expr, context),
+            Expr::Path(path) => match path.path.get_ident() {
+                Some(ident) if path.qself.is_none() => self.name(ident, context),
+                _ => {
+                    self.errors.error_spanned(
+                        path,
+                        "paths are not supported in a model; use a coordinate or parameter name",
+                    );
+                    None
+                }
+            },
+            Expr::Unary(unary) => match unary.op {
+                UnOp::Neg(_) => {
+                    let a = self.lower(&unary.expr, context)?;
+                    Some(self.store.neg(a))
+                }
+                _ => {
+                    self.errors.error_spanned(
+                        unary.op,
+                        "only unary `-` is supported in a model expression",
+                    );
+                    None
+                }
+            },
+            Expr::Binary(binary) => self.binary(binary, context),
+            Expr::MethodCall(call) => {
+                let receiver = self.lower(&call.receiver, context);
+                let args = self.lower_all(call.args.iter(), context);
+                self.function(&call.method, receiver?, &args?, &call.args, context)
+            }
+            Expr::Call(call) => self.call(call, context),
+            other => {
+                self.errors.error_spanned(
+                    other,
+                    "unsupported expression in a model; use arithmetic (`+ - * /`), numbers, \
+                     names, `dot(x)` and the functions `powi`, `powf`, `sqrt`, `sin`, `cos`, \
+                     `tan`, `exp`, `ln`",
+                );
+                None
+            }
+        }
+    }
+
+    fn lower_all<'e>(
+        &mut self,
+        exprs: impl Iterator<Item = &'e Expr>,
+        context: Context,
+    ) -> Option<Vec<Id>> {
+        // Lower every argument even after a failure, so that all errors are reported.
+        let lowered: Vec<Option<Id>> = exprs.map(|e| self.lower(e, context)).collect();
+        lowered.into_iter().collect()
+    }
+
+    fn literal(&mut self, lit: &Lit) -> Option<Id> {
+        let value = match lit {
+            Lit::Int(int) => int.base10_parse::<f64>().ok(),
+            Lit::Float(float) => float.base10_parse::<f64>().ok(),
+            _ => None,
+        };
+        match value {
+            Some(value) if value.is_finite() => Some(self.store.num(value)),
+            _ => {
+                self.errors
+                    .error_spanned(lit, "expected a finite number literal");
+                None
+            }
+        }
+    }
+
+    fn name(&mut self, ident: &Ident, context: Context) -> Option<Id> {
+        let found = self.names.get(&ident.to_string()).copied();
+        match (found, context) {
+            (Some(Name::Coordinate(i)), Context::Dynamic) => {
+                Some(self.store.symbol(self.symbols.q[i]))
+            }
+            (Some(Name::Parameter(i)), Context::Dynamic) => {
+                Some(self.store.symbol(self.symbols.p[i]))
+            }
+            (Some(_), Context::Constant) => {
+                self.errors.error_spanned(
+                    ident,
+                    format!("a parameter default must be a number; `{ident}` is not known at compile time"),
+                );
+                None
+            }
+            (None, _) => {
+                let hint = if ident == "t" {
+                    "; time-dependent expressions are not supported yet"
+                } else {
+                    ""
+                };
+                self.errors.error_spanned(
+                    ident,
+                    format!(
+                        "cannot find `{ident}` in this mechanism; declare it in `coordinates` or `parameters`{hint}"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn binary(&mut self, binary: &syn::ExprBinary, context: Context) -> Option<Id> {
+        let op = binary.op;
+        if let BinOp::BitXor(_) = op {
+            self.errors.error_spanned(
+                op,
+                "`^` is bitwise XOR in Rust, with lower precedence than `*`; write a power as `x.powi(2)` or `x.powf(y)`",
+            );
+            return None;
+        }
+        let left = self.lower(&binary.left, context);
+        let right = self.lower(&binary.right, context);
+        let (a, b) = (left?, right?);
+        match op {
+            BinOp::Add(_) => Some(self.store.add(a, b)),
+            BinOp::Sub(_) => Some(self.store.sub(a, b)),
+            BinOp::Mul(_) => Some(self.store.mul(a, b)),
+            BinOp::Div(_) => Some(self.store.div(a, b)),
+            _ => {
+                self.errors.error_spanned(
+                    op,
+                    "unsupported operator in a model; use `+`, `-`, `*` or `/`",
+                );
+                None
+            }
+        }
+    }
+
+    fn call(&mut self, call: &syn::ExprCall, context: Context) -> Option<Id> {
+        let function = match &*call.func {
+            Expr::Path(path) if path.qself.is_none() => path.path.get_ident().cloned(),
+            _ => None,
+        };
+        let Some(function) = function else {
+            self.errors.error_spanned(
+                &call.func,
+                "expected a function name such as `sqrt` or `dot`",
+            );
+            return None;
+        };
+        if function == "dot" {
+            return self.velocity(call, context);
+        }
+        let mut args = call.args.iter();
+        let Some(first) = args.next() else {
+            self.errors
+                .error_spanned(call, format!("`{function}` needs an argument"));
+            return None;
+        };
+        let receiver = self.lower(first, context);
+        let rest: Vec<Expr> = args.cloned().collect();
+        let lowered = self.lower_all(rest.iter(), context);
+        let rest_punct: syn::punctuated::Punctuated<Expr, syn::Token![,]> =
+            rest.into_iter().collect();
+        self.function(&function, receiver?, &lowered?, &rest_punct, context)
+    }
+
+    fn velocity(&mut self, call: &syn::ExprCall, context: Context) -> Option<Id> {
+        if context == Context::Constant {
+            self.errors
+                .error_spanned(call, "a parameter default must be a number, not a velocity");
+            return None;
+        }
+        let target = match (call.args.len(), call.args.first()) {
+            (1, Some(Expr::Path(path))) if path.qself.is_none() => path.path.get_ident(),
+            _ => None,
+        };
+        let Some(target) = target else {
+            self.errors.error_spanned(
+                &call.args,
+                "`dot(..)` takes the name of one coordinate, e.g. `dot(x1)`",
+            );
+            return None;
+        };
+        match self.names.get(&target.to_string()) {
+            Some(Name::Coordinate(i)) => Some(self.store.symbol(self.symbols.v[*i])),
+            Some(Name::Parameter(_)) => {
+                self.errors.error_spanned(
+                    target,
+                    format!("`{target}` is a parameter, which has no velocity; `dot(..)` takes a coordinate"),
+                );
+                None
+            }
+            None => {
+                self.errors.error_spanned(
+                    target,
+                    format!("cannot find coordinate `{target}` in this mechanism; declare it in `coordinates`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Applies the named function to an already lowered receiver and arguments.
+    fn function(
+        &mut self,
+        name: &Ident,
+        x: Id,
+        args: &[Id],
+        arg_exprs: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+        _context: Context,
+    ) -> Option<Id> {
+        let unary = |store: &mut Store, f: fn(&mut Store, Id) -> Id| Some(f(store, x));
+        let arity = match name.to_string().as_str() {
+            "sqrt" | "sin" | "cos" | "tan" | "exp" | "ln" => 0,
+            "powi" | "powf" => 1,
+            other => {
+                let hint = match other {
+                    "pow" => "; write `x.powi(n)` for an integer or `x.powf(y)` for a real power",
+                    "log" | "log10" | "log2" => "; write `x.ln()` and scale by a constant",
+                    _ => "",
+                };
+                self.errors.error_spanned(
+                    name,
+                    format!(
+                        "unsupported function `{other}` in a model; supported: powi, powf, sqrt, sin, cos, tan, exp, ln{hint}"
+                    ),
+                );
+                return None;
+            }
+        };
+        if args.len() != arity {
+            self.errors.error_spanned(
+                name,
+                format!(
+                    "`{name}` takes {arity} argument(s) besides its receiver, found {}",
+                    args.len()
+                ),
+            );
+            return None;
+        }
+        match name.to_string().as_str() {
+            "sqrt" => unary(self.store, Store::sqrt),
+            "sin" => unary(self.store, Store::sin),
+            "cos" => unary(self.store, Store::cos),
+            "tan" => unary(self.store, Store::tan),
+            "exp" => unary(self.store, Store::exp),
+            "ln" => unary(self.store, Store::ln),
+            "powf" => Some(self.store.pow(x, args[0])),
+            _ => {
+                // `powi`: the exponent must be an integer known at compile time.
+                let exponent = self.store.constant(args[0]);
+                match exponent {
+                    Some(n) if n.fract() == 0.0 && n.abs() <= 64.0 => {
+                        Some(self.store.powi(x, n as i32))
+                    }
+                    _ => {
+                        self.errors.error_at(
+                            arg_exprs.first().map_or(name.span(), |e| e.span()),
+                            "the exponent of `powi` must be an integer literal between -64 and 64; use `powf` for other powers",
+                        );
+                        None
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Parses the tokens of `mechanism!` into the spanned [`ast`](crate::ast). No semantic checks
+//! happen here: an unknown section is parsed as an expression and reported by validation, so
+//! that every mistake of a model shows up in one build.
+
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{braced, bracketed, Attribute, Expr, Ident, Token};
+
+use crate::ast::{Mechanism, Named, Section, SectionBody};
+
+/// The shape of value each known section keyword takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SectionKind {
+    /// `coordinates: [x, y]`.
+    Coordinates,
+    /// `parameters: { m = 1.0 }`.
+    Parameters,
+    /// `kinetic: expr`.
+    Kinetic,
+    /// `potential: expr`.
+    Potential,
+    /// `lagrangian: expr`.
+    Lagrangian,
+    /// `holonomic: { name: expr }`.
+    Holonomic,
+}
+
+impl SectionKind {
+    /// Every known section, in the order the documentation lists them.
+    pub const ALL: [SectionKind; 6] = [
+        SectionKind::Coordinates,
+        SectionKind::Parameters,
+        SectionKind::Kinetic,
+        SectionKind::Potential,
+        SectionKind::Lagrangian,
+        SectionKind::Holonomic,
+    ];
+
+    /// Returns the keyword that introduces this section.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SectionKind::Coordinates => "coordinates",
+            SectionKind::Parameters => "parameters",
+            SectionKind::Kinetic => "kinetic",
+            SectionKind::Potential => "potential",
+            SectionKind::Lagrangian => "lagrangian",
+            SectionKind::Holonomic => "holonomic",
+        }
+    }
+
+    /// Looks a keyword up.
+    pub fn from_keyword(keyword: &Ident) -> Option<SectionKind> {
+        SectionKind::ALL
+            .into_iter()
+            .find(|kind| keyword == kind.keyword())
+    }
+}
+
+impl Parse for Mechanism {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let struct_token = input.parse()?;
+        let name = input.parse()?;
+        let content;
+        braced!(content in input);
+        let sections = Punctuated::<Section, Token![,]>::parse_terminated(&content)?
+            .into_iter()
+            .collect();
+        Ok(Mechanism {
+            attrs,
+            vis,
+            struct_token,
+            name,
+            sections,
+        })
+    }
+}
+
+impl Parse for Section {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let keyword: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+        input.parse::<Token![:]>()?;
+        let body = match SectionKind::from_keyword(&keyword) {
+            Some(SectionKind::Coordinates) => {
+                let content;
+                bracketed!(content in input);
+                let names =
+                    Punctuated::<Named<()>, Token![,]>::parse_terminated_with(&content, |input| {
+                        Ok(Named {
+                            attrs: input.call(Attribute::parse_outer)?,
+                            name: input.parse()?,
+                            value: (),
+                        })
+                    })?;
+                SectionBody::Names(names.into_iter().collect())
+            }
+            Some(SectionKind::Parameters) => {
+                SectionBody::Assignments(parse_named_block::<Token![=]>(input)?)
+            }
+            Some(SectionKind::Holonomic) => {
+                SectionBody::Rows(parse_named_block::<Token![:]>(input)?)
+            }
+            Some(SectionKind::Kinetic | SectionKind::Potential | SectionKind::Lagrangian)
+            | None => SectionBody::Expr(input.parse()?),
+        };
+        Ok(Section { keyword, body })
+    }
+}
+
+/// Parses `{ name SEP expr, … }` where `SEP` is `=` or `:`.
+fn parse_named_block<Sep: Parse>(input: ParseStream) -> syn::Result<Vec<Named<Expr>>> {
+    let content;
+    braced!(content in input);
+    let rows = Punctuated::<Named<Expr>, Token![,]>::parse_terminated_with(&content, |input| {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let name = input.parse()?;
+        input.parse::<Sep>()?;
+        Ok(Named {
+            attrs,
+            name,
+            value: input.parse()?,
+        })
+    })?;
+    Ok(rows.into_iter().collect())
+}

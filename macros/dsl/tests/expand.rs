@@ -1,0 +1,151 @@
+//! Expansion tests without the compiler: tokens in, pretty-printed code or errors out.
+
+use mechanism_dsl::ast::Mechanism;
+use mechanism_dsl::expand_model;
+use quote::quote;
+
+fn expand(tokens: proc_macro2::TokenStream) -> syn::Result<String> {
+    let ast: Mechanism = syn::parse2(tokens)?;
+    let expanded = expand_model(&ast)?;
+    let file: syn::File = syn::parse2(expanded).expect("the expansion is valid Rust");
+    Ok(prettyplease::unparse(&file))
+}
+
+fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    match expand(tokens) {
+        Ok(code) => panic!("expected errors, got an expansion:\n{code}"),
+        Err(error) => error.into_iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn double_pendulum_expands_to_every_trait_with_literal_sizes() {
+    let code = expand(quote! {
+        /// Planar double pendulum.
+        pub struct DoublePendulum {
+            coordinates: [x1, y1, x2, y2],
+            parameters: { m1 = 1.0, m2 = 1.0, l1 = 1.0, l2 = 1.4142135623730951, g = 1.0 },
+            kinetic: 0.5*m1*(dot(x1).powi(2) + dot(y1).powi(2)) + 0.5*m2*(dot(x2).powi(2) + dot(y2).powi(2)),
+            potential: m1*g*y1 + m2*g*y2,
+            holonomic: { rod1: x1.powi(2) + y1.powi(2) - l1.powi(2),
+                         rod2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - l2.powi(2) },
+        }
+    })
+    .expect("the double pendulum is valid");
+    for expected in [
+        "pub struct DoublePendulum",
+        "pub m1: f64",
+        "impl ::mechanism::runtime::Configuration<4> for DoublePendulum",
+        "const COORDINATES: [&'static str; 4] = [\"x1\", \"y1\", \"x2\", \"y2\"]",
+        "impl ::mechanism::runtime::Inertia<4> for DoublePendulum",
+        "const CONSTANT_MASS: bool = true",
+        "impl ::mechanism::runtime::PotentialHessian<4> for DoublePendulum",
+        "impl ::mechanism::runtime::PotentialThirdDerivative<4> for DoublePendulum",
+        "impl ::mechanism::runtime::Holonomic<4, 2> for DoublePendulum",
+        "const CONSTRAINTS: [&'static str; 2] = [\"rod1\", \"rod2\"]",
+        "impl ::mechanism::runtime::PenalizedPotential<4> for DoublePendulum",
+    ] {
+        assert!(code.contains(expected), "missing `{expected}` in:\n{code}");
+    }
+    // The potential is linear: its Hessian is zero, written as one fill and no entries.
+    let hessian = code
+        .split("fn potential_hessian")
+        .nth(1)
+        .and_then(|rest| rest.split("fn potential_gradient_hessian").next())
+        .expect("potential_hessian is generated");
+    assert!(hessian.contains("hess.fill(0.0)"), "{hessian}");
+    assert!(
+        !hessian.contains("hess[("),
+        "a zero Hessian writes no entry: {hessian}"
+    );
+}
+
+#[test]
+fn lagrangian_gives_the_same_mass_matrix_as_kinetic_energy() {
+    let from_lagrangian = expand(quote! {
+        pub struct Spring {
+            coordinates: [x],
+            parameters: { m = 2.0, k = 3.0 },
+            lagrangian: 0.5 * m * dot(x).powi(2) - 0.5 * k * x.powi(2),
+        }
+    })
+    .expect("valid");
+    assert!(from_lagrangian.contains("const CONSTANT_MASS: bool = true"));
+    assert!(
+        from_lagrangian.contains("out[(0, 0)] = self.m"),
+        "{from_lagrangian}"
+    );
+}
+
+#[test]
+fn every_unknown_name_is_reported_in_one_build() {
+    let messages = errors(quote! {
+        pub struct Spring {
+            coordinates: [x],
+            parameters: { m = 1.0 },
+            kinetic: 0.5 * mass * dot(x).powi(2),
+            potential: 0.5 * k * x.powi(2),
+        }
+    });
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].contains("cannot find `mass`"), "{messages:?}");
+    assert!(messages[1].contains("cannot find `k`"), "{messages:?}");
+}
+
+#[test]
+fn caret_is_rejected_with_a_hint() {
+    let messages = errors(quote! {
+        pub struct Spring {
+            coordinates: [x],
+            kinetic: 0.5 * dot(x).powi(2),
+            potential: x ^ 2,
+        }
+    });
+    assert_eq!(messages.len(), 1);
+    assert!(messages[0].contains("x.powi(2)"), "{messages:?}");
+}
+
+#[test]
+fn ill_formed_models_are_rejected() {
+    let cases = [
+        (
+            quote! { pub struct A { coordinates: [x], potential: x } },
+            "no kinetic energy",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], kinetic: dot(x).powi(3) } },
+            "not quadratic",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], kinetic: dot(x).powi(2) + dot(x) } },
+            "not a quadratic form",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], kinetic: dot(x).powi(2), potential: dot(x) } },
+            "depends on velocities",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x, x], kinetic: dot(x).powi(2) } },
+            "declared twice",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], parameters: { l = 1.0 }, kinetic: dot(x).powi(2), holonomic: { c: l - 1.0 } } },
+            "does not depend on the coordinates",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], kinetic: dot(x).powi(2), springs: 1.0 } },
+            "unknown section `springs`",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], parameters: { k = 1.0 / 0.0 }, kinetic: dot(x).powi(2) } },
+            "not a finite number",
+        ),
+    ];
+    for (tokens, expected) in cases {
+        let messages = errors(tokens.clone());
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "expected an error containing `{expected}` for `{tokens}`, got {messages:?}"
+        );
+    }
+}
