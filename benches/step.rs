@@ -1,0 +1,102 @@
+//! Generated vs hand-written steppers for the double pendulum, measured in one run.
+//!
+//! "generated" is the runtime's generic integrator monomorphized over the `mechanism!` model;
+//! "hand-written" is the same algorithm coded by hand for this one model in straightforward
+//! nalgebra (`hand_written/mod.rs`). Each pair runs from the same initial state; report the ratio
+//! generated / hand-written of the two times.
+
+mod hand_written;
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use mechanism::models::DoublePendulum;
+use mechanism::runtime::{Integrator, Penalized, Spook, ZhangSkeel, ZhangSkeelSimplified};
+
+const SPOOK_H: f64 = 1.0 / 60.0;
+const ZS_H: f64 = 0.1;
+const OMEGA: f64 = 20.0;
+const BETA: f64 = 0.4;
+
+fn spook(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spook_step");
+    let model = DoublePendulum::default();
+    let mut integrator = Spook::<4, 2>::new(SPOOK_H).expect("valid step size");
+    let mut state = DoublePendulum::initial_state();
+    group.bench_function("generated", |b| {
+        b.iter(|| {
+            integrator
+                .step(black_box(&model), &mut state)
+                .expect("step")
+        })
+    });
+    let pendulum = hand_written::Pendulum::default();
+    let start = DoublePendulum::initial_state();
+    let (mut q, mut v) = (start.q, start.v);
+    group.bench_function("hand_written", |b| {
+        b.iter(|| {
+            hand_written::spook_step(
+                black_box(&pendulum),
+                SPOOK_H,
+                1e-8,
+                2.0 * SPOOK_H,
+                &mut q,
+                &mut v,
+            )
+            .expect("step")
+        })
+    });
+    group.finish();
+}
+
+fn zhang_skeel(c: &mut Criterion) {
+    let mut group = c.benchmark_group("zss_step");
+    let model = Penalized::new(DoublePendulum::default(), OMEGA);
+    let mut integrator = ZhangSkeelSimplified::<4>::new(ZS_H)
+        .and_then(|z| z.with_beta(BETA))
+        .expect("valid parameters");
+    let mut state = DoublePendulum::initial_state();
+    group.bench_function("generated", |b| {
+        b.iter(|| {
+            integrator
+                .step(black_box(&model), &mut state)
+                .expect("step")
+        })
+    });
+    let pendulum = hand_written::Pendulum::default();
+    let start = DoublePendulum::initial_state();
+    let (mut q, mut v) = (start.q, start.v);
+    let mut a = hand_written::zss_acceleration(&pendulum, OMEGA, BETA, ZS_H, &q).expect("solve");
+    group.bench_function("hand_written", |b| {
+        b.iter(|| {
+            hand_written::zss_step(
+                black_box(&pendulum),
+                OMEGA,
+                BETA,
+                ZS_H,
+                &mut q,
+                &mut v,
+                &mut a,
+            )
+            .expect("step")
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("zs_step");
+    let mut integrator = ZhangSkeel::<4>::new(ZS_H)
+        .and_then(|z| z.with_beta(BETA))
+        .expect("valid parameters");
+    let mut state = DoublePendulum::initial_state();
+    group.bench_function("generated", |b| {
+        b.iter(|| {
+            integrator
+                .step(black_box(&model), &mut state)
+                .expect("step")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, spook, zhang_skeel);
+criterion_main!(benches);

@@ -1,0 +1,12 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Spring {
+        coordinates: [x],
+        parameters: { m = 1.0, k = 2.0 },
+        kinetic: 0.5 * m * dot(x).powi(2),
+        potential: 0.5 * k * x ^ 2,
+    }
+}
+
+fn main() {}
