@@ -7,4 +7,4 @@
 
 mod dense;
 
-pub use dense::{Cholesky, Lu};
+pub use dense::{Cholesky, Lu, SymmetricFactor};

@@ -6,7 +6,7 @@ use nalgebra::{SMatrix, SVector};
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::Lu;
+use crate::linalg::SymmetricFactor;
 use crate::model::{Inertia, PotentialHessian, PotentialThirdDerivative};
 use crate::state::State;
 
@@ -165,7 +165,7 @@ where
     let mut hess = SMatrix::<f64, N, N>::zeros();
     model.potential_gradient_hessian(q, &mut grad, &mut hess);
     check_finite(&grad, "gradient", t)?;
-    let lu = Lu::try_new(&(mass + hess * beta_h2), IMPLICIT_MATRIX, t)?;
+    let lu = SymmetricFactor::try_new(&(mass + hess * beta_h2), IMPLICIT_MATRIX, t)?;
     let a = -lu.solve(&grad);
     check_finite(&a, "acceleration", t)?;
     Ok(a)
