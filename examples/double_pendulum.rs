@@ -109,10 +109,19 @@ fn write_csv(path: &Path, rows: &[Row]) -> Result<(), Box<dyn Error>> {
         record.extend(s.q.iter());
         record.extend(s.v.iter());
         record.extend([row.energy, row.position_residual, row.velocity_residual]);
-        writer.write_record(record.iter().map(f64::to_string))?;
+        writer.write_record(record.iter().map(|&x| format_number(x)))?;
     }
     writer.flush()?;
     Ok(())
+}
+
+/// Formats `x` so that it reads back to the same `f64`, in scientific notation when tiny or huge.
+fn format_number(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
 }
 
 fn plot(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn Error>> {
@@ -122,10 +131,13 @@ fn plot(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn Error>> {
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(400);
     let t_end = rows.last().map_or(1.0, |r| r.state.t);
+    // Log axes: values that are exactly zero (at t = 0) sit on the floor of the axis.
     let floor = 1e-17;
     let log_range = |values: &mut dyn Iterator<Item = f64>| {
-        let max = values.fold(floor, f64::max);
-        floor..(max * 10.0)
+        let (min, max) = values
+            .filter(|&y| y > floor)
+            .fold((f64::INFINITY, floor), |(lo, hi), y| (lo.min(y), hi.max(y)));
+        (min.min(max) / 10.0).max(floor)..(max * 10.0)
     };
     let e0 = rows[0].energy;
     let energy_error: Vec<(f64, f64)> = rows

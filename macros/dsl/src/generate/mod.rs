@@ -79,7 +79,7 @@ impl<'a> Code<'a> {
 
     /// Emits statements that write `outputs`, zero-filling `zero_fill` first when some output
     /// is structurally zero.
-    fn body(&self, outputs: Vec<Output>, zero_fill: &[TokenStream]) -> TokenStream {
+    fn body(&self, outputs: Vec<Output>, zero_fill: &[&TokenStream]) -> TokenStream {
         let any_zero = outputs.iter().any(|o| self.store().is_zero(o.value));
         let fill = if any_zero {
             quote!(#(#zero_fill.fill(0.0);)*)
@@ -146,7 +146,7 @@ impl<'a> Code<'a> {
 
     fn definition(&self) -> TokenStream {
         let model = self.model;
-        let rt = runtime();
+        let (rt, allow) = (runtime(), allow_lints());
         let (attrs, vis, name) = (&model.attrs, &model.vis, &model.name);
         let n = Literal::usize_unsuffixed(model.dof());
         let fields = model.parameters.iter().map(|p| {
@@ -191,12 +191,14 @@ impl<'a> Code<'a> {
                 #(#fields,)*
             }
 
+            #allow
             impl ::core::default::Default for #name {
                 fn default() -> Self {
                     #name { #(#defaults,)* }
                 }
             }
 
+            #allow
             impl #name {
                 /// Number of generalized coordinates.
                 pub const DOF: usize = #n;
@@ -225,7 +227,7 @@ impl<'a> Code<'a> {
                 .any(|&q| self.store().depends_on(m, q))
         });
         let out = quote!(out);
-        let mass = self.body(self.matrix(&out, &derived.mass), &[out.clone()]);
+        let mass = self.body(self.matrix(&out, &derived.mass), &[&out]);
         let kinetic = self.scalar_body(derived.kinetic);
         quote! {
             #allow
@@ -250,7 +252,7 @@ impl<'a> Code<'a> {
         let n = Literal::usize_unsuffixed(self.model.dof());
         let (grad, hess, out) = (quote!(grad), quote!(hess), quote!(out));
         let value = self.scalar_body(v.value);
-        let gradient = self.body(self.vector(&grad, &v.gradient), &[grad.clone()]);
+        let gradient = self.body(self.vector(&grad, &v.gradient), &[&grad]);
         let mut tokens = quote! {
             #allow
             impl #rt::Potential<#n> for #name {
@@ -266,10 +268,10 @@ impl<'a> Code<'a> {
             }
         };
         if let Some(h) = &v.hessian {
-            let hessian = self.body(self.matrix(&hess, h), &[hess.clone()]);
+            let hessian = self.body(self.matrix(&hess, h), &[&hess]);
             let mut fused = self.vector(&grad, &v.gradient);
             fused.extend(self.matrix(&hess, h));
-            let fused = self.body(fused, &[grad.clone(), hess.clone()]);
+            let fused = self.body(fused, &[&grad, &hess]);
             tokens.extend(quote! {
                 #allow
                 impl #rt::PotentialHessian<#n> for #name {
@@ -291,7 +293,7 @@ impl<'a> Code<'a> {
             });
         }
         if let Some(t) = &v.third {
-            let third = self.body(self.vector(&out, t), &[out.clone()]);
+            let third = self.body(self.vector(&out, t), &[&out]);
             tokens.extend(quote! {
                 #allow
                 impl #rt::PotentialThirdDerivative<#n> for #name {
@@ -321,11 +323,11 @@ impl<'a> Code<'a> {
             .map(|c| c.name.to_string())
             .collect();
         let (g, jac) = (quote!(g), quote!(jac));
-        let values = self.body(self.vector(&g, &derived.constraints), &[g.clone()]);
-        let jacobian = self.body(self.matrix(&jac, &derived.jacobian), &[jac.clone()]);
+        let values = self.body(self.vector(&g, &derived.constraints), &[&g]);
+        let jacobian = self.body(self.matrix(&jac, &derived.jacobian), &[&jac]);
         let mut fused = self.vector(&g, &derived.constraints);
         fused.extend(self.matrix(&jac, &derived.jacobian));
-        let fused = self.body(fused, &[g.clone(), jac.clone()]);
+        let fused = self.body(fused, &[&g, &jac]);
         quote! {
             #allow
             impl #rt::Holonomic<#n, #m> for #name {
@@ -360,15 +362,15 @@ impl<'a> Code<'a> {
         let n = Literal::usize_unsuffixed(self.model.dof());
         let (grad, hess, out) = (quote!(grad), quote!(hess), quote!(out));
         let value = self.scalar_body(w.value);
-        let gradient = self.body(self.vector(&grad, &w.gradient), &[grad.clone()]);
+        let gradient = self.body(self.vector(&grad, &w.gradient), &[&grad]);
         let (Some(h), Some(t)) = (&w.hessian, &w.third) else {
             return quote!();
         };
-        let hessian = self.body(self.matrix(&hess, h), &[hess.clone()]);
+        let hessian = self.body(self.matrix(&hess, h), &[&hess]);
         let mut fused = self.vector(&grad, &w.gradient);
         fused.extend(self.matrix(&hess, h));
-        let fused = self.body(fused, &[grad.clone(), hess.clone()]);
-        let third = self.body(self.vector(&out, t), &[out.clone()]);
+        let fused = self.body(fused, &[&grad, &hess]);
+        let third = self.body(self.vector(&out, t), &[&out]);
         quote! {
             #allow
             impl #rt::PenalizedPotential<#n> for #name {
