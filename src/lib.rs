@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use mechanism::mechanism;
-//! use mechanism::runtime::{observers, Integrator, Spook, State};
+//! use mechanism::runtime::{observers, Integrator, Spook, State, StepError};
 //!
 //! mechanism! {
 //!     /// A planar pendulum of length `l` in Cartesian coordinates.
@@ -25,13 +25,20 @@
 //! }
 //!
 //! let model = Pendulum { l: 2.0, ..Pendulum::default() }; // parameters are run-time fields
-//! let mut state = State::new(0.0, [2.0, 0.0], [0.0, 0.0]);
-//! let mut spook = Spook::new(1.0 / 60.0)?;
-//! for _ in 0..60 {
-//!     spook.step(&model, &mut state)?;
-//! }
-//! assert!(observers::position_residual(&model, &state) < 1e-2);
-//! # Ok::<(), mechanism::runtime::StepError>(())
+//!
+//! // One second from the horizontal with SPOOK at step h; returns max |g| at the end.
+//! let residual_after_one_second = |h: f64| -> Result<f64, StepError> {
+//!     let mut state = State::new(0.0, [2.0, 0.0], [0.0, 0.0]);
+//!     let mut spook = Spook::new(h)?;
+//!     for _ in 0..(1.0 / h).round() as usize {
+//!         spook.step(&model, &mut state)?;
+//!     }
+//!     Ok(observers::position_residual(&model, &state))
+//! };
+//! let (coarse, fine) = (residual_after_one_second(1.0 / 60.0)?, residual_after_one_second(1.0 / 600.0)?);
+//! assert!(coarse < 5e-2);
+//! assert!(coarse / fine > 50.0, "SPOOK's constraint residual is O(h²)");
+//! # Ok::<(), StepError>(())
 //! ```
 //!
 //! ## The language
