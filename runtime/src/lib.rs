@@ -28,7 +28,8 @@ pub use error::StepError;
 pub use integrators::linearly_implicit::{Spook, ZhangSkeel, ZhangSkeelSimplified};
 pub use integrators::{Integrator, StepReport};
 pub use model::{
-    Configuration, Holonomic, Inertia, Penalized, PenalizedPotential, Potential, PotentialHessian,
+    Configuration, Dissipation, Forces, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
+    InertiaGradient, Nonholonomic, Penalized, PenalizedPotential, Potential, PotentialHessian,
     PotentialThirdDerivative, Regularization, Relaxation,
 };
 pub use nalgebra::{SMatrix, SVector};

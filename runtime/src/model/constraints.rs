@@ -72,3 +72,25 @@ pub trait Holonomic<const N: usize, const M: usize> {
         Regularization::default()
     }
 }
+
+/// Time derivatives of holonomic constraints, for index reduction (Ascher et al. 1995, eq. 1.5)
+/// and for rheonomic constraints `g(q, t)`.
+pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
+    /// Writes `g_t = ∂g/∂t`, so that `ġ = G v + g_t`.
+    fn constraint_time_derivative(&self, q: &SVector<f64, N>, t: f64, out: &mut SVector<f64, M>);
+
+    /// Writes `(G v)_q v + 2 G_t v + g_tt`, so that `g̈ = G q̈ + (this)`.
+    fn constraint_acceleration_bias(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        out: &mut SVector<f64, M>,
+    );
+}
+
+/// The Hessian of every constraint row, for Newton Jacobians of constrained implicit schemes.
+pub trait HolonomicHessians<const N: usize, const M: usize>: Holonomic<N, M> {
+    /// Writes `Hess g_k(q, t)` into `out[k]` for every row `k`.
+    fn constraint_hessians(&self, q: &SVector<f64, N>, t: f64, out: &mut [SMatrix<f64, N, N>; M]);
+}

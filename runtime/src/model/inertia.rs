@@ -15,3 +15,20 @@ pub trait Inertia<const N: usize> {
         0.5 * v.dot(&(m * v))
     }
 }
+
+/// Derivatives of the kinetic energy with respect to the configuration, for schemes that handle
+/// a configuration-dependent mass matrix (the Livens/Gonzalez scheme) and for their Newton
+/// Jacobians.
+pub trait InertiaGradient<const N: usize>: Inertia<N> {
+    /// Writes `∂T/∂q (q, v) = ½ vᵀ (∂M/∂q) v` into `out`.
+    fn kinetic_gradient(&self, q: &SVector<f64, N>, v: &SVector<f64, N>, out: &mut SVector<f64, N>);
+
+    /// Writes `∂²T/∂q²` into `qq` and the mixed `∂²T/∂q∂v` into `qv` (`qv[(i, j)] = ∂²T/∂q_i∂v_j`).
+    fn kinetic_hessians(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        qq: &mut SMatrix<f64, N, N>,
+        qv: &mut SMatrix<f64, N, N>,
+    );
+}

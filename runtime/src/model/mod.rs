@@ -8,12 +8,18 @@
 //! work between outputs.
 
 mod constraints;
+mod forces;
 mod inertia;
+mod nonholonomic;
 mod penalty;
 mod potential;
 
-pub use constraints::{Holonomic, Regularization, Relaxation};
-pub use inertia::Inertia;
+pub use constraints::{
+    Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
+};
+pub use forces::{Dissipation, Forces};
+pub use inertia::{Inertia, InertiaGradient};
+pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedPotential};
 pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
 
