@@ -4,6 +4,19 @@
 //! Derivatives are computed by walking the DAG once, never by rewrite rules, so their cost is
 //! linear in the size of the expression and every result is built through the [`Store`]'s
 //! smart constructors (folded, hash-consed and shared with everything else in the model).
+//!
+//! # Non-smooth functions
+//!
+//! The derivatives of the non-smooth nodes are exact wherever the function is differentiable
+//! and, at a kink, the average of the one-sided derivatives:
+//!
+//! * `d|u| = signum(u) du` (so `0` at `u = 0`);
+//! * `d signum(u) = 0`, true everywhere except at `u = 0`, where `signum` jumps;
+//! * `d max(a, b) = ½(1 + s) da + ½(1 − s) db` and `d min(a, b) = ½(1 − s) da + ½(1 + s) db`
+//!   with `s = signum(a − b)`, i.e. `½(da + db) ± ½ s (da − db)`.
+//!
+//! Higher derivatives are therefore structurally blind to kinks (the Hessian of `|x|` is the
+//! zero node); [`Store::non_smooth_dependencies`] tells which kinks an expression has.
 
 use std::collections::HashMap;
 
@@ -82,6 +95,19 @@ pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
             }
             Math::Exp(u) => store.mul(n, dv(u)),
             Math::Ln(u) => store.div(dv(u), u),
+            Math::Abs(u) => {
+                let s = store.signum(u);
+                store.mul(s, dv(u))
+            }
+            // Zero almost everywhere: signum is piecewise constant.
+            Math::Signum(_) => zero,
+            Math::Min([a, b]) | Math::Max([a, b]) => {
+                let is_max = matches!(node, Math::Max(_));
+                let (wa, wb) = kink_weights(store, a, b, is_max);
+                let l = store.mul(wa, dv(a));
+                let r = store.mul(wb, dv(b));
+                store.add(l, r)
+            }
         };
         d.insert(n, dn);
     }
@@ -182,6 +208,17 @@ pub fn gradient(store: &mut Store, f: Id, vars: &[Symbol]) -> Vec<Id> {
             }),
             Math::Exp(u) => push(store, u, &|s| s.mul(a, n)),
             Math::Ln(u) => push(store, u, &|s| s.div(a, u)),
+            Math::Abs(u) => push(store, u, &|s| {
+                let sg = s.signum(u);
+                s.mul(a, sg)
+            }),
+            Math::Signum(_) => {}
+            Math::Min([x, y]) | Math::Max([x, y]) => {
+                let is_max = matches!(node, Math::Max(_));
+                let (wx, wy) = kink_weights(store, x, y, is_max);
+                push(store, x, &|s| s.mul(a, wx));
+                push(store, y, &|s| s.mul(a, wy));
+            }
         }
     }
     vars.iter()
@@ -274,6 +311,25 @@ fn real_power_factor(store: &mut Store, u: Id, v: Id) -> Id {
     let v1 = store.sub(v, one);
     let p = store.pow(u, v1);
     store.mul(v, p)
+}
+
+/// Builds the partial derivatives `(∂/∂a, ∂/∂b)` of `max(a, b)` (or of `min(a, b)`).
+///
+/// With `s = signum(a − b)` they are `(½(1 + s), ½(1 − s))` for `max` and the swapped pair for
+/// `min`: `1` for the selected operand and `0` for the other, and `½` each where `a = b`.
+fn kink_weights(store: &mut Store, a: Id, b: Id, is_max: bool) -> (Id, Id) {
+    let diff = store.sub(a, b);
+    let s = store.signum(diff);
+    let (half, one) = (store.num(0.5), store.num(1.0));
+    let plus = store.add(one, s);
+    let minus = store.sub(one, s);
+    let plus = store.mul(half, plus);
+    let minus = store.mul(half, minus);
+    if is_max {
+        (plus, minus)
+    } else {
+        (minus, plus)
+    }
 }
 
 /// Builds `2 * n`.

@@ -36,6 +36,9 @@ pub struct EmitOptions {
 /// Binding strength of an emitted expression, to parenthesize only where needed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Prec {
+    /// `if … { … } else { … }`: parenthesized as any operand, bare as a whole statement value
+    /// or call argument.
+    Control,
     /// `a + b`, `a - b`.
     Sum,
     /// `a * b`, `a / b`.
@@ -79,6 +82,12 @@ impl Code {
 /// symbol into an expression such as `q[0]` or `self.m1`; it is treated as an atom, so it must
 /// return a path, field, index or call expression (or a parenthesized one). The names `t0`,
 /// `t1`, … must not be used by the symbol expressions.
+///
+/// Non-smooth nodes become `a.abs()`, `a.min(b)` and `a.max(b)`, and `signum(a)` becomes
+/// `if a > 0.0 { 1.0 } else if a < 0.0 { -1.0 } else { a }`, which has the semantics of
+/// [`Math::Signum`] (`0` at zero, NaN for NaN; **not** [`f64::signum`]). Since that form reads
+/// its operand three times, a non-leaf operand of `signum` is always bound to a `let`, and a
+/// symbol operand is repeated, so symbol expressions should be cheap and free of side effects.
 pub fn emit(
     store: &Store,
     outputs: &[Output],
@@ -102,6 +111,10 @@ pub fn emit(
         };
         for &c in children {
             *uses.entry(c).or_default() += 1;
+        }
+        if let Math::Signum(a) = node {
+            // The inline signum reads its operand three times: force a `let`.
+            *uses.entry(*a).or_default() += 2;
         }
     }
     for &r in &roots {
@@ -207,6 +220,24 @@ fn node_code(
         Math::Tan(a) => method(a, "tan", TokenStream::new()),
         Math::Exp(a) => method(a, "exp", TokenStream::new()),
         Math::Ln(a) => method(a, "ln", TokenStream::new()),
+        Math::Abs(a) => method(a, "abs", TokenStream::new()),
+        Math::Min([a, b]) => {
+            let b = child(b).tokens;
+            method(a, "min", b)
+        }
+        Math::Max([a, b]) => {
+            let b = child(b).tokens;
+            method(a, "max", b)
+        }
+        Math::Signum(a) => {
+            // The operand is a `let` or a leaf (see the use count in `emit`), so it is cheap to
+            // read three times. The last branch returns ±0 for ±0 and NaN for NaN.
+            let a = child(a).at(Prec::Atom);
+            Code {
+                tokens: quote!(if #a > 0.0 { 1.0 } else if #a < 0.0 { -1.0 } else { #a }),
+                prec: Prec::Control,
+            }
+        }
     }
 }
 

@@ -2,13 +2,15 @@
 //!
 //! It follows the emitted code operation by operation (`f64::powi` for integer powers,
 //! `f64::powf` for real ones), so generated code can be checked against it to rounding.
+//! Non-smooth nodes follow the semantics documented on [`Math`]: `signum` is `0` at zero and
+//! NaN for NaN, and `min`/`max` are [`f64::min`]/[`f64::max`], which ignore a NaN operand.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use egg::{Id, Symbol};
 
-use crate::expr::{as_i32, Math, Store};
+use crate::expr::{as_i32, signum, Math, Store};
 
 /// Error of [`eval()`]: the expression mentions a symbol the environment does not bind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +88,10 @@ impl<'a> Evaluator<'a> {
                 Math::Tan(a) => v(a).tan(),
                 Math::Exp(a) => v(a).exp(),
                 Math::Ln(a) => v(a).ln(),
+                Math::Abs(a) => v(a).abs(),
+                Math::Signum(a) => signum(v(a)),
+                Math::Min([a, b]) => v(a).min(v(b)),
+                Math::Max([a, b]) => v(a).max(v(b)),
             };
             values.insert(id, value);
         }

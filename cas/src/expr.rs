@@ -21,11 +21,30 @@ egg::define_language! {
     /// | `Powi` | `(powi a n)` | `a.powi(n)`; `n` is always an integer-valued `Num` node |
     /// | `Pow` | `(pow a b)` | `a.powf(b)` |
     /// | `Sqrt`, `Sin`, `Cos`, `Tan`, `Exp`, `Ln` | `(sqrt a)`, … | `f64` methods of the same name |
+    /// | `Abs` | `(abs a)` | `a.abs()` |
+    /// | `Signum` | `(signum a)` | `-1`, `0` or `1` by the sign of `a` (see below) |
+    /// | `Min`, `Max` | `(min a b)`, `(max a b)` | `a.min(b)`, `a.max(b)` |
     /// | `Num` | `2.5` | a finite [`Constant`] |
     /// | `Symbol` | `q0` | a variable or parameter |
     ///
     /// Keeping the exponent of `Powi` a literal lets emitted code call `f64::powi`, which LLVM
     /// expands into multiplications.
+    ///
+    /// # Non-smooth nodes
+    ///
+    /// `Abs`, `Signum`, `Min` and `Max` are continuous (except `Signum`) but not differentiable
+    /// everywhere. Their semantics, shared by [`eval`](crate::eval()), constant folding and
+    /// [`emit`](crate::emit()):
+    ///
+    /// * `signum(a)` is `1` for `a > 0`, `-1` for `a < 0`, and `a` itself otherwise, i.e. `0`
+    ///   at zero (keeping the sign bit of `-0.0`) and NaN for NaN. This is **not**
+    ///   [`f64::signum`], which returns `1` at `+0.0`.
+    /// * `abs`, `min` and `max` are [`f64::abs`], [`f64::min`] and [`f64::max`]: `min` and
+    ///   `max` return the other operand when one is NaN.
+    ///
+    /// Their derivatives (see [`diff`](crate::diff)) are exact away from the kinks and average
+    /// the one-sided derivatives at a kink; use [`Store::non_smooth_dependencies`] to find out
+    /// whether a model's derivatives are affected.
     // egg's macro cannot attach docs to variants; the table above documents them.
     #[allow(missing_docs)]
     pub enum Math {
@@ -42,6 +61,10 @@ egg::define_language! {
         "tan" = Tan(Id),
         "exp" = Exp(Id),
         "ln" = Ln(Id),
+        "abs" = Abs(Id),
+        "signum" = Signum(Id),
+        "min" = Min([Id; 2]),
+        "max" = Max([Id; 2]),
         Num(Constant),
         Symbol(Symbol),
     }
@@ -140,8 +163,38 @@ pub(crate) fn fold_node(node: &Math, value: impl Fn(Id) -> Option<f64>) -> Optio
         Math::Tan(a) => value(*a)?.tan(),
         Math::Exp(a) => value(*a)?.exp(),
         Math::Ln(a) => value(*a)?.ln(),
+        Math::Abs(a) => value(*a)?.abs(),
+        Math::Signum(a) => signum(value(*a)?),
+        Math::Min([a, b]) => value(*a)?.min(value(*b)?),
+        Math::Max([a, b]) => value(*a)?.max(value(*b)?),
     };
     v.is_finite().then_some(v)
+}
+
+/// The sign function of [`Math::Signum`]: `1` for positive, `-1` for negative, and `x` itself
+/// for `±0` and NaN (so `signum(0) = 0`, unlike [`f64::signum`]).
+pub(crate) fn signum(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+impl Math {
+    /// Returns the name of a non-smooth node (`"abs"`, `"signum"`, `"min"` or `"max"`), or
+    /// `None` for the nodes that are smooth wherever they are defined.
+    pub fn non_smooth_name(&self) -> Option<&'static str> {
+        match self {
+            Math::Abs(_) => Some("abs"),
+            Math::Signum(_) => Some("signum"),
+            Math::Min(_) => Some("min"),
+            Math::Max(_) => Some("max"),
+            _ => None,
+        }
+    }
 }
 
 /// Set of symbol indices (into the store's symbol table) that a node depends on.
@@ -555,6 +608,68 @@ impl Store {
         self.unary(Math::Ln(a))
     }
 
+    /// Builds `|a|`.
+    ///
+    /// `abs(abs x)` and `abs(-x)` become `abs(x)`, and `abs(x - y)` is the same node as
+    /// `abs(y - x)`.
+    pub fn abs(&mut self, a: Id) -> Id {
+        let node = Math::Abs(a);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        match *self.node(a) {
+            Math::Abs(_) => a,
+            Math::Neg(x) => self.abs(x),
+            Math::Sub([x, y]) if y < x => {
+                let d = self.sub(y, x);
+                self.abs(d)
+            }
+            _ => self.intern(node),
+        }
+    }
+
+    /// Builds `signum(a)`: `1`, `-1` or `0` by the sign of `a` (see [`Math`] for NaN and `-0`).
+    ///
+    /// `signum(signum x)` becomes `signum(x)` and `signum(-x)` becomes `-signum(x)`.
+    pub fn signum(&mut self, a: Id) -> Id {
+        let node = Math::Signum(a);
+        if let Some(id) = self.fold(&node) {
+            return id;
+        }
+        match *self.node(a) {
+            Math::Signum(_) => a,
+            Math::Neg(x) => {
+                let s = self.signum(x);
+                self.neg(s)
+            }
+            _ => self.intern(node),
+        }
+    }
+
+    /// Builds `min(a, b)`; `min(x, x)` is `x`, and `min(a, b)` is the same node as `min(b, a)`.
+    pub fn min(&mut self, a: Id, b: Id) -> Id {
+        if a == b {
+            return a;
+        }
+        let node = Math::Min(self.ordered(a, b));
+        match self.fold(&node) {
+            Some(id) => id,
+            None => self.intern(node),
+        }
+    }
+
+    /// Builds `max(a, b)`; `max(x, x)` is `x`, and `max(a, b)` is the same node as `max(b, a)`.
+    pub fn max(&mut self, a: Id, b: Id) -> Id {
+        if a == b {
+            return a;
+        }
+        let node = Math::Max(self.ordered(a, b));
+        match self.fold(&node) {
+            Some(id) => id,
+            None => self.intern(node),
+        }
+    }
+
     fn unary(&mut self, node: Math) -> Id {
         match self.fold(&node) {
             Some(id) => id,
@@ -594,6 +709,10 @@ impl Store {
             Math::Tan(a) => self.tan(a),
             Math::Exp(a) => self.exp(a),
             Math::Ln(a) => self.ln(a),
+            Math::Abs(a) => self.abs(a),
+            Math::Signum(a) => self.signum(a),
+            Math::Min([a, b]) => self.min(a, b),
+            Math::Max([a, b]) => self.max(a, b),
         }
     }
 
@@ -641,6 +760,39 @@ impl Store {
         let mut out: Vec<Id> = seen.into_iter().collect();
         out.sort_unstable();
         out
+    }
+
+    /// Returns the non-smooth nodes (`abs`, `signum`, `min`, `max`) reachable from `roots`, in
+    /// ascending order.
+    pub fn non_smooth_nodes(&self, roots: &[Id]) -> Vec<Id> {
+        self.reachable(roots)
+            .into_iter()
+            .filter(|&id| self.node(id).non_smooth_name().is_some())
+            .collect()
+    }
+
+    /// Returns every non-smooth node reachable from `root` whose operands depend on one of
+    /// `vars`, with its function name (`"abs"`, `"signum"`, `"min"` or `"max"`), in ascending
+    /// `Id` order.
+    ///
+    /// This is the test for "are the derivatives of `root` with respect to `vars` affected by
+    /// a kink". Looking for non-smooth nodes in the derivatives themselves is not: the
+    /// derivative of `abs(u)` is `signum(u) u'` and the derivative of `signum` is the zero
+    /// node, so the Hessian of `abs(x)` is structurally `0`, free of any non-smooth node,
+    /// although the true second derivative is a Dirac delta at `x = 0`. Likewise `signum(u)`
+    /// has a zero derivative but jumps. Only the original expression shows where the kinks
+    /// are; a non-smooth node whose operands do not depend on `vars` (a function of parameters
+    /// only) is a constant for the differentiation and is not reported.
+    pub fn non_smooth_dependencies(&self, root: Id, vars: &[Symbol]) -> Vec<(Id, &'static str)> {
+        let mask = self.symbol_mask(vars);
+        self.reachable(&[root])
+            .into_iter()
+            .filter_map(|id| {
+                let name = self.node(id).non_smooth_name()?;
+                // A node depends on exactly the symbols its operands depend on.
+                self.deps_of(id).intersects(&mask).then_some((id, name))
+            })
+            .collect()
     }
 
     /// Replaces symbols by expressions, rebuilding through the smart constructors.
@@ -726,6 +878,10 @@ impl fmt::Display for Infix<'_> {
                 Math::Tan(a) => (format!("tan({})", get(a, 0)), 5),
                 Math::Exp(a) => (format!("exp({})", get(a, 0)), 5),
                 Math::Ln(a) => (format!("ln({})", get(a, 0)), 5),
+                Math::Abs(a) => (format!("abs({})", get(a, 0)), 5),
+                Math::Signum(a) => (format!("signum({})", get(a, 0)), 5),
+                Math::Min([a, b]) => (format!("min({}, {})", get(a, 0), get(b, 0)), 5),
+                Math::Max([a, b]) => (format!("max({}, {})", get(a, 0), get(b, 0)), 5),
             };
             text.insert(id, entry);
         }

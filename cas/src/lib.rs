@@ -13,7 +13,10 @@
 //!   found by rewriting;
 //! * [`simplify()`] runs egg's equality saturation with rules valid for all real inputs, within
 //!   iteration, node and time limits, and keeps its result only when it is cheaper;
-//! * [`emit()`] writes one `let` per shared node and skips outputs that are structurally zero.
+//! * [`emit()`] writes one `let` per shared node and skips outputs that are structurally zero;
+//! * the non-smooth functions `abs`, `signum`, `min` and `max` have derivatives that average
+//!   the one-sided ones at a kink, and [`Store::non_smooth_dependencies`] tells a caller which
+//!   kinks its derivatives cross (see [`Math`] for their exact semantics).
 //!
 //! It is not a general computer algebra system: there is no symbolic integration, no
 //! equation solving, no complex numbers, no arbitrary precision, and no parser for a user

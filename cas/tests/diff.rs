@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{at, build, close, no_extra, point, richardson, tree, vars};
+use common::{
+    at, away_from_kinks, build, close, no_extra, non_smooth, point, richardson, tree, vars,
+};
 use mechanism_cas::{
     derivative, eval, gradient, hessian, jacobian, third_contraction, Store, Symbol,
 };
@@ -106,6 +108,38 @@ proptest! {
             let sym = at(&s, c[i], p, &dir);
             let fd = richardson(&|x| quad(&s, with(p, i, x)), p[i]);
             prop_assert!(close(sym, fd, 1e-6, scale), "a.V'''.a [{i}]: {} vs {}", sym, fd);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn non_smooth_derivatives_match_finite_differences_away_from_kinks(
+        t in [tree(), tree(), tree()],
+        p in point(),
+    ) {
+        let mut s = Store::new();
+        let (u, w, v) = (build(&mut s, &t[0]), build(&mut s, &t[1]), build(&mut s, &t[2]));
+        let (f, kinks) = non_smooth(&mut s, u, w, v);
+        prop_assume!(away_from_kinks(&s, &kinks, p));
+        let g = gradient(&mut s, f, &vars());
+        let h = hessian(&mut s, f, &vars());
+        let fp = at(&s, f, p, &no_extra);
+        for i in 0..3 {
+            let sym = at(&s, g[i], p, &no_extra);
+            let fd = richardson(&|x| at(&s, f, with(p, i, x), &no_extra), p[i]);
+            prop_assert!(close(sym, fd, 1e-6, fp), "d/d{} of {}: {} vs {}", vars()[i], s.display(f), sym, fd);
+            let d = derivative(&mut s, f, vars()[i]);
+            let fwd = at(&s, d, p, &no_extra);
+            prop_assert!(close(fwd, sym, 1e-10, 1.0), "forward {} vs reverse {}", fwd, sym);
+            let scale = sym;
+            for j in 0..3 {
+                let hij = at(&s, h[i][j], p, &no_extra);
+                let fd = richardson(&|x| at(&s, g[i], with(p, j, x), &no_extra), p[j]);
+                prop_assert!(close(hij, fd, 1e-6, scale), "H[{i}][{j}]: {} vs {}", hij, fd);
+            }
         }
     }
 }
@@ -215,4 +249,56 @@ fn third_contraction_of_quartic() {
     let c = third_contraction(&mut s, f, &[x], &[a]);
     let env = |sym: Symbol| Some(if sym == x { 0.5 } else { 2.0 });
     assert_eq!(eval(&s, c[0], &env).unwrap(), 24.0 * 0.5 * 4.0);
+}
+
+#[test]
+fn non_smooth_closed_forms() {
+    let mut s = Store::new();
+    let (x, y) = (Symbol::from("x"), Symbol::from("y"));
+    let (xv, yv) = (s.symbol(x), s.symbol(y));
+    let env = |xs: f64, ys: f64| move |sym: Symbol| Some(if sym == x { xs } else { ys });
+
+    // d|x| = signum(x): ±1 away from 0, and 0 (the average of ±1) at the kink.
+    let a = s.abs(xv);
+    let d = derivative(&mut s, a, x);
+    assert_eq!(s.display(d).to_string(), "signum(x)");
+    assert_eq!(gradient(&mut s, a, &[x])[0], d);
+    assert_eq!(eval(&s, d, &env(-2.0, 0.0)).unwrap(), -1.0);
+    assert_eq!(eval(&s, d, &env(0.0, 0.0)).unwrap(), 0.0);
+    // The second derivative is structurally zero: the kink is invisible to the Hessian.
+    let h = hessian(&mut s, a, &[x]);
+    assert!(s.is_zero(h[0][0]));
+    let sg = s.signum(xv);
+    let (d, g) = (derivative(&mut s, sg, x), gradient(&mut s, sg, &[x]));
+    assert!(s.is_zero(d) && s.is_zero(g[0]));
+
+    // max(x, y) and min(x, y): the selected operand gets 1, both get ½ at a tie.
+    for (f, is_max) in [(s.max(xv, yv), true), (s.min(xv, yv), false)] {
+        let g = gradient(&mut s, f, &[x, y]);
+        let dx = derivative(&mut s, f, x);
+        let dy = derivative(&mut s, f, y);
+        for (xs, ys) in [(1.0, -1.0), (-1.0, 1.0), (0.5, 0.5)] {
+            let e = env(xs, ys);
+            let picks_x = if xs == ys {
+                0.5
+            } else if (xs > ys) == is_max {
+                1.0
+            } else {
+                0.0
+            };
+            assert_eq!(eval(&s, g[0], &e).unwrap(), picks_x);
+            assert_eq!(eval(&s, g[1], &e).unwrap(), 1.0 - picks_x);
+            assert_eq!(eval(&s, dx, &e).unwrap(), picks_x);
+            assert_eq!(eval(&s, dy, &e).unwrap(), 1.0 - picks_x);
+        }
+    }
+
+    // d max(x², 1) = 2x·½(1 + signum(x² − 1)): a constant operand receives no derivative.
+    let x2 = s.powi(xv, 2);
+    let one = s.num(1.0);
+    let m = s.max(x2, one);
+    let d = derivative(&mut s, m, x);
+    assert_eq!(eval(&s, d, &env(2.0, 0.0)).unwrap(), 4.0);
+    assert_eq!(eval(&s, d, &env(0.5, 0.0)).unwrap(), 0.0);
+    assert_eq!(gradient(&mut s, m, &[x])[0], d);
 }

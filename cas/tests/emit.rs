@@ -223,3 +223,67 @@ fn empty_output_list_emits_nothing() {
     let s = Store::new();
     assert!(emit(&s, &[], &symbol, &EmitOptions::default()).is_empty());
 }
+
+/// The emitted form of `signum(t0)`, copied from the assertion below, to check its semantics.
+fn emitted_signum(t0: f64) -> f64 {
+    if t0 > 0.0 {
+        1.0
+    } else if t0 < 0.0 {
+        -1.0
+    } else {
+        t0
+    }
+}
+
+#[test]
+fn non_smooth_functions_emit_methods_and_an_inline_signum() {
+    let mut s = Store::new();
+    let f = s.parse("(* (signum (+ q0 q1)) q2)").unwrap();
+    let g = s.parse("(signum q0)").unwrap();
+    let h = s
+        .parse("(+ (abs (- q0 q1)) (* (min q0 q2) (max q1 (sin q2))))")
+        .unwrap();
+    let outputs: Vec<Output> = [f, g, h]
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| {
+            let i = proc_macro2::Literal::usize_unsuffixed(i);
+            Output {
+                target: quote!(out[#i]),
+                value,
+            }
+        })
+        .collect();
+    let code = emit(&s, &outputs, &symbol, &EmitOptions::default());
+    assert_block(&code);
+    let text = pretty(&code);
+    // The operand of the inline signum is bound once, even though it is used once.
+    assert!(text.contains("let t0: f64 = q[0] + q[1];"), "{text}");
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "out[0] = (if t0 > 0.0 { 1.0 } else if t0 < 0.0 { -1.0 } else { t0 }) * q[2];"
+        ),
+        "{text}"
+    );
+    assert!(
+        flat.contains("out[1] = if q[0] > 0.0 { 1.0 } else if q[0] < 0.0 { -1.0 } else { q[0] };"),
+        "{text}"
+    );
+    assert!(!text.contains("signum"), "{text}");
+    assert!(
+        text.contains("out[2] = (q[0] - q[1]).abs() + q[0].min(q[2]) * q[1].max(q[2].sin());"),
+        "{text}"
+    );
+    // Same semantics as `eval`: 0 at zero, NaN for NaN (unlike `f64::signum`).
+    for x in [2.5, -1e-300, 0.0, -0.0, f64::NAN, f64::INFINITY] {
+        let e = mechanism_cas::eval(&s, g, &|_| Some(x)).unwrap();
+        let got = emitted_signum(x);
+        assert!(
+            got == e || (got.is_nan() && e.is_nan()),
+            "{x}: {got} vs {e}"
+        );
+    }
+    assert_eq!(emitted_signum(0.0), 0.0);
+    assert_ne!(0.0f64.signum(), 0.0);
+}

@@ -159,3 +159,115 @@ fn foreign_ids_do_not_panic() {
     assert!(s.symbols(id).is_empty());
     assert!(!s.depends_on(id, Symbol::from("x")));
 }
+
+#[test]
+fn non_smooth_constructors_fold_and_normalize() {
+    let mut s = Store::new();
+    let (x, y) = (s.var("x"), s.var("y"));
+    let (m2, three, zero) = (s.num(-2.0), s.num(3.0), s.num(0.0));
+    let folded = [
+        (s.abs(m2), 2.0),
+        (s.signum(m2), -1.0),
+        (s.signum(three), 1.0),
+        (s.signum(zero), 0.0),
+        (s.min(m2, three), -2.0),
+        (s.max(m2, three), 3.0),
+    ];
+    for (id, v) in folded {
+        assert_eq!(s.constant(id), Some(v));
+    }
+    // abs(abs x) = abs(-x) = abs(x); |x - y| = |y - x|.
+    let ax = s.abs(x);
+    assert_eq!(s.abs(ax), ax);
+    let nx = s.neg(x);
+    assert_eq!(s.abs(nx), ax);
+    let (xy, yx) = (s.sub(x, y), s.sub(y, x));
+    assert_eq!(s.abs(xy), s.abs(yx));
+    // signum(signum x) = signum x, signum(-x) = -signum(x).
+    let sx = s.signum(x);
+    assert_eq!(s.signum(sx), sx);
+    assert_eq!(s.signum(nx), s.neg(sx));
+    // min(x, x) = x; min and max are commutative, constants first.
+    assert_eq!(s.min(x, x), x);
+    assert_eq!(s.max(y, y), y);
+    assert_eq!(s.min(x, y), s.min(y, x));
+    assert_eq!(s.max(x, y), s.max(y, x));
+    let m = s.max(x, three);
+    assert_eq!(s.node(m), &Math::Max([three, x]));
+    assert_ne!(s.min(x, y), s.max(x, y));
+    // Parsing and display.
+    let f = s
+        .parse("(+ (abs x) (* (max x y) (min (signum y) 2)))")
+        .unwrap();
+    assert_eq!(
+        s.display(f).to_string(),
+        "abs(x) + max(x, y) * min(2, signum(y))"
+    );
+    let (rec, roots) = s.to_rec_expr(&[f]);
+    let mut t = Store::new();
+    let g = t.add_rec_expr(&rec);
+    assert_eq!(roots.len(), 1);
+    assert_eq!(t.display(g).to_string(), s.display(f).to_string());
+    assert_eq!(s.symbols(f), vec![Symbol::from("x"), Symbol::from("y")]);
+    // Substitution folds through the new constructors.
+    let map = HashMap::from([(Symbol::from("x"), m2), (Symbol::from("y"), three)]);
+    let v = s.substitute(f, &map);
+    assert_eq!(s.constant(v), Some(2.0 + 3.0 * 1.0));
+}
+
+#[test]
+fn non_smooth_evaluation_semantics() {
+    let mut s = Store::new();
+    let (x, y) = (Symbol::from("x"), Symbol::from("y"));
+    let (xv, yv) = (s.symbol(x), s.symbol(y));
+    let sg = s.signum(xv);
+    let ab = s.abs(xv);
+    let (mn, mx) = (s.min(xv, yv), s.max(xv, yv));
+    let at = |id, xs: f64, ys: f64| eval(&s, id, &|v| Some(if v == x { xs } else { ys })).unwrap();
+    assert_eq!(at(sg, 0.0, 0.0), 0.0);
+    assert_eq!(at(sg, -0.0, 0.0), 0.0);
+    assert_eq!(at(sg, 1e-300, 0.0), 1.0);
+    assert_eq!(at(sg, -7.0, 0.0), -1.0);
+    assert!(at(sg, f64::NAN, 0.0).is_nan());
+    assert_eq!(at(ab, -1.5, 0.0), 1.5);
+    assert_eq!(at(mn, 1.0, -2.0), -2.0);
+    assert_eq!(at(mx, 1.0, -2.0), 1.0);
+    // f64::min / f64::max: a NaN operand is ignored.
+    assert_eq!(at(mn, f64::NAN, 4.0), 4.0);
+    assert_eq!(at(mx, 4.0, f64::NAN), 4.0);
+}
+
+#[test]
+fn non_smooth_dependencies_look_at_the_original_expression() {
+    let mut s = Store::new();
+    let (x, y, k) = (Symbol::from("x"), Symbol::from("y"), Symbol::from("k"));
+    // V = |x| + max(k, 1) sin(y) + signum(y) k: kinks in x (abs), y (signum), k (max).
+    let f = s
+        .parse("(+ (+ (abs x) (* (max k 1) (sin y))) (* (signum y) k))")
+        .unwrap();
+    let names = |s: &Store, vars: &[Symbol]| -> Vec<&'static str> {
+        s.non_smooth_dependencies(f, vars)
+            .into_iter()
+            .map(|(id, name)| {
+                assert_eq!(s.node(id).non_smooth_name(), Some(name));
+                name
+            })
+            .collect()
+    };
+    assert_eq!(names(&s, &[x]), vec!["abs"]);
+    assert_eq!(names(&s, &[y]), vec!["signum"]);
+    assert_eq!(names(&s, &[k]), vec!["max"]);
+    assert_eq!(names(&s, &[x, y]), vec!["abs", "signum"]);
+    assert!(names(&s, &[Symbol::from("unknown")]).is_empty());
+    assert_eq!(s.non_smooth_nodes(&[f]).len(), 3);
+    let smooth = s.parse("(* (sin x) k)").unwrap();
+    assert!(s.non_smooth_nodes(&[smooth]).is_empty());
+    assert!(s.non_smooth_dependencies(smooth, &[x, k]).is_empty());
+
+    // The Hessian of |x| is the zero node, free of non-smooth nodes: only the original
+    // expression reveals the kink.
+    let a = s.parse("(abs x)").unwrap();
+    let h = mechanism_cas::hessian(&mut s, a, &[x]);
+    assert!(s.is_zero(h[0][0]) && s.non_smooth_nodes(&[h[0][0]]).is_empty());
+    assert_eq!(s.non_smooth_dependencies(a, &[x]), vec![(a, "abs")]);
+}

@@ -22,6 +22,9 @@ pub fn node_flops(node: &Math, powi_exponent: Option<f64>) -> f64 {
         Math::Num(_) | Math::Symbol(_) => 0.0,
         Math::Add(_) | Math::Sub(_) | Math::Mul(_) => 1.0,
         Math::Neg(_) => 0.5,
+        Math::Abs(_) | Math::Min(_) | Math::Max(_) => 1.0,
+        // Two comparisons and a select.
+        Math::Signum(_) => 2.0,
         Math::Div(_) => DIV,
         Math::Sqrt(_) => SQRT,
         Math::Powi(_) => match powi_exponent {

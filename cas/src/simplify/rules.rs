@@ -60,6 +60,15 @@ pub fn rules() -> Vec<Rewrite<Math, ConstantFold>> {
         rw!("pythagoras";      "(+ (powi (sin ?a) 2) (powi (cos ?a) 2))" => "1"),
         rw!("one-minus-sin2";  "(- 1 (powi (sin ?a) 2))"   => "(powi (cos ?a) 2)"),
         rw!("one-minus-cos2";  "(- 1 (powi (cos ?a) 2))"   => "(powi (sin ?a) 2)"),
+        // Non-smooth functions (also valid for NaN under the semantics of `Math`).
+        rw!("comm-min";        "(min ?a ?b)"               => "(min ?b ?a)"),
+        rw!("comm-max";        "(max ?a ?b)"               => "(max ?b ?a)"),
+        rw!("min-self";        "(min ?a ?a)"               => "?a"),
+        rw!("max-self";        "(max ?a ?a)"               => "?a"),
+        rw!("abs-neg";         "(abs (neg ?a))"            => "(abs ?a)"),
+        rw!("abs-abs";         "(abs (abs ?a))"            => "(abs ?a)"),
+        rw!("abs-sub";         "(abs (- ?a ?b))"           => "(abs (- ?b ?a))"),
+        rw!("signum-signum";   "(signum (signum ?a))"      => "(signum ?a)"),
     ];
     rules.shrink_to_fit();
     rules

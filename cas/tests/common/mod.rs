@@ -164,3 +164,35 @@ pub fn richardson(f: &dyn Fn(f64) -> f64, x: f64) -> f64 {
 pub fn close(a: f64, b: f64, tol: f64, scale: f64) -> bool {
     (a - b).abs() <= tol * scale.max(1.0).max(a.abs()).max(b.abs())
 }
+
+/// Builds `|u| + max(u, w) · min(w, v) + signum(v) · w` from three smooth expressions and
+/// returns it with the arguments of its kinks (`u`, `u − w`, `w − v`, `v`).
+pub fn non_smooth(store: &mut Store, u: Id, w: Id, v: Id) -> (Id, Vec<Id>) {
+    let abs = store.abs(u);
+    let max = store.max(u, w);
+    let min = store.min(w, v);
+    let prod = store.mul(max, min);
+    let sg = store.signum(v);
+    let sw = store.mul(sg, w);
+    let f = store.sum([abs, prod, sw]);
+    let kinks = vec![u, store.sub(u, w), store.sub(w, v), v];
+    (f, kinks)
+}
+
+/// Returns whether no kink argument changes sign, or comes within `1e-9` of zero, on the
+/// finite-difference stencil of [`richardson`] around `p` in any coordinate direction, so that
+/// finite differences only ever see one smooth branch.
+pub fn away_from_kinks(store: &Store, kinks: &[Id], p: [f64; 3]) -> bool {
+    let h = 1e-3;
+    kinks.iter().all(|&k| {
+        let centre = at(store, k, p, &no_extra);
+        (0..3).all(|i| {
+            [-h, -h / 2.0, 0.0, h / 2.0, h].iter().all(|&dt| {
+                let mut q = p;
+                q[i] += dt;
+                let v = at(store, k, q, &no_extra);
+                v.abs() > 1e-9 && (v > 0.0) == (centre > 0.0)
+            })
+        })
+    })
+}
