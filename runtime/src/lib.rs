@@ -13,8 +13,13 @@
 //! | [`ZhangSkeel`] (Z&S) | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] |
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]).
+//!
+//! [`discrete_gradient`] provides Gonzalez discrete gradients of the potential, the constraints
+//! and the kinetic energy (Kinon–Betsch–Livens eq. 26–29) for every model with the matching
+//! capability, the building blocks of energy-consistent implicit schemes.
 #![warn(missing_docs)]
 
+pub mod discrete_gradient;
 pub mod error;
 pub mod fma;
 pub mod integrators;
@@ -24,6 +29,10 @@ pub mod observers;
 pub mod reference;
 pub mod state;
 
+pub use discrete_gradient::{
+    ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,
+    KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
+};
 pub use error::StepError;
 pub use integrators::linearly_implicit::{Spook, ZhangSkeel, ZhangSkeelSimplified};
 pub use integrators::{Integrator, StepReport};

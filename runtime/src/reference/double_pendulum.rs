@@ -16,8 +16,8 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
-    Configuration, Holonomic, Inertia, PenalizedPotential, Potential, PotentialHessian,
-    PotentialThirdDerivative,
+    Configuration, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient,
+    PenalizedPotential, Potential, PotentialHessian, PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -158,6 +158,59 @@ impl Holonomic<4, 2> for DoublePendulum {
     }
 }
 
+/// The mass matrix is constant, so `∂T/∂q` and both kinetic Hessians vanish.
+impl InertiaGradient<4> for DoublePendulum {
+    fn kinetic_gradient(
+        &self,
+        _q: &SVector<f64, 4>,
+        _v: &SVector<f64, 4>,
+        out: &mut SVector<f64, 4>,
+    ) {
+        *out = SVector::<f64, 4>::zeros();
+    }
+
+    fn kinetic_hessians(
+        &self,
+        _q: &SVector<f64, 4>,
+        _v: &SVector<f64, 4>,
+        qq: &mut SMatrix<f64, 4, 4>,
+        qv: &mut SMatrix<f64, 4, 4>,
+    ) {
+        *qq = SMatrix::<f64, 4, 4>::zeros();
+        *qv = SMatrix::<f64, 4, 4>::zeros();
+    }
+}
+
+/// The rods are quadratic, so their Hessians are the constant matrices of `rod_hessians`.
+impl HolonomicHessians<4, 2> for DoublePendulum {
+    fn constraint_hessians(
+        &self,
+        _q: &SVector<f64, 4>,
+        _t: f64,
+        out: &mut [SMatrix<f64, 4, 4>; 2],
+    ) {
+        *out = Self::rod_hessians();
+    }
+}
+
+/// The rods are scleronomic: `g_t = 0`, and `g̈ = G q̈ + vᵀ (Hess g_k) v` row by row.
+impl HolonomicKinematics<4, 2> for DoublePendulum {
+    fn constraint_time_derivative(&self, _q: &SVector<f64, 4>, _t: f64, out: &mut SVector<f64, 2>) {
+        *out = SVector::<f64, 2>::zeros();
+    }
+
+    fn constraint_acceleration_bias(
+        &self,
+        _q: &SVector<f64, 4>,
+        v: &SVector<f64, 4>,
+        _t: f64,
+        out: &mut SVector<f64, 2>,
+    ) {
+        let [hess1, hess2] = Self::rod_hessians();
+        *out = SVector::<f64, 2>::new(v.dot(&(hess1 * v)), v.dot(&(hess2 * v)));
+    }
+}
+
 /// The penalized potential `W = V + ½ω²(rod1² + rod2²)` (Tao–Owhadi eq. 7), by hand.
 ///
 /// With `∇g_i` the constraint gradients and `H_i = Hess g_i` (constant: the rods are quadratic):
@@ -291,6 +344,38 @@ mod tests {
                 j,
             );
             assert!(((hp - hm) / (2.0 * step) - third[j]).abs() < 1e-6 * (1.0 + third.amax()));
+        }
+    }
+
+    #[test]
+    fn acceleration_bias_is_the_second_time_derivative_along_a_line() {
+        // Along q(s) = q + s v (so q̈ = 0), g̈ = (Gv)_q v exactly: g_k is quadratic.
+        let model = DoublePendulum::default();
+        let q = SVector::<f64, 4>::new(0.3, -0.9, 1.2, -2.1);
+        let v = SVector::<f64, 4>::new(0.7, -0.2, 0.4, 1.1);
+        let mut bias = SVector::<f64, 2>::zeros();
+        model.constraint_acceleration_bias(&q, &v, 0.0, &mut bias);
+        let g_at = |s: f64| {
+            let mut g = SVector::<f64, 2>::zeros();
+            model.constraints(&(q + v * s), 0.0, &mut g);
+            g
+        };
+        let second = (g_at(0.5) - g_at(0.0) * 2.0 + g_at(-0.5)) / 0.25;
+        assert!((second - bias).amax() < 1e-12, "{second} vs {bias}");
+        let mut hessians = [SMatrix::<f64, 4, 4>::zeros(); 2];
+        model.constraint_hessians(&q, 0.0, &mut hessians);
+        let jac = |x: &SVector<f64, 4>| {
+            let mut j = SMatrix::<f64, 2, 4>::zeros();
+            model.constraint_jacobian(x, 0.0, &mut j);
+            j
+        };
+        for j in 0..4 {
+            let mut e = SVector::<f64, 4>::zeros();
+            e[j] = 0.5;
+            let column = (jac(&(q + e)) - jac(&(q - e))).transpose();
+            for (k, hess) in hessians.iter().enumerate() {
+                assert!((column.column(k) - hess.column(j)).amax() < 1e-12);
+            }
         }
     }
 

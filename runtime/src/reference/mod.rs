@@ -6,6 +6,8 @@
 
 pub mod double_pendulum;
 pub mod harmonic;
+pub mod spherical_pendulum;
 
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
+pub use spherical_pendulum::SphericalSpringPendulum;
