@@ -1,6 +1,8 @@
 //! Differentiates the model's expressions into everything the plan asks for.
 
-use mechanism_cas::{gradient, hessian, jacobian, third_contraction, Id, Store};
+use mechanism_cas::{
+    derivative, gradient, hessian, jacobian, third_contraction, Id, Store, Symbol,
+};
 
 use crate::model::Model;
 use crate::plan::Plan;
@@ -17,6 +19,36 @@ pub struct ScalarDerivatives {
     pub third: Option<Vec<Id>>,
 }
 
+/// A vector function of `(q, v, t)` with its Jacobians.
+pub struct VectorDerivatives {
+    /// The value, one entry per coordinate.
+    pub value: Vec<Id>,
+    /// `∂/∂q`, row-major.
+    pub dq: Vec<Vec<Id>>,
+    /// `∂/∂v`, row-major.
+    pub dv: Vec<Vec<Id>>,
+}
+
+/// Time derivatives of the holonomic constraints.
+pub struct Kinematics {
+    /// `g_t`.
+    pub time_derivative: Vec<Id>,
+    /// `(G v)_q v + 2 G_t v + g_tt`.
+    pub acceleration_bias: Vec<Id>,
+}
+
+/// Derivatives of the kinetic energy in `q`, and of the constraints, for discrete gradients.
+pub struct SecondOrder {
+    /// `∂T/∂q`.
+    pub kinetic_gradient: Vec<Id>,
+    /// `∂²T/∂q²`.
+    pub kinetic_qq: Vec<Vec<Id>>,
+    /// `∂²T/∂q∂v`.
+    pub kinetic_qv: Vec<Vec<Id>>,
+    /// `Hess g_k` for every holonomic row.
+    pub constraint_hessians: Vec<Vec<Vec<Id>>>,
+}
+
 /// Every derived expression of a model.
 pub struct Derived {
     /// Mass matrix `M(q)`.
@@ -25,22 +57,34 @@ pub struct Derived {
     pub kinetic: Id,
     /// Potential `V(q)` and its derivatives.
     pub potential: ScalarDerivatives,
-    /// Constraint values `g(q)`.
+    /// Constraint values `g(q, t)`.
     pub constraints: Vec<Id>,
-    /// Constraint Jacobian `G(q)`, row-major.
+    /// Constraint Jacobian `G(q, t)`, row-major.
     pub jacobian: Vec<Vec<Id>>,
     /// Penalized potential `W(q) = V + ½ω²|g|²` and its derivatives, if planned.
     pub penalized: Option<ScalarDerivatives>,
+    /// Constraint time derivatives, if planned.
+    pub kinematics: Option<Kinematics>,
+    /// Second-order quantities for discrete gradients, if planned.
+    pub second_order: Option<SecondOrder>,
+    /// Nonholonomic `A(q)` (row-major) and `w(t)`, if the model has such rows.
+    pub nonholonomic: Option<(Vec<Vec<Id>>, Vec<Id>)>,
+    /// Dissipative force `−∂R/∂v` and its Jacobians, if the model has dissipation.
+    pub dissipation: Option<VectorDerivatives>,
+    /// Generalized forces and their Jacobians, if the model has forces.
+    pub forces: Option<VectorDerivatives>,
 }
 
 /// Computes every derived expression of `model` that `plan` asks for.
 pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
     let q = model.symbols.q.clone();
+    let v = model.symbols.v.clone();
     let a = model.symbols.a.clone();
+    let t = model.symbols.t;
     let store = &mut model.store;
     let potential = scalar(store, model.potential, &q, &a, plan);
     let constraints: Vec<Id> = model.constraints.iter().map(|c| c.expr).collect();
-    let jacobian = if plan.constraints {
+    let jacobian_rows = if plan.constraints {
         jacobian(store, &constraints, &q)
     } else {
         Vec::new()
@@ -56,23 +100,56 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         let w = store.add(model.potential, penalty);
         scalar(store, w, &q, &a, plan)
     });
+    let kinematics = plan
+        .kinematics
+        .then(|| kinematics(store, &constraints, &jacobian_rows, &q, &v, t));
+    let second_order = plan.second_order.then(|| {
+        let kinetic_gradient = gradient(store, model.kinetic, &q);
+        SecondOrder {
+            kinetic_qq: hessian(store, model.kinetic, &q),
+            kinetic_qv: jacobian(store, &kinetic_gradient, &v),
+            kinetic_gradient,
+            constraint_hessians: constraints.iter().map(|&g| hessian(store, g, &q)).collect(),
+        }
+    });
+    let nonholonomic = plan.nonholonomic.then(|| {
+        (
+            model
+                .nonholonomic
+                .iter()
+                .map(|r| r.matrix.clone())
+                .collect(),
+            model.nonholonomic.iter().map(|r| r.drive).collect(),
+        )
+    });
+    let dissipation = model.dissipation.filter(|_| plan.dissipation).map(|r| {
+        let minus_gradient: Vec<Id> = gradient(store, r, &v)
+            .into_iter()
+            .map(|g| store.neg(g))
+            .collect();
+        vector(store, minus_gradient, &q, &v)
+    });
+    let forces = model
+        .forces
+        .clone()
+        .filter(|_| plan.forces)
+        .map(|f| vector(store, f, &q, &v));
     Derived {
         mass: model.mass.clone(),
         kinetic: model.kinetic,
         potential,
         constraints,
-        jacobian,
+        jacobian: jacobian_rows,
         penalized,
+        kinematics,
+        second_order,
+        nonholonomic,
+        dissipation,
+        forces,
     }
 }
 
-fn scalar(
-    store: &mut Store,
-    f: Id,
-    q: &[mechanism_cas::Symbol],
-    a: &[mechanism_cas::Symbol],
-    plan: &Plan,
-) -> ScalarDerivatives {
+fn scalar(store: &mut Store, f: Id, q: &[Symbol], a: &[Symbol], plan: &Plan) -> ScalarDerivatives {
     ScalarDerivatives {
         value: f,
         gradient: gradient(store, f, q),
@@ -80,5 +157,53 @@ fn scalar(
         third: plan
             .third_derivative
             .then(|| third_contraction(store, f, q, a)),
+    }
+}
+
+fn vector(store: &mut Store, value: Vec<Id>, q: &[Symbol], v: &[Symbol]) -> VectorDerivatives {
+    VectorDerivatives {
+        dq: jacobian(store, &value, q),
+        dv: jacobian(store, &value, v),
+        value,
+    }
+}
+
+/// `ġ = G v + g_t` and `g̈ = G q̈ + [(G v)_q v + 2 G_t v + g_tt]`: the bracket is the part of
+/// `d/dt ġ` that does not involve `q̈`, i.e. `Σ_j ∂ġ/∂q_j v_j + ∂ġ/∂t`.
+fn kinematics(
+    store: &mut Store,
+    constraints: &[Id],
+    jacobian_rows: &[Vec<Id>],
+    q: &[Symbol],
+    v: &[Symbol],
+    t: Symbol,
+) -> Kinematics {
+    let velocities: Vec<Id> = v.iter().map(|&s| store.symbol(s)).collect();
+    let mut time_derivative = Vec::new();
+    let mut acceleration_bias = Vec::new();
+    for (&g, row) in constraints.iter().zip(jacobian_rows) {
+        let g_t = derivative(store, g, t);
+        let terms: Vec<Id> = row
+            .iter()
+            .zip(&velocities)
+            .map(|(&gj, &vj)| store.mul(gj, vj))
+            .collect();
+        let gv = store.sum(terms);
+        let g_dot = store.add(gv, g_t);
+        let mut bias_terms: Vec<Id> = q
+            .iter()
+            .zip(&velocities)
+            .map(|(&qj, &vj)| {
+                let d = derivative(store, g_dot, qj);
+                store.mul(d, vj)
+            })
+            .collect();
+        bias_terms.push(derivative(store, g_dot, t));
+        time_derivative.push(g_t);
+        acceleration_bias.push(store.sum(bias_terms));
+    }
+    Kinematics {
+        time_derivative,
+        acceleration_bias,
     }
 }

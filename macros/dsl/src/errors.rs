@@ -41,6 +41,12 @@ impl Errors {
         self.combined.is_none()
     }
 
+    /// Ends a stage inside a function: `Err` with every error recorded so far (which are then
+    /// forgotten), or `Ok` if there are none.
+    pub fn barrier(&mut self) -> syn::Result<()> {
+        std::mem::take(self).finish()
+    }
+
     /// Ends the stage: `Err` with every recorded error, if any.
     pub fn finish(self) -> syn::Result<()> {
         match self.combined {

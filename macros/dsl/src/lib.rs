@@ -13,6 +13,7 @@ pub mod ast;
 pub mod derive;
 pub mod errors;
 pub mod generate;
+pub mod integrators;
 pub mod lower;
 pub mod model;
 pub mod parse;
@@ -41,6 +42,6 @@ pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
     let mut model = validate::validate(ast)?;
     let plan = plan::Plan::for_model(&model);
     let mut derived = derive::derive(&mut model, &plan);
-    simplify::simplify_outputs(&mut model.store, &mut derived, &Default::default());
+    simplify::simplify_outputs(&mut model.store, &mut derived, &simplify::limits());
     Ok(generate::generate(&model, &derived))
 }

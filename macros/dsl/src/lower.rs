@@ -3,7 +3,8 @@
 //! The accepted language is a small, Rust-spelled subset: `+ - * /`, unary `-`, parentheses,
 //! numeric literals, names of coordinates and parameters, `dot(x)` for the velocity of a
 //! coordinate, methods `powi(n)`, `powf(e)`, `sqrt()`, `sin()`, `cos()`, `tan()`, `exp()`,
-//! `ln()`, and the same functions in call form (`sqrt(x)`, `powi(x, n)`, `powf(x, e)`).
+//! `ln()`, the non-smooth `abs()`, `signum()`, `min(y)`, `max(y)`, and the same functions in
+//! call form (`sqrt(x)`, `powi(x, n)`, `powf(x, e)`, `max(x, y)`).
 //! Every unsupported construct is a spanned error saying what to write instead.
 
 use std::collections::HashMap;
@@ -35,6 +36,8 @@ pub struct Symbols {
     pub a: Vec<Symbol>,
     /// The penalty frequency `ω` of `V + ½ω²|g|²`.
     pub omega: Symbol,
+    /// The time `t`.
+    pub t: Symbol,
 }
 
 impl Symbols {
@@ -52,6 +55,7 @@ impl Symbols {
             p: make("p", parameters),
             a: make("a", coordinates),
             omega: Symbol::from("penalty.omega"),
+            t: Symbol::from("time.t"),
         }
     }
 }
@@ -65,6 +69,18 @@ pub enum Context {
     Constant,
 }
 
+/// Where the last lowered expressions mentioned velocities and time, so that a check can point
+/// at the offending `dot(..)` or `t` rather than at the whole expression.
+#[derive(Default)]
+pub struct Uses {
+    /// Spans of `dot(..)` calls.
+    pub velocities: Vec<proc_macro2::Span>,
+    /// Spans of `t`.
+    pub time: Vec<proc_macro2::Span>,
+    /// Spans and names of non-smooth functions (`abs`, `signum`, `min`, `max`).
+    pub non_smooth: Vec<(proc_macro2::Span, &'static str)>,
+}
+
 /// Lowers expressions of one model into its store, reporting errors into a collector.
 pub struct Lowerer<'a> {
     /// The model's store.
@@ -75,9 +91,16 @@ pub struct Lowerer<'a> {
     pub names: &'a HashMap<String, Name>,
     /// Where errors go.
     pub errors: &'a mut Errors,
+    /// Velocity and time uses since the last [`Lowerer::take_uses`].
+    pub uses: Uses,
 }
 
 impl Lowerer<'_> {
+    /// Returns the velocity and time uses recorded since the last call, and forgets them.
+    pub fn take_uses(&mut self) -> Uses {
+        std::mem::take(&mut self.uses)
+    }
+
     /// Lowers `expr`; `None` when an error was recorded.
     pub fn lower(&mut self, expr: &Expr, context: Context) -> Option<Id> {
         match expr {
@@ -168,16 +191,15 @@ impl Lowerer<'_> {
                 );
                 None
             }
+            (None, Context::Dynamic) if ident == "t" => {
+                self.uses.time.push(ident.span());
+                Some(self.store.symbol(self.symbols.t))
+            }
             (None, _) => {
-                let hint = if ident == "t" {
-                    "; time-dependent expressions are not supported yet"
-                } else {
-                    ""
-                };
                 self.errors.error_spanned(
                     ident,
                     format!(
-                        "cannot find `{ident}` in this mechanism; declare it in `coordinates` or `parameters`{hint}"
+                        "cannot find `{ident}` in this mechanism; declare it in `coordinates` or `parameters`"
                     ),
                 );
                 None
@@ -259,7 +281,10 @@ impl Lowerer<'_> {
             return None;
         };
         match self.names.get(&target.to_string()) {
-            Some(Name::Coordinate(i)) => Some(self.store.symbol(self.symbols.v[*i])),
+            Some(Name::Coordinate(i)) => {
+                self.uses.velocities.push(call.span());
+                Some(self.store.symbol(self.symbols.v[*i]))
+            }
             Some(Name::Parameter(_)) => {
                 self.errors.error_spanned(
                     target,
@@ -288,8 +313,8 @@ impl Lowerer<'_> {
     ) -> Option<Id> {
         let unary = |store: &mut Store, f: fn(&mut Store, Id) -> Id| Some(f(store, x));
         let arity = match name.to_string().as_str() {
-            "sqrt" | "sin" | "cos" | "tan" | "exp" | "ln" => 0,
-            "powi" | "powf" => 1,
+            "sqrt" | "sin" | "cos" | "tan" | "exp" | "ln" | "abs" | "signum" => 0,
+            "powi" | "powf" | "min" | "max" => 1,
             other => {
                 let hint = match other {
                     "pow" => "; write `x.powi(n)` for an integer or `x.powf(y)` for a real power",
@@ -299,7 +324,7 @@ impl Lowerer<'_> {
                 self.errors.error_spanned(
                     name,
                     format!(
-                        "unsupported function `{other}` in a model; supported: powi, powf, sqrt, sin, cos, tan, exp, ln{hint}"
+                        "unsupported function `{other}` in a model; supported: powi, powf, sqrt, sin, cos, tan, exp, ln, abs, signum, min, max{hint}"
                     ),
                 );
                 return None;
@@ -323,6 +348,22 @@ impl Lowerer<'_> {
             "exp" => unary(self.store, Store::exp),
             "ln" => unary(self.store, Store::ln),
             "powf" => Some(self.store.pow(x, args[0])),
+            "abs" => {
+                self.uses.non_smooth.push((name.span(), "abs"));
+                Some(self.store.abs(x))
+            }
+            "signum" => {
+                self.uses.non_smooth.push((name.span(), "signum"));
+                Some(self.store.signum(x))
+            }
+            "min" => {
+                self.uses.non_smooth.push((name.span(), "min"));
+                Some(self.store.min(x, args[0]))
+            }
+            "max" => {
+                self.uses.non_smooth.push((name.span(), "max"));
+                Some(self.store.max(x, args[0]))
+            }
             _ => {
                 // `powi`: the exponent must be an integer known at compile time.
                 let exponent = self.store.constant(args[0]);

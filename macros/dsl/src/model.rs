@@ -3,6 +3,7 @@
 use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
+use crate::integrators::Integrator;
 use crate::lower::Symbols;
 
 /// A model that passed validation.
@@ -17,8 +18,16 @@ pub struct Model {
     pub coordinates: Vec<Ident>,
     /// Parameters with their default values.
     pub parameters: Vec<Parameter>,
-    /// Holonomic constraints `g_i(q) = 0`, in row order.
+    /// Holonomic constraints `g_i(q, t) = 0`, in row order.
     pub constraints: Vec<Constraint>,
+    /// Nonholonomic rows `A_i(q) v = w_i(t)`, in row order.
+    pub nonholonomic: Vec<NonholonomicRow>,
+    /// Rayleigh dissipation function `R(q, v)`, if any.
+    pub dissipation: Option<Id>,
+    /// Generalized forces `f(q, v, t)`, one entry per coordinate, if any.
+    pub forces: Option<Vec<Id>>,
+    /// The integrators the model is compiled for.
+    pub integrators: Vec<Integrator>,
     /// Every expression of the model lives here, shared.
     pub store: Store,
     /// The symbols expressions are built from.
@@ -43,17 +52,65 @@ pub struct Parameter {
 
 /// A named holonomic constraint row.
 pub struct Constraint {
-    /// Attributes (doc comments) written before the constraint.
-    pub attrs: Vec<Attribute>,
+    /// Doc comments written before the constraint.
+    pub docs: Vec<Attribute>,
     /// The row's name.
     pub name: Ident,
-    /// The expression `g_i(q)`.
+    /// The expression `g_i(q, t)`.
     pub expr: Id,
+    /// SPOOK's compliance `ε` from `#[spook(epsilon = …)]`, if given.
+    pub epsilon: Option<f64>,
+    /// SPOOK's relaxation time `τ` from `#[spook(tau = …)]` (seconds) or
+    /// `#[spook(tau_steps = …)]` (multiples of the step), if given.
+    pub tau: Option<Tau>,
+}
+
+/// A relaxation time as written by the user.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tau {
+    /// In units of time.
+    Seconds(f64),
+    /// In multiples of the step size.
+    Steps(f64),
+}
+
+/// A named nonholonomic row `A_i(q) v = w_i(t)`.
+pub struct NonholonomicRow {
+    /// Doc comments written before the row.
+    pub docs: Vec<Attribute>,
+    /// The row's name.
+    pub name: Ident,
+    /// The row `A_i(q)` of the constraint matrix.
+    pub matrix: Vec<Id>,
+    /// The driving term `w_i(t)`.
+    pub drive: Id,
+    /// SPOOK's compliance `γ` from `#[spook(gamma = …)]`, if given.
+    pub gamma: Option<f64>,
 }
 
 impl Model {
     /// Returns the number of coordinates.
     pub fn dof(&self) -> usize {
         self.coordinates.len()
+    }
+
+    /// Returns whether some holonomic constraint depends explicitly on time.
+    pub fn rheonomic(&self) -> bool {
+        self.constraints
+            .iter()
+            .any(|c| self.store.depends_on(c.expr, self.symbols.t))
+    }
+
+    /// Returns whether the mass matrix depends on the configuration.
+    pub fn configuration_dependent_mass(&self) -> bool {
+        self.mass
+            .iter()
+            .flatten()
+            .any(|&m| self.symbols.q.iter().any(|&q| self.store.depends_on(m, q)))
+    }
+
+    /// Returns whether the model is compiled for `integrator`.
+    pub fn uses(&self, integrator: Integrator) -> bool {
+        self.integrators.contains(&integrator)
     }
 }

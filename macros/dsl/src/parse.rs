@@ -23,17 +23,29 @@ pub enum SectionKind {
     Lagrangian,
     /// `holonomic: { name: expr }`.
     Holonomic,
+    /// `nonholonomic: { name: expr }`, each row affine in the velocities.
+    Nonholonomic,
+    /// `dissipation: expr`, a Rayleigh function.
+    Dissipation,
+    /// `forces: { coordinate: expr }`.
+    Forces,
+    /// `integrators: [spook, zss]`.
+    Integrators,
 }
 
 impl SectionKind {
     /// Every known section, in the order the documentation lists them.
-    pub const ALL: [SectionKind; 6] = [
+    pub const ALL: [SectionKind; 10] = [
         SectionKind::Coordinates,
         SectionKind::Parameters,
         SectionKind::Kinetic,
         SectionKind::Potential,
         SectionKind::Lagrangian,
         SectionKind::Holonomic,
+        SectionKind::Nonholonomic,
+        SectionKind::Dissipation,
+        SectionKind::Forces,
+        SectionKind::Integrators,
     ];
 
     /// Returns the keyword that introduces this section.
@@ -45,6 +57,10 @@ impl SectionKind {
             SectionKind::Potential => "potential",
             SectionKind::Lagrangian => "lagrangian",
             SectionKind::Holonomic => "holonomic",
+            SectionKind::Nonholonomic => "nonholonomic",
+            SectionKind::Dissipation => "dissipation",
+            SectionKind::Forces => "forces",
+            SectionKind::Integrators => "integrators",
         }
     }
 
@@ -82,7 +98,7 @@ impl Parse for Section {
         let keyword: Ident = input.call(syn::ext::IdentExt::parse_any)?;
         input.parse::<Token![:]>()?;
         let body = match SectionKind::from_keyword(&keyword) {
-            Some(SectionKind::Coordinates) => {
+            Some(SectionKind::Coordinates | SectionKind::Integrators) => {
                 let content;
                 bracketed!(content in input);
                 let names =
@@ -98,10 +114,15 @@ impl Parse for Section {
             Some(SectionKind::Parameters) => {
                 SectionBody::Assignments(parse_named_block::<Token![=]>(input)?)
             }
-            Some(SectionKind::Holonomic) => {
+            Some(SectionKind::Holonomic | SectionKind::Nonholonomic | SectionKind::Forces) => {
                 SectionBody::Rows(parse_named_block::<Token![:]>(input)?)
             }
-            Some(SectionKind::Kinetic | SectionKind::Potential | SectionKind::Lagrangian)
+            Some(
+                SectionKind::Kinetic
+                | SectionKind::Potential
+                | SectionKind::Lagrangian
+                | SectionKind::Dissipation,
+            )
             | None => SectionBody::Expr(input.parse()?),
         };
         Ok(Section { keyword, body })

@@ -1,32 +1,56 @@
-//! Decides which derived quantities the model's code needs, following the table of
-//! "what each integrator needs" in DESIGN.md. Generating only those keeps the macro's cost
-//! bounded.
+//! Decides which derived quantities the model's code needs, from the integrators it is compiled
+//! for (the table of "what each integrator needs" in DESIGN.md, as data in
+//! [`Integrator::capabilities`]). Generating only those keeps the macro's cost bounded.
 
+use crate::integrators::{Capabilities, Integrator};
 use crate::model::Model;
 
 /// The derived quantities to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// `Hess V`, for the Zhang–Skeel family.
+    /// `Hess V`, for the Zhang–Skeel and Newmark families and Newton's method.
     pub hessian: bool,
     /// `a·V'''·a`, for full Z&S.
     pub third_derivative: bool,
-    /// `g` and `G = ∂g/∂q`, for SPOOK and the observers.
+    /// `g` and `G = ∂g/∂q`.
     pub constraints: bool,
-    /// `W = V + ½ω²|g|²` with gradient, Hessian and third contraction, for Z&S on penalized
-    /// constraints (Tao–Owhadi eq. 7).
+    /// `W = V + ½ω²|g|²` with the derivatives the penalty integrators need (Tao–Owhadi eq. 7).
     pub penalty: bool,
+    /// `g_t` and `(G v)_q v + 2 G_t v + g_tt`, for index reduction and rheonomic constraints.
+    pub kinematics: bool,
+    /// `∂T/∂q`, its derivatives and the constraint Hessians: for discrete gradients and their
+    /// Newton Jacobians, and for the velocity terms `∂T/∂q − Ṁ v` of index reduction.
+    pub second_order: bool,
+    /// `A(q)` and `w(t)`.
+    pub nonholonomic: bool,
+    /// `−∂R/∂v` and its Jacobians.
+    pub dissipation: bool,
+    /// `f(q, v, t)` and its Jacobians.
+    pub forces: bool,
 }
 
 impl Plan {
-    /// Returns the default plan: what SPOOK, Z&Ss and Z&S need for this model.
+    /// Returns the plan for the integrators `model` is compiled for.
     pub fn for_model(model: &Model) -> Plan {
+        let any = |need: fn(Capabilities) -> bool| {
+            model
+                .integrators
+                .iter()
+                .any(|i: &Integrator| need(i.capabilities()))
+        };
         let constrained = !model.constraints.is_empty();
+        let penalty = constrained && any(|c| c.penalty);
+        let third_derivative = any(|c| c.third_derivative);
         Plan {
-            hessian: true,
-            third_derivative: true,
+            hessian: any(|c| c.hessian) || third_derivative,
+            third_derivative,
             constraints: constrained,
-            penalty: constrained,
+            penalty,
+            kinematics: constrained && (any(|c| c.kinematics) || model.rheonomic()),
+            second_order: any(|c| c.discrete_gradients || c.kinematics),
+            nonholonomic: !model.nonholonomic.is_empty(),
+            dissipation: model.dissipation.is_some(),
+            forces: model.forces.is_some(),
         }
     }
 }

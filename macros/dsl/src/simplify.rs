@@ -1,9 +1,23 @@
 //! Runs the bounded e-graph clean-up of `mechanism-cas` over each group of outputs that is
 //! emitted as one function, so that simplification sees what those outputs share.
 
+use std::time::Duration;
+
 use mechanism_cas::{simplify, Id, SimplifyLimits, SimplifyReport, Store};
 
 use crate::derive::{Derived, ScalarDerivatives};
+
+/// Returns the limits of the clean-up. The iteration and node limits are the ones meant to
+/// bind, so that a model compiles to the same code on any machine and under any load; the time
+/// limit is only a safety net against a pathological model (an unoptimized macro build, which
+/// README warns against, is about 20× slower and may reach it).
+pub fn limits() -> SimplifyLimits {
+    SimplifyLimits {
+        iter_limit: 8,
+        node_limit: 20_000,
+        time_limit: Duration::from_secs(10),
+    }
+}
 
 /// Simplifies every output group of `derived` in place and returns one report per group.
 pub fn simplify_outputs(
@@ -42,6 +56,41 @@ pub fn simplify_outputs(
         if let Some(third) = third {
             run(third.iter_mut().collect());
         }
+    }
+    if let Some(kinematics) = &mut derived.kinematics {
+        run(kinematics.time_derivative.iter_mut().collect());
+        run(kinematics.acceleration_bias.iter_mut().collect());
+    }
+    if let Some(second) = &mut derived.second_order {
+        run(second.kinetic_gradient.iter_mut().collect());
+        run(second
+            .kinetic_qq
+            .iter_mut()
+            .chain(second.kinetic_qv.iter_mut())
+            .flatten()
+            .collect());
+        run(second
+            .constraint_hessians
+            .iter_mut()
+            .flatten()
+            .flatten()
+            .collect());
+    }
+    if let Some((matrix, drive)) = &mut derived.nonholonomic {
+        run(matrix.iter_mut().flatten().collect());
+        run(drive.iter_mut().collect());
+    }
+    for vector in [&mut derived.dissipation, &mut derived.forces]
+        .into_iter()
+        .flatten()
+    {
+        run(vector.value.iter_mut().collect());
+        run(vector
+            .dq
+            .iter_mut()
+            .chain(vector.dv.iter_mut())
+            .flatten()
+            .collect());
     }
     reports
 }

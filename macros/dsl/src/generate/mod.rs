@@ -11,8 +11,8 @@ use mechanism_cas::{emit, EmitOptions, Id, Output, Store, Symbol};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::derive::{Derived, ScalarDerivatives};
-use crate::model::Model;
+use crate::derive::{Derived, ScalarDerivatives, VectorDerivatives};
+use crate::model::{Model, Tau};
 
 /// The path under which generated code reaches the runtime crate.
 fn runtime() -> TokenStream {
@@ -32,12 +32,22 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     let potential = code.potential(&derived.potential);
     let holonomic = (!model.constraints.is_empty()).then(|| code.holonomic(derived));
     let penalty = derived.penalized.as_ref().map(|w| code.penalty(w));
+    let kinematics = code.kinematics(derived);
+    let second_order = code.second_order(derived);
+    let nonholonomic = code.nonholonomic(derived);
+    let dissipation = derived.dissipation.as_ref().map(|d| code.dissipation(d));
+    let forces = derived.forces.as_ref().map(|f| code.forces(f));
     quote! {
         #definition
         #inertia
         #potential
         #holonomic
         #penalty
+        #kinematics
+        #second_order
+        #nonholonomic
+        #dissipation
+        #forces
     }
 }
 
@@ -63,6 +73,7 @@ impl<'a> Code<'a> {
             symbols.insert(*symbol, quote!(self.#name));
         }
         symbols.insert(s.omega, quote!(omega));
+        symbols.insert(s.t, quote!(t));
         let rt = runtime();
         Code {
             model,
@@ -172,20 +183,31 @@ impl<'a> Code<'a> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let constraint_listing = (!model.constraints.is_empty()).then(|| {
-            let rows: Vec<String> = model
-                .constraints
+        let constraint_listing = row_listing(
+            "Holonomic constraints",
+            model.constraints.iter().map(|c| (&c.name, &c.docs)),
+        );
+        let nonholonomic_listing = row_listing(
+            "Nonholonomic constraints",
+            model.nonholonomic.iter().map(|r| (&r.name, &r.docs)),
+        );
+        let integrators = format!(
+            "Compiled for the integrators: {}.",
+            model
+                .integrators
                 .iter()
-                .map(|c| format!("`{}`", c.name))
-                .collect();
-            let doc = format!("Holonomic constraints: {}.", rows.join(", "));
-            quote!(#[doc = #doc])
-        });
+                .map(|i| format!("`{}`", i.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         quote! {
             #(#attrs)*
             #[doc = ""]
             #[doc = #listing]
             #constraint_listing
+            #nonholonomic_listing
+            #[doc = ""]
+            #[doc = #integrators]
             #[derive(Clone, Copy, Debug, PartialEq)]
             #vis struct #name {
                 #(#fields,)*
@@ -328,9 +350,12 @@ impl<'a> Code<'a> {
         let mut fused = self.vector(&g, &derived.constraints);
         fused.extend(self.matrix(&jac, &derived.jacobian));
         let fused = self.body(fused, &[&g, &jac]);
+        let regularization = self.regularization();
         quote! {
             #allow
             impl #rt::Holonomic<#n, #m> for #name {
+                #regularization
+
                 const CONSTRAINTS: [&'static str; #m] = [#(#names),*];
 
                 #[inline]
@@ -412,5 +437,295 @@ impl<'a> Code<'a> {
                 }
             }
         }
+    }
+
+    fn regularization(&self) -> TokenStream {
+        let rt = runtime();
+        let rows = self
+            .model
+            .constraints
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.epsilon.is_some() || c.tau.is_some());
+        let arms: Vec<TokenStream> = rows
+            .map(|(i, c)| {
+                let i = Literal::usize_unsuffixed(i);
+                let epsilon = match c.epsilon {
+                    Some(e) => {
+                        let e = Literal::f64_suffixed(e);
+                        quote!(#e)
+                    }
+                    None => quote!(default.epsilon),
+                };
+                let tau = match c.tau {
+                    Some(Tau::Seconds(x)) => {
+                        let x = Literal::f64_suffixed(x);
+                        quote!(#rt::Relaxation::Seconds(#x))
+                    }
+                    Some(Tau::Steps(x)) => {
+                        let x = Literal::f64_suffixed(x);
+                        quote!(#rt::Relaxation::Steps(#x))
+                    }
+                    None => quote!(default.tau),
+                };
+                quote!(#i => #rt::Regularization { epsilon: #epsilon, tau: #tau },)
+            })
+            .collect();
+        if arms.is_empty() {
+            return quote!();
+        }
+        quote! {
+            fn regularization(&self, row: usize) -> #rt::Regularization {
+                let default = #rt::Regularization::default();
+                match row {
+                    #(#arms)*
+                    _ => default,
+                }
+            }
+        }
+    }
+
+    fn kinematics(&self, derived: &Derived) -> Option<TokenStream> {
+        let kinematics = derived.kinematics.as_ref()?;
+        let model = self.model;
+        let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
+        let n = Literal::usize_unsuffixed(model.dof());
+        let m = Literal::usize_unsuffixed(model.constraints.len());
+        let out = quote!(out);
+        let g_t = self.body(self.vector(&out, &kinematics.time_derivative), &[&out]);
+        let bias = self.body(self.vector(&out, &kinematics.acceleration_bias), &[&out]);
+        Some(quote! {
+            #allow
+            impl #rt::HolonomicKinematics<#n, #m> for #name {
+                #[inline]
+                fn constraint_time_derivative(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SVector<f64, #m>) {
+                    #g_t
+                }
+
+                #[inline]
+                fn constraint_acceleration_bias(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    t: f64,
+                    out: &mut #rt::SVector<f64, #m>,
+                ) {
+                    #bias
+                }
+            }
+        })
+    }
+
+    fn second_order(&self, derived: &Derived) -> Option<TokenStream> {
+        let second = derived.second_order.as_ref()?;
+        let model = self.model;
+        let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
+        let n = Literal::usize_unsuffixed(model.dof());
+        let (out, qq, qv) = (quote!(out), quote!(qq), quote!(qv));
+        let gradient = self.body(self.vector(&out, &second.kinetic_gradient), &[&out]);
+        let mut hessians = self.matrix(&qq, &second.kinetic_qq);
+        hessians.extend(self.matrix(&qv, &second.kinetic_qv));
+        let hessians = self.body(hessians, &[&qq, &qv]);
+        let mut tokens = quote! {
+            #allow
+            impl #rt::InertiaGradient<#n> for #name {
+                #[inline]
+                fn kinetic_gradient(&self, q: &#rt::SVector<f64, #n>, v: &#rt::SVector<f64, #n>, out: &mut #rt::SVector<f64, #n>) {
+                    #gradient
+                }
+
+                #[inline]
+                fn kinetic_hessians(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    qq: &mut #rt::SMatrix<f64, #n, #n>,
+                    qv: &mut #rt::SMatrix<f64, #n, #n>,
+                ) {
+                    #hessians
+                }
+            }
+        };
+        if !model.constraints.is_empty() {
+            let m = Literal::usize_unsuffixed(model.constraints.len());
+            let mut outputs = Vec::new();
+            let mut fills = Vec::new();
+            let targets: Vec<TokenStream> = (0..model.constraints.len())
+                .map(|k| {
+                    let k = Literal::usize_unsuffixed(k);
+                    quote!(out[#k])
+                })
+                .collect();
+            for (target, rows) in targets.iter().zip(&second.constraint_hessians) {
+                outputs.extend(self.matrix(target, rows));
+                fills.push(target);
+            }
+            let body = self.body(outputs, &fills);
+            tokens.extend(quote! {
+                #allow
+                impl #rt::HolonomicHessians<#n, #m> for #name {
+                    #[inline]
+                    fn constraint_hessians(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut [#rt::SMatrix<f64, #n, #n>; #m]) {
+                        #body
+                    }
+                }
+            });
+        }
+        Some(tokens)
+    }
+
+    fn nonholonomic(&self, derived: &Derived) -> Option<TokenStream> {
+        let (matrix, drive) = derived.nonholonomic.as_ref()?;
+        let model = self.model;
+        let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
+        let n = Literal::usize_unsuffixed(model.dof());
+        let k = Literal::usize_unsuffixed(model.nonholonomic.len());
+        let names: Vec<String> = model
+            .nonholonomic
+            .iter()
+            .map(|r| r.name.to_string())
+            .collect();
+        let (a, w) = (quote!(a), quote!(w));
+        let matrix = self.body(self.matrix(&a, matrix), &[&a]);
+        let drive = self.body(self.vector(&w, drive), &[&w]);
+        let arms: Vec<TokenStream> = model
+            .nonholonomic
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let gamma = Literal::f64_suffixed(r.gamma?);
+                let i = Literal::usize_unsuffixed(i);
+                Some(quote!(#i => #gamma,))
+            })
+            .collect();
+        let compliance = (!arms.is_empty()).then(|| {
+            quote! {
+                fn nonholonomic_compliance(&self, row: usize) -> f64 {
+                    match row {
+                        #(#arms)*
+                        _ => #rt::model::DEFAULT_GAMMA,
+                    }
+                }
+            }
+        });
+        Some(quote! {
+            #allow
+            impl #rt::Nonholonomic<#n, #k> for #name {
+                const NONHOLONOMIC: [&'static str; #k] = [#(#names),*];
+
+                #[inline]
+                fn nonholonomic_matrix(&self, q: &#rt::SVector<f64, #n>, a: &mut #rt::SMatrix<f64, #k, #n>) {
+                    #matrix
+                }
+
+                #[inline]
+                fn nonholonomic_drive(&self, t: f64, w: &mut #rt::SVector<f64, #k>) {
+                    #drive
+                }
+
+                #compliance
+            }
+        })
+    }
+
+    /// Emits the value and Jacobians of a vector function of `(q, v[, t])`.
+    fn vector_function(&self, f: &VectorDerivatives) -> (TokenStream, TokenStream) {
+        let (out, dq, dv) = (quote!(out), quote!(dq), quote!(dv));
+        let value = self.body(self.vector(&out, &f.value), &[&out]);
+        let mut jacobians = self.matrix(&dq, &f.dq);
+        jacobians.extend(self.matrix(&dv, &f.dv));
+        (value, self.body(jacobians, &[&dq, &dv]))
+    }
+
+    fn dissipation(&self, d: &VectorDerivatives) -> TokenStream {
+        let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
+        let n = Literal::usize_unsuffixed(self.model.dof());
+        let (value, jacobians) = self.vector_function(d);
+        quote! {
+            #allow
+            impl #rt::Dissipation<#n> for #name {
+                #[inline]
+                fn dissipation_force(&self, q: &#rt::SVector<f64, #n>, v: &#rt::SVector<f64, #n>, out: &mut #rt::SVector<f64, #n>) {
+                    #value
+                }
+
+                #[inline]
+                fn dissipation_jacobians(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    dq: &mut #rt::SMatrix<f64, #n, #n>,
+                    dv: &mut #rt::SMatrix<f64, #n, #n>,
+                ) {
+                    #jacobians
+                }
+            }
+        }
+    }
+
+    fn forces(&self, f: &VectorDerivatives) -> TokenStream {
+        let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
+        let n = Literal::usize_unsuffixed(self.model.dof());
+        let (value, jacobians) = self.vector_function(f);
+        quote! {
+            #allow
+            impl #rt::Forces<#n> for #name {
+                #[inline]
+                fn force(&self, q: &#rt::SVector<f64, #n>, v: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SVector<f64, #n>) {
+                    #value
+                }
+
+                #[inline]
+                fn force_jacobians(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    t: f64,
+                    dq: &mut #rt::SMatrix<f64, #n, #n>,
+                    dv: &mut #rt::SMatrix<f64, #n, #n>,
+                ) {
+                    #jacobians
+                }
+            }
+        }
+    }
+}
+
+/// Returns doc lines listing named rows with their doc comments.
+fn row_listing<'a>(
+    title: &str,
+    rows: impl Iterator<Item = (&'a syn::Ident, &'a Vec<syn::Attribute>)>,
+) -> TokenStream {
+    let mut lines = Vec::new();
+    for (name, docs) in rows {
+        let text: Vec<String> = docs
+            .iter()
+            .filter_map(|attr| match &attr.meta {
+                syn::Meta::NameValue(nv) => match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => Some(s.value().trim().to_string()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let line = if text.is_empty() {
+            format!("- `{name}`")
+        } else {
+            format!("- `{name}`: {}", text.join(" "))
+        };
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return quote!();
+    }
+    let title = format!("{title}:");
+    quote! {
+        #[doc = ""]
+        #[doc = #title]
+        #[doc = ""]
+        #(#[doc = #lines])*
     }
 }

@@ -1,29 +1,39 @@
 //! Turns the syntax tree into a [`Model`], reporting every ill-posed part of it at the user's
-//! tokens. All checks run and accumulate; the stage ends with one barrier.
+//! tokens. All checks of a stage run and accumulate; stages are separated by barriers
+//! ([`Errors::finish`]), so that later checks only ever see well-formed input.
 
+mod integrators;
 mod names;
+mod options;
+pub mod sample;
 mod structure;
 
 use std::collections::HashMap;
 
-use mechanism_cas::Store;
+use mechanism_cas::{Id, Store};
 use syn::{Expr, Ident};
 
 use crate::ast::{Mechanism, Named, SectionBody};
 use crate::errors::Errors;
-use crate::lower::{Context, Lowerer, Symbols};
-use crate::model::{Constraint, Model, Parameter};
+use crate::integrators::Integrator;
+use crate::lower::{Context, Lowerer, Name, Symbols};
+use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
 use crate::parse::SectionKind;
 
 /// The sections of a model, sorted by kind, each at most once.
 #[derive(Default)]
-struct Sections<'a> {
+pub struct Sections<'a> {
     coordinates: Option<&'a [Named<()>]>,
     parameters: Option<&'a [Named<Expr>]>,
     kinetic: Option<&'a Expr>,
     potential: Option<&'a Expr>,
     lagrangian: Option<&'a Expr>,
     holonomic: Option<&'a [Named<Expr>]>,
+    nonholonomic: Option<&'a [Named<Expr>]>,
+    dissipation: Option<&'a Expr>,
+    forces: Option<&'a [Named<Expr>]>,
+    integrators: Option<&'a [Named<()>]>,
+    keywords: HashMap<SectionKind, &'a Ident>,
 }
 
 /// Validates a parsed mechanism.
@@ -46,12 +56,20 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
     let parameter_rows = sections.parameters.unwrap_or_default();
     let parameter_names: Vec<Ident> = parameter_rows.iter().map(|p| p.name.clone()).collect();
     let names = names::name_table(&coordinates, &parameter_names, &mut errors);
-    let constraint_rows = sections.holonomic.unwrap_or_default();
+    let holonomic_rows = sections.holonomic.unwrap_or_default();
+    let nonholonomic_rows = sections.nonholonomic.unwrap_or_default();
     names::unique_rows(
-        &constraint_rows.iter().map(|r| &r.name).collect::<Vec<_>>(),
+        &holonomic_rows
+            .iter()
+            .chain(nonholonomic_rows)
+            .map(|r| &r.name)
+            .collect::<Vec<_>>(),
         "constraint",
         &mut errors,
     );
+    let requested = requested_integrators(sections.integrators, &mut errors);
+    // Barrier: expressions are only meaningful once every name means one thing.
+    errors.barrier()?;
 
     let symbols = Symbols::new(&coordinates, &parameter_names);
     let mut store = Store::new();
@@ -60,10 +78,87 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         symbols: &symbols,
         names: &names,
         errors: &mut errors,
+        uses: Default::default(),
     };
 
-    let parameters: Vec<Parameter> = parameter_rows
-        .iter()
+    let parameters = lower_parameters(&mut lowerer, parameter_rows);
+    let energy = structure::lower_energy(
+        &mut lowerer,
+        &ast.name,
+        sections.kinetic,
+        sections.potential,
+        sections.lagrangian,
+    );
+    let energy_uses = lowerer.take_uses();
+    reject_time(
+        &mut lowerer,
+        energy_uses.time,
+        "an energy",
+        "move time-dependent forcing into `forces`",
+    );
+
+    let mut constraint_non_smooth = Vec::new();
+    let constraints = lower_holonomic(&mut lowerer, holonomic_rows, &mut constraint_non_smooth);
+    let nonholonomic = lower_nonholonomic(&mut lowerer, nonholonomic_rows);
+    let dissipation = sections.dissipation.and_then(|expr| {
+        let id = lowerer.lower(expr, Context::Dynamic)?;
+        let time = lowerer.take_uses().time;
+        reject_time(
+            &mut lowerer,
+            time,
+            "the dissipation function",
+            "use `forces` for time-dependent forces",
+        );
+        structure::check_dissipation(lowerer.store, &symbols, expr, id, lowerer.errors);
+        Some(id)
+    });
+    let forces = sections
+        .forces
+        .map(|rows| lower_forces(&mut lowerer, rows, &names));
+
+    errors.finish()?;
+    let energy = energy.ok_or_else(|| {
+        syn::Error::new_spanned(&ast.name, "internal: energy missing without an error")
+    })?;
+    let mut model = Model {
+        attrs: ast.attrs.clone(),
+        vis: ast.vis.clone(),
+        name: ast.name.clone(),
+        coordinates,
+        parameters,
+        constraints,
+        nonholonomic,
+        dissipation,
+        forces,
+        integrators: Vec::new(),
+        store,
+        symbols,
+        kinetic: energy.kinetic,
+        mass: energy.mass,
+        potential: energy.potential,
+    };
+    let mut errors = Errors::new();
+    let non_smooth = integrators::NonSmooth {
+        energy: energy_uses.non_smooth,
+        constraints: constraint_non_smooth,
+    };
+    model.integrators =
+        integrators::check(&mut model, &sections, requested, &non_smooth, &mut errors);
+    errors.finish()?;
+    Ok(model)
+}
+
+/// Reports every use of `t` (at `spans`) in an expression that must not depend on time.
+fn reject_time(lowerer: &mut Lowerer, spans: Vec<proc_macro2::Span>, what: &str, hint: &str) {
+    for span in spans {
+        lowerer
+            .errors
+            .error_at(span, format!("{what} may not depend on time `t`; {hint}"));
+    }
+}
+
+fn lower_parameters(lowerer: &mut Lowerer, rows: &[Named<Expr>]) -> Vec<Parameter> {
+    rows.iter()
         .filter_map(|row| {
             let value = lowerer.lower(&row.value, Context::Constant)?;
             match mechanism_cas::eval(lowerer.store, value, &|_| None) {
@@ -84,51 +179,139 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
                 }
             }
         })
-        .collect();
+        .collect()
+}
 
-    let energy = structure::lower_energy(
-        &mut lowerer,
-        &ast.name,
-        sections.kinetic,
-        sections.potential,
-        sections.lagrangian,
-    );
-    let constraints: Vec<Constraint> = constraint_rows
-        .iter()
+fn lower_holonomic(
+    lowerer: &mut Lowerer,
+    rows: &[Named<Expr>],
+    non_smooth: &mut Vec<(proc_macro2::Span, &'static str)>,
+) -> Vec<Constraint> {
+    rows.iter()
         .filter_map(|row| {
+            let options = options::row_options(&row.attrs, &["epsilon", "tau", "tau_steps"], lowerer);
+            lowerer.take_uses();
             let expr = lowerer.lower(&row.value, Context::Dynamic)?;
-            structure::check_constraint(lowerer.store, &symbols, row, expr, lowerer.errors);
+            let uses = lowerer.take_uses();
+            non_smooth.extend(uses.non_smooth);
+            for span in uses.velocities {
+                lowerer.errors.error_at(
+                    span,
+                    format!(
+                        "holonomic constraint `{}` depends on velocities; a holonomic constraint is a function of the coordinates (and time) only — velocity constraints belong in `nonholonomic`",
+                        row.name
+                    ),
+                );
+            }
+            structure::check_constraint(lowerer.store, lowerer.symbols, row, expr, lowerer.errors);
             Some(Constraint {
-                attrs: row.attrs.clone(),
+                docs: options.docs,
                 name: row.name.clone(),
                 expr,
+                epsilon: options.epsilon,
+                tau: options.tau,
             })
         })
-        .collect();
+        .collect()
+}
 
-    errors.finish()?;
-    let energy = energy.ok_or_else(|| {
-        syn::Error::new_spanned(&ast.name, "internal: energy missing without an error")
-    })?;
-    Ok(Model {
-        attrs: ast.attrs.clone(),
-        vis: ast.vis.clone(),
-        name: ast.name.clone(),
-        coordinates,
-        parameters,
-        constraints,
-        store,
-        symbols,
-        kinetic: energy.kinetic,
-        mass: energy.mass,
-        potential: energy.potential,
-    })
+fn lower_nonholonomic(lowerer: &mut Lowerer, rows: &[Named<Expr>]) -> Vec<NonholonomicRow> {
+    rows.iter()
+        .filter_map(|row| {
+            let options = options::row_options(&row.attrs, &["gamma"], lowerer);
+            let expr = lowerer.lower(&row.value, Context::Dynamic)?;
+            lowerer.take_uses();
+            let (matrix, drive) = structure::split_nonholonomic(
+                lowerer.store,
+                lowerer.symbols,
+                row,
+                expr,
+                lowerer.errors,
+            )?;
+            Some(NonholonomicRow {
+                docs: options.docs,
+                name: row.name.clone(),
+                matrix,
+                drive,
+                gamma: options.gamma,
+            })
+        })
+        .collect()
+}
+
+/// Lowers `forces: { coordinate: f, … }` into one entry per coordinate (zero where absent).
+fn lower_forces(
+    lowerer: &mut Lowerer,
+    rows: &[Named<Expr>],
+    names: &HashMap<String, Name>,
+) -> Vec<Id> {
+    let zero = lowerer.store.num(0.0);
+    let mut forces = vec![zero; lowerer.symbols.q.len()];
+    let mut seen = vec![false; forces.len()];
+    for row in rows {
+        let value = lowerer.lower(&row.value, Context::Dynamic);
+        lowerer.take_uses();
+        match names.get(&row.name.to_string()) {
+            Some(Name::Coordinate(i)) => {
+                if std::mem::replace(&mut seen[*i], true) {
+                    lowerer.errors.error_spanned(
+                        &row.name,
+                        format!("the force on `{}` is given twice; add the terms into one row", row.name),
+                    );
+                }
+                if let Some(value) = value {
+                    forces[*i] = value;
+                }
+            }
+            _ => lowerer.errors.error_spanned(
+                &row.name,
+                format!(
+                    "`{}` is not a coordinate; each row of `forces` is named after the coordinate the force acts on",
+                    row.name
+                ),
+            ),
+        }
+    }
+    forces
+}
+
+/// Resolves `integrators: [..]`; `None` when the section is absent.
+fn requested_integrators(
+    names: Option<&[Named<()>]>,
+    errors: &mut Errors,
+) -> Option<Vec<(Integrator, Ident)>> {
+    let names = names?;
+    let mut requested: Vec<(Integrator, Ident)> = Vec::new();
+    for named in names {
+        match Integrator::from_ident(&named.name) {
+            Some(integrator) if requested.iter().any(|(i, _)| *i == integrator) => errors
+                .error_spanned(
+                    &named.name,
+                    format!("integrator `{}` is listed twice", named.name),
+                ),
+            Some(integrator) => requested.push((integrator, named.name.clone())),
+            None => errors.error_spanned(
+                &named.name,
+                format!(
+                    "unknown integrator `{}`; expected one of: {}",
+                    named.name,
+                    Integrator::those_that(|_| true)
+                ),
+            ),
+        }
+    }
+    if names.is_empty() {
+        errors.error_at(
+            proc_macro2::Span::call_site(),
+            "`integrators: []` lists no integrator; name at least one, or remove the section for the default set",
+        );
+    }
+    Some(requested)
 }
 
 /// Sorts sections by kind, reporting unknown and repeated ones.
 fn sort_sections<'a>(ast: &'a Mechanism, errors: &mut Errors) -> Sections<'a> {
     let mut sections = Sections::default();
-    let mut seen: HashMap<SectionKind, &Ident> = HashMap::new();
     for section in &ast.sections {
         let Some(kind) = SectionKind::from_keyword(&section.keyword) else {
             let known: Vec<&str> = SectionKind::ALL.iter().map(|k| k.keyword()).collect();
@@ -142,7 +325,7 @@ fn sort_sections<'a>(ast: &'a Mechanism, errors: &mut Errors) -> Sections<'a> {
             );
             continue;
         };
-        if seen.insert(kind, &section.keyword).is_some() {
+        if sections.keywords.insert(kind, &section.keyword).is_some() {
             errors.error_spanned(
                 &section.keyword,
                 format!(
@@ -156,13 +339,21 @@ fn sort_sections<'a>(ast: &'a Mechanism, errors: &mut Errors) -> Sections<'a> {
             (SectionKind::Coordinates, SectionBody::Names(names)) => {
                 sections.coordinates = Some(names)
             }
+            (SectionKind::Integrators, SectionBody::Names(names)) => {
+                sections.integrators = Some(names)
+            }
             (SectionKind::Parameters, SectionBody::Assignments(rows)) => {
                 sections.parameters = Some(rows)
             }
             (SectionKind::Holonomic, SectionBody::Rows(rows)) => sections.holonomic = Some(rows),
+            (SectionKind::Nonholonomic, SectionBody::Rows(rows)) => {
+                sections.nonholonomic = Some(rows)
+            }
+            (SectionKind::Forces, SectionBody::Rows(rows)) => sections.forces = Some(rows),
             (SectionKind::Kinetic, SectionBody::Expr(e)) => sections.kinetic = Some(e),
             (SectionKind::Potential, SectionBody::Expr(e)) => sections.potential = Some(e),
             (SectionKind::Lagrangian, SectionBody::Expr(e)) => sections.lagrangian = Some(e),
+            (SectionKind::Dissipation, SectionBody::Expr(e)) => sections.dissipation = Some(e),
             _ => errors.error_spanned(
                 &section.keyword,
                 "internal: section parsed with the wrong shape",

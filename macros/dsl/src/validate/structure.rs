@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 
-use mechanism_cas::{eval, hessian, Id, Store, Symbol};
+use mechanism_cas::{gradient, hessian, Id, Store, Symbol};
 use syn::{Expr, Ident};
 
 use crate::ast::Named;
 use crate::errors::Errors;
 use crate::lower::{Context, Lowerer, Symbols};
+use crate::validate::sample::agree;
 
 /// The energy of a model in the form the integrators use: `T = ½ vᵀ M(q) v`, `V(q)`.
 pub struct Energy {
@@ -149,35 +150,8 @@ fn quadratic_form(store: &mut Store, symbols: &Symbols, mass: &[Vec<Id>]) -> Id 
     store.mul(half, sum)
 }
 
-/// Returns whether two expressions agree numerically at pseudo-random points where both are
-/// defined. Used to check identities that structural comparison cannot decide.
-fn agree(store: &Store, symbols: &Symbols, a: Id, b: Id) -> bool {
-    let mut rng = SplitMix64(0x6d65_6368_616e_6973);
-    for _ in 0..8 {
-        let mut values: HashMap<Symbol, f64> = HashMap::new();
-        for &s in symbols.q.iter().chain(&symbols.v) {
-            values.insert(s, rng.uniform(-1.3, 1.3));
-        }
-        for &s in &symbols.p {
-            values.insert(s, rng.uniform(0.5, 1.5));
-        }
-        let env = |s: Symbol| values.get(&s).copied();
-        let (Ok(x), Ok(y)) = (eval(store, a, &env), eval(store, b, &env)) else {
-            continue;
-        };
-        if !(x.is_finite() && y.is_finite()) {
-            continue;
-        }
-        if (x - y).abs() > 1e-9 * (1.0 + x.abs().max(y.abs())) {
-            return false;
-        }
-    }
-    // Where the expressions are nowhere defined at the sample points there is no evidence
-    // against the identity; the generated code then reports non-finite values at run time.
-    true
-}
-
-/// Checks one holonomic constraint row: it must depend on coordinates and not on velocities.
+/// Checks that a holonomic constraint row depends on the coordinates (velocity uses are
+/// reported where they occur, by the caller).
 pub fn check_constraint(
     store: &Store,
     symbols: &Symbols,
@@ -185,15 +159,8 @@ pub fn check_constraint(
     expr: Id,
     errors: &mut Errors,
 ) {
-    if symbols.v.iter().any(|&v| store.depends_on(expr, v)) {
-        errors.error_spanned(
-            &row.value,
-            format!(
-                "holonomic constraint `{}` depends on velocities; a holonomic constraint is a function of the coordinates only",
-                row.name
-            ),
-        );
-    } else if !symbols.q.iter().any(|&q| store.depends_on(expr, q)) {
+    let uses_velocities = symbols.v.iter().any(|&v| store.depends_on(expr, v));
+    if !uses_velocities && !symbols.q.iter().any(|&q| store.depends_on(expr, q)) {
         errors.error_spanned(
             &row.value,
             format!(
@@ -204,20 +171,78 @@ pub fn check_constraint(
     }
 }
 
-/// A small deterministic generator, so that a model compiles to the same code every time.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// Splits a nonholonomic row `a(q, v, t)` into `A(q)` and `w(t)` with `a = A(q) v − w(t)`,
+/// reporting rows that are not of that form.
+pub fn split_nonholonomic(
+    store: &mut Store,
+    symbols: &Symbols,
+    row: &Named<Expr>,
+    expr: Id,
+    errors: &mut Errors,
+) -> Option<(Vec<Id>, Id)> {
+    let matrix = gradient(store, expr, &symbols.v);
+    if matrix.iter().all(|&a| store.is_zero(a)) {
+        errors.error_spanned(
+            &row.value,
+            format!(
+                "nonholonomic row `{}` does not depend on velocities; a constraint on positions belongs in `holonomic`",
+                row.name
+            ),
+        );
+        return None;
     }
+    if matrix
+        .iter()
+        .any(|&a| symbols.v.iter().any(|&v| store.depends_on(a, v)))
+    {
+        errors.error_spanned(
+            &row.value,
+            format!(
+                "nonholonomic row `{}` is not linear in the velocities; write it as A(q)·v − w(t), e.g. `dot(x) - r * dot(phi)`",
+                row.name
+            ),
+        );
+        return None;
+    }
+    if matrix.iter().any(|&a| store.depends_on(a, symbols.t)) {
+        errors.error_spanned(
+            &row.value,
+            format!(
+                "the velocity coefficients of nonholonomic row `{}` depend on time; only the driving term w(t) may",
+                row.name
+            ),
+        );
+        return None;
+    }
+    let zero = store.num(0.0);
+    let at_rest: HashMap<Symbol, Id> = symbols.v.iter().map(|&v| (v, zero)).collect();
+    let offset = store.substitute(expr, &at_rest);
+    if symbols.q.iter().any(|&q| store.depends_on(offset, q)) {
+        errors.error_spanned(
+            &row.value,
+            format!(
+                "the driving term of nonholonomic row `{}` (its part without velocities) depends on the coordinates; it may depend on time `t` and parameters only",
+                row.name
+            ),
+        );
+        return None;
+    }
+    let drive = store.neg(offset);
+    Some((matrix, drive))
+}
 
-    fn uniform(&mut self, low: f64, high: f64) -> f64 {
-        let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        low + (high - low) * unit
+/// Checks that a Rayleigh dissipation function depends on the velocities.
+pub fn check_dissipation(
+    store: &Store,
+    symbols: &Symbols,
+    expr: &Expr,
+    id: Id,
+    errors: &mut Errors,
+) {
+    if !symbols.v.iter().any(|&v| store.depends_on(id, v)) {
+        errors.error_spanned(
+            expr,
+            "the Rayleigh dissipation function does not depend on velocities, so it dissipates nothing; write it in terms of `dot(..)`, e.g. `0.5 * c * dot(x).powi(2)`",
+        );
     }
 }
