@@ -5,7 +5,9 @@ mod common;
 use common::{loglog_slope, report, run, steps_to};
 use mechanism_runtime::observers::{energy, position_residual};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
-use mechanism_runtime::{Holonomic, Inertia, Potential, Regularization, SMatrix, SVector, Spook};
+use mechanism_runtime::{
+    Holonomic, Inertia, Potential, Regularization, SMatrix, SVector, Spook, State,
+};
 
 /// Returns `max_k |g(q_k)|` over `[0, t_end]` with SPOOK at step size `h`.
 fn max_residual(h: f64, t_end: f64) -> f64 {
@@ -167,4 +169,64 @@ fn per_row_regularization_overrides_the_model() {
     .unwrap();
     println!("SPOOK with ε₂ = 0.1: max |rod2| = {stretch:.3e}");
     assert!(stretch > 1e-2 && max_residual(h, 2.0) < 1e-3);
+}
+
+/// A unit mass `x` pulled by a spring attached to a massless coordinate `y`, with `y = x`
+/// imposed as a constraint: the mass matrix diag(1, 0) is singular, the motion is the harmonic
+/// oscillator `x(t) = cos(t)`.
+struct MasslessLink;
+
+impl Inertia<2> for MasslessLink {
+    const CONSTANT_MASS: bool = true;
+    fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
+        *m = SMatrix::<f64, 2, 2>::new(1.0, 0.0, 0.0, 0.0);
+    }
+}
+
+impl Potential<2> for MasslessLink {
+    fn potential(&self, q: &SVector<f64, 2>) -> f64 {
+        0.5 * q[1] * q[1]
+    }
+    fn potential_gradient(&self, q: &SVector<f64, 2>, grad: &mut SVector<f64, 2>) {
+        *grad = SVector::<f64, 2>::new(0.0, q[1]);
+    }
+}
+
+impl Holonomic<2, 1> for MasslessLink {
+    const CONSTRAINTS: [&'static str; 1] = ["link"];
+    fn constraints(&self, q: &SVector<f64, 2>, _t: f64, g: &mut SVector<f64, 1>) {
+        g[0] = q[1] - q[0];
+    }
+    fn constraint_jacobian(&self, _q: &SVector<f64, 2>, _t: f64, jac: &mut SMatrix<f64, 1, 2>) {
+        *jac = SMatrix::<f64, 1, 2>::new(-1.0, 1.0);
+    }
+}
+
+#[test]
+fn singular_mass_matrix_converges_to_the_closed_form() {
+    let errors: Vec<f64> = [0.01, 0.005, 0.0025]
+        .iter()
+        .map(|&h| {
+            let mut spook = Spook::<2, 1>::new(h).unwrap();
+            let end = common::run(
+                &mut spook,
+                &MasslessLink,
+                State::new(0.0, [1.0, 1.0], [0.0, 0.0]),
+                common::steps_to(1.0, h),
+                |_| {},
+            )
+            .unwrap();
+            (end.q[0] - 1.0f64.cos()).abs()
+        })
+        .collect();
+    let slope = common::report(
+        "SPOOK, singular mass matrix, x(1) vs cos(1)",
+        &[0.01, 0.005, 0.0025],
+        &errors,
+    );
+    assert!(errors[0] < 1e-2, "{errors:?}");
+    assert!(
+        (0.8..1.3).contains(&slope),
+        "first order expected, slope {slope}"
+    );
 }

@@ -143,9 +143,6 @@ where
 
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(q, &mut mass);
-        let (mass_factor, mass_factorizations) =
-            self.mass.factor(&mass, Model::CONSTANT_MASS, t)?;
-
         let mut grad = SVector::<f64, N>::zeros();
         model.potential_gradient(q, &mut grad);
         check_finite(&grad, "gradient", t)?;
@@ -167,19 +164,52 @@ where
             s[row] = upsilon * (jac_v[row] - 4.0 / h * g[row]);
         }
 
-        // Schur complement S = G M⁻¹ Gᵀ + Σ.
         let r = mass * v - grad * h;
-        let mut minv_jac_t = jac.transpose();
-        mass_factor.solve_in_place(&mut minv_jac_t);
-        let mut schur = jac * minv_jac_t;
-        for row in 0..M {
-            schur[(row, row)] += sigma[row];
-        }
-        let schur_factor = Cholesky::try_new(&schur, "Schur complement G M⁻¹ Gᵀ + Σ", t)?;
-
-        let minv_r = mass_factor.solve(&r);
-        let lambda = schur_factor.solve(&(s - jac * minv_r));
-        let v_next = minv_r + minv_jac_t * lambda;
+        let (v_next, lambda, factorizations) =
+            match self.mass.factor(&mass, Model::CONSTANT_MASS, t) {
+                Ok((mass_factor, mass_factorizations)) => {
+                    // Schur complement S = G M⁻¹ Gᵀ + Σ, SPD for any G once Σ > 0.
+                    let mut minv_jac_t = jac.transpose();
+                    mass_factor.solve_in_place(&mut minv_jac_t);
+                    let mut schur = jac * minv_jac_t;
+                    for row in 0..M {
+                        schur[(row, row)] += sigma[row];
+                    }
+                    let schur_factor =
+                        Cholesky::try_new(&schur, "Schur complement G M⁻¹ Gᵀ + Σ", t)?;
+                    let minv_r = mass_factor.solve(&r);
+                    let lambda = schur_factor.solve(&(s - jac * minv_r));
+                    (
+                        minv_r + minv_jac_t * lambda,
+                        lambda,
+                        mass_factorizations + 1,
+                    )
+                }
+                Err(StepError::Singular { .. }) => {
+                    // A singular M (massless coordinates, Kinon–Betsch §6.1) has no M⁻¹: eliminate
+                    // λ = Σ⁻¹ (s − G v) instead, which leaves (M + Gᵀ Σ⁻¹ G) v = r + Gᵀ Σ⁻¹ s,
+                    // positive definite when the constraints fix every massless direction.
+                    let mut sigma_inv_jac = jac;
+                    let mut sigma_inv_s = s;
+                    for row in 0..M {
+                        if sigma[row] <= 0.0 || sigma[row].is_nan() {
+                            return Err(StepError::Singular {
+                                matrix: "mass matrix (and ε = 0, so no regularized form exists)",
+                                t,
+                            });
+                        }
+                        sigma_inv_jac.row_mut(row).scale_mut(1.0 / sigma[row]);
+                        sigma_inv_s[row] /= sigma[row];
+                    }
+                    let primal = mass + jac.transpose() * sigma_inv_jac;
+                    let factor =
+                        Cholesky::try_new(&primal, "M + Gᵀ Σ⁻¹ G (singular mass matrix)", t)?;
+                    let v_next = factor.solve(&(r + jac.transpose() * sigma_inv_s));
+                    let lambda = sigma_inv_s - sigma_inv_jac * v_next;
+                    (v_next, lambda, 1)
+                }
+                Err(other) => return Err(other),
+            };
         let q_next = q + v_next * h;
         check_finite(&lambda, "multipliers", t)?;
         check_finite(&v_next, "v", t)?;
@@ -190,7 +220,7 @@ where
         state.v = v_next;
         state.t = t + h;
         Ok(StepReport {
-            factorizations: mass_factorizations + 1,
+            factorizations,
             newton_iterations: 0,
         })
     }
