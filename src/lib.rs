@@ -44,9 +44,10 @@
 //! ## The language
 //!
 //! Expressions are Rust tokens: `+ - * /`, unary `-`, parentheses, number literals, names of
-//! coordinates and parameters, `dot(x)` for the velocity of coordinate `x`, and `powi(n)`,
-//! `powf(y)`, `sqrt`, `sin`, `cos`, `tan`, `exp`, `ln` as methods (`x.sin()`) or functions
-//! (`sin(x)`). `^` is XOR in Rust and is rejected with a hint; write `x.powi(2)`.
+//! coordinates and parameters, `dot(x)` for the velocity of coordinate `x`, `t` for time, and
+//! `powi(n)`, `powf(y)`, `sqrt`, `sin`, `cos`, `tan`, `exp`, `ln`, `abs`, `signum`, `min`, `max`
+//! as methods (`x.sin()`) or functions (`sin(x)`). `^` is XOR in Rust and is rejected with a
+//! hint; write `x.powi(2)`.
 //!
 //! | section | meaning |
 //! | --- | --- |
@@ -55,7 +56,13 @@
 //! | `kinetic: expr` | kinetic energy, a quadratic form in the velocities |
 //! | `potential: expr` | potential energy `V(q)` |
 //! | `lagrangian: expr` | instead of `kinetic` + `potential`: `L = ½ vᵀ M(q) v − V(q)` |
-//! | `holonomic: { name: g(q) }` | constraints `g(q) = 0`, one named row each |
+//! | `holonomic: { name: g(q, t) }` | constraints `g = 0`, one named row each; `#[spook(epsilon = …, tau = …)]` |
+//! | `nonholonomic: { name: A(q)·v − w(t) }` | rows linear in the velocities, with a driving term; `#[spook(gamma = …)]` |
+//! | `dissipation: R(q, v)` | a Rayleigh function, acting through `−∂R/∂v` |
+//! | `forces: { x: f(q, v, t) }` | generalized forces on named coordinates |
+//! | `integrators: [spook, zs, …]` | what to compile for: generates exactly what those need, checks the model against them |
+//!
+//! The [`mechanism!`] reference has a runnable example for every section.
 //!
 //! A mistake is a compile error at the offending tokens:
 //!
@@ -84,5 +91,6 @@ extern crate self as mechanism;
 
 pub mod models;
 
+#[doc = include_str!("language.md")]
 pub use mechanism_macros::mechanism;
 pub use mechanism_runtime as runtime;

@@ -1,0 +1,21 @@
+//! SPOOK tolerates linearly dependent constraints (Lacoursière 2007, Theorem 5.1).
+#![deny(warnings)]
+
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Redundant {
+        coordinates: [x, y],
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: y,
+        holonomic: {
+            rod: x.powi(2) + y.powi(2) - 1.0,
+            rod_again: 2.0 * (x.powi(2) + y.powi(2) - 1.0),
+        },
+        integrators: [spook, zss],
+    }
+}
+
+fn main() {
+    let _ = Redundant::default();
+}

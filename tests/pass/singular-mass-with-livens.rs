@@ -1,0 +1,22 @@
+//! Kinon–Betsch §6.1: a mass matrix that is singular everywhere is accepted by the schemes that
+//! do not invert it.
+#![deny(warnings)]
+
+use mechanism::mechanism;
+use mechanism::runtime::{Inertia, SMatrix, SVector};
+
+mechanism! {
+    pub struct SingularMassSpring {
+        coordinates: [x1, q2, x2],
+        parameters: { m1 = 1.0, m2 = 1.0, k1 = 1.0, k2 = 3.0 },
+        kinetic: 0.5 * m1 * dot(x1).powi(2) + 0.5 * m2 * dot(x2).powi(2),
+        potential: 0.5 * k1 * (q2 - x1).powi(2) + 0.5 * k2 * (x2 - q2).powi(2),
+        integrators: [livens, spook],
+    }
+}
+
+fn main() {
+    let mut m = SMatrix::<f64, 3, 3>::zeros();
+    SingularMassSpring::new().mass_matrix(&SVector::zeros(), &mut m);
+    assert_eq!(m[(1, 1)], 0.0);
+}

@@ -1,0 +1,15 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        coordinates: [x, y],
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: y,
+        holonomic: {
+            #[spook(stiffness = 1e6)]
+            rod: x.powi(2) + y.powi(2) - 1.0,
+        },
+    }
+}
+
+fn main() {}

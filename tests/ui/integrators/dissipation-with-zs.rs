@@ -1,0 +1,14 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        coordinates: [x],
+        parameters: { c = 0.1 },
+        kinetic: 0.5 * dot(x).powi(2),
+        potential: x.powi(2),
+        dissipation: 0.5 * c * dot(x).powi(2),
+        integrators: [zs, spook],
+    }
+}
+
+fn main() {}

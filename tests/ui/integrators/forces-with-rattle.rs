@@ -1,0 +1,13 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        coordinates: [x],
+        kinetic: 0.5 * dot(x).powi(2),
+        potential: x.powi(2),
+        forces: { x: t.sin() },
+        integrators: [rattle],
+    }
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        coordinates: [x, y, x],
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: y,
+    }
+}
+
+fn main() {}
