@@ -149,3 +149,48 @@ fn ill_formed_models_are_rejected() {
         );
     }
 }
+
+#[test]
+fn name_errors_and_expression_errors_come_in_one_build_without_cascade() {
+    let messages = errors(quote! {
+        pub struct Twice {
+            coordinates: [x, x],
+            kinetic: 0.5 * dot(x).powi(2),
+            potential: k * x,
+            holonomic: { c: x ^ 2 },
+        }
+    });
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages[0].contains("declared twice"), "{messages:?}");
+    assert!(messages[1].contains("cannot find `k`"), "{messages:?}");
+    assert!(messages[2].contains("XOR"), "{messages:?}");
+}
+
+#[test]
+fn integrators_decide_what_is_generated() {
+    let code = expand(quote! {
+        pub struct Cart {
+            coordinates: [x],
+            kinetic: 0.5 * dot(x).powi(2),
+            potential: 0.5 * x.powi(2),
+            integrators: [spook],
+        }
+    })
+    .expect("valid");
+    assert!(code.contains("impl ::mechanism::runtime::Potential<1>"));
+    assert!(
+        !code.contains("PotentialHessian"),
+        "spook needs no Hessian:\n{code}"
+    );
+    assert!(!code.contains("PotentialThirdDerivative"), "{code}");
+    let code = expand(quote! {
+        pub struct Cart {
+            coordinates: [x],
+            kinetic: 0.5 * dot(x).powi(2),
+            potential: 0.5 * x.powi(2),
+            integrators: [zs],
+        }
+    })
+    .expect("valid");
+    assert!(code.contains("PotentialThirdDerivative<1>"), "{code}");
+}

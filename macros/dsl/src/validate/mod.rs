@@ -68,8 +68,7 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         &mut errors,
     );
     let requested = requested_integrators(sections.integrators, &mut errors);
-    // Barrier: expressions are only meaningful once every name means one thing.
-    errors.barrier()?;
+    let names_are_sound = errors.is_empty();
 
     let symbols = Symbols::new(&coordinates, &parameter_names);
     let mut store = Store::new();
@@ -80,6 +79,15 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         errors: &mut errors,
         uses: Default::default(),
     };
+    if !names_are_sound {
+        // A name that means two things would mislead the semantic checks (a duplicated
+        // coordinate makes every energy look ill-formed), so only report what lowering itself
+        // finds — unknown names, unsupported syntax — and stop.
+        lower_for_errors(&mut lowerer, &sections);
+        return Err(errors.finish().err().unwrap_or_else(|| {
+            syn::Error::new_spanned(&ast.name, "internal: name errors vanished")
+        }));
+    }
 
     let parameters = lower_parameters(&mut lowerer, parameter_rows);
     let energy = structure::lower_energy(
@@ -146,6 +154,27 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         integrators::check(&mut model, &sections, requested, &non_smooth, &mut errors);
     errors.finish()?;
     Ok(model)
+}
+
+/// Lowers every expression of the model only to report lowering errors.
+fn lower_for_errors(lowerer: &mut Lowerer, sections: &Sections) {
+    for row in sections.parameters.unwrap_or_default() {
+        lowerer.lower(&row.value, Context::Constant);
+    }
+    let single = [
+        sections.kinetic,
+        sections.potential,
+        sections.lagrangian,
+        sections.dissipation,
+    ];
+    let rows = [sections.holonomic, sections.nonholonomic, sections.forces];
+    let expressions = single
+        .into_iter()
+        .flatten()
+        .chain(rows.into_iter().flatten().flatten().map(|row| &row.value));
+    for expr in expressions {
+        lowerer.lower(expr, Context::Dynamic);
+    }
 }
 
 /// Reports every use of `t` (at `spans`) in an expression that must not depend on time.
