@@ -1,4 +1,4 @@
-//! Reference mechanisms from the papers, written with [`mechanism!`](crate::mechanism) and
+//! Reference mechanisms from the papers, written with [`mechanism!`](macro@crate::mechanism) and
 //! shared by the examples, tests and benchmarks.
 
 mod double_pendulum;
