@@ -1,6 +1,9 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
 
+pub mod energy_momentum;
+pub mod explicit;
 pub mod linearly_implicit;
+pub mod projection;
 
 use crate::error::StepError;
 use crate::state::State;

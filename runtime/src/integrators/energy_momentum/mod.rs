@@ -1,0 +1,1 @@
+//! Energy-momentum methods: the Livens principle with Gonzalez discrete gradients.

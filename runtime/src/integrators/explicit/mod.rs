@@ -1,0 +1,1 @@
+//! Explicit symplectic baselines for unconstrained (or penalized) models.

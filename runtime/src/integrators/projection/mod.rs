@@ -1,0 +1,1 @@
+//! Projection methods for holonomic constraints: SHAKE and RATTLE.
