@@ -11,6 +11,12 @@
 //! | [`Spook`] | Lacoursière 2007, eq. 27–29 | [`Inertia`], [`Potential`], [`Holonomic`] |
 //! | [`ZhangSkeelSimplified`] (Z&Ss) | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] |
 //! | [`ZhangSkeel`] (Z&S) | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] |
+//! | [`ZhangSkeelStiff`] (stiff Z&Ss) | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] |
+//! | [`Newmark`], [`NewmarkOneIteration`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] |
+//! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`Inertia`], [`PotentialHessian`] |
+//! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
+//! | [`Shake`], [`Rattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`], [`Potential`], [`Holonomic`] |
+//! | [`SymplecticEuler`], [`Verlet`] | baselines | [`Inertia`], [`Potential`] |
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]).
 //!
@@ -34,7 +40,13 @@ pub use discrete_gradient::{
     KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
 };
 pub use error::StepError;
-pub use integrators::linearly_implicit::{Spook, ZhangSkeel, ZhangSkeelSimplified};
+pub use integrators::energy_momentum::Livens;
+pub use integrators::explicit::{SymplecticEuler, Verlet};
+pub use integrators::linearly_implicit::{
+    holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
+    SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+};
+pub use integrators::projection::{Rattle, Shake};
 pub use integrators::{Integrator, StepReport};
 pub use model::{
     Configuration, Dissipation, Forces, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,

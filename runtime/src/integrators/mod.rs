@@ -1,8 +1,10 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
 
+mod checks;
 pub mod energy_momentum;
 pub mod explicit;
 pub mod linearly_implicit;
+mod mass_factor;
 pub mod projection;
 
 use crate::error::StepError;

@@ -1,0 +1,52 @@
+//! Argument and state checks shared by every integrator: each returns the typed error that
+//! names what is wrong and where, so that no integrator panics or silently propagates NaN.
+
+use nalgebra::SMatrix;
+
+use crate::error::StepError;
+use crate::state::State;
+
+/// Returns `BadStepSize` unless `h` is a positive finite number.
+pub(crate) fn check_step_size(h: f64) -> Result<f64, StepError> {
+    if h.is_finite() && h > 0.0 {
+        Ok(h)
+    } else {
+        Err(StepError::BadStepSize { h })
+    }
+}
+
+/// Returns `NonFinite` for the first non-finite component of `x`, named `quantity`.
+pub(crate) fn check_finite<const R: usize, const C: usize>(
+    x: &SMatrix<f64, R, C>,
+    quantity: &'static str,
+    t: f64,
+) -> Result<(), StepError> {
+    match x.iter().position(|c| !c.is_finite()) {
+        Some(index) => Err(StepError::NonFinite { quantity, index, t }),
+        None => Ok(()),
+    }
+}
+
+/// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.
+pub(crate) fn check_state<const N: usize>(state: &State<N>) -> Result<(), StepError> {
+    if !state.t.is_finite() {
+        return Err(StepError::NonFinite {
+            quantity: "t",
+            index: 0,
+            t: state.t,
+        });
+    }
+    check_finite(&state.q, "q", state.t)?;
+    check_finite(&state.v, "v", state.t)
+}
+
+/// Returns whether `a` and `b` are equal bit for bit (so `−0.0 ≠ 0.0` and `NaN = NaN`): the
+/// test for "is this the state a carried quantity was computed at".
+pub(crate) fn same_bits<const R: usize, const C: usize>(
+    a: &SMatrix<f64, R, C>,
+    b: &SMatrix<f64, R, C>,
+) -> bool {
+    a.iter()
+        .zip(b.iter())
+        .all(|(x, y)| x.to_bits() == y.to_bits())
+}

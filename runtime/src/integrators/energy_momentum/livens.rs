@@ -1,0 +1,534 @@
+//! The energy-consistent Livens/Gonzalez scheme of Kinon, Betsch and Livens (eq. 30).
+
+use nalgebra::{SMatrix, SVector};
+
+use crate::discrete_gradient::{
+    ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,
+    KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
+};
+use crate::error::StepError;
+use crate::integrators::checks::{check_finite, same_bits};
+use crate::integrators::{Integrator, StepReport};
+use crate::linalg::Lu;
+use crate::model::{HolonomicHessians, Inertia, InertiaGradient, Potential, PotentialHessian};
+use crate::state::State;
+
+/// The default relative Newton tolerance of [`Livens`].
+pub const DEFAULT_TOLERANCE: f64 = 1e-12;
+
+/// The default maximal number of Newton iterations per step of [`Livens`].
+pub const DEFAULT_MAX_ITERATIONS: usize = 25;
+
+/// The Livens/Gonzalez energy-momentum scheme for `M` holonomic constraints on `N` coordinates.
+///
+/// From P. L. Kinon, P. Betsch, *Energy-consistent integration of mechanical systems based on
+/// Livens principle* (cited here as Kinon–Betsch–Livens), §5, eq. 28 and 30. The Livens principle keeps velocities `v` and momenta `p` as separate unknowns,
+/// so the scheme never inverts the mass matrix `M(q)`, which may depend on `q` and may be
+/// singular (Remark 4.1). With `T(q, v) = ½ vᵀ M(q) v`, one step of size `h` solves
+///
+/// ```text
+/// q^{n+1} − q^n = h v^{n+½}                                          (30a)
+/// p^{n+1} − p^n = h D̄₁T − h D̄V − h Σ_k λ_k D̄g_k                     (30b)
+/// p^{n+½}       = D̄₂T                                                (30c)
+/// g(q^{n+1})    = 0                                                  (30d)
+/// ```
+///
+/// with `v^{n+½} = ½ (v^n + v^{n+1})`, `p^{n+½} = ½ (p^n + p^{n+1})`, Gonzalez's discrete
+/// gradients (eq. 26) `D̄V = D̄V(q^n, q^{n+1})`, `D̄g_k = D̄g_k(q^n, q^{n+1})`, and the
+/// partitioned discrete gradients `(D̄₁T, D̄₂T)` of the kinetic energy over
+/// `(q^n, v^n) → (q^{n+1}, v^{n+1})` (eq. 29, see
+/// [`KineticDiscreteGradient`]). Constraints and their discrete gradients are evaluated at
+/// `t^{n+1}` (for scleronomic constraints the time is irrelevant).
+///
+/// # What is conserved
+///
+/// The discrete generalized energy (eq. 31)
+///
+/// ```text
+/// E^n = p^n·v^n − ½ v^n·M(q^n) v^n + V(q^n)
+/// ```
+///
+/// is conserved to round-off and Newton tolerance (Proposition 5.4:
+/// [`generalized_energy`](Self::generalized_energy)), and the constraints `g(q^{n+1}) = 0` hold
+/// to the Newton tolerance at every step. The total energy `½ v·M v + V` (eq. 35) equals `E`
+/// only if `p = M v`, which is the case for a constant mass matrix but *not* in general
+/// (Proposition 5.5, Remark 5.6): with a configuration-dependent `M(q)` the momentum produced by
+/// the discrete fiber derivative (30c) differs from `M(q^n) v^n`, and the total energy is only
+/// approximately conserved (the paper reports increments of order `1e-4` for its spring
+/// pendulum, Fig. 7). Momentum maps of symmetries are not conserved exactly by Gonzalez's
+/// discrete gradient in general coordinates. The scheme is second-order accurate.
+///
+/// # The carried momentum
+///
+/// `p^n` is part of the discrete state but [`State`] holds only `(t, q, v)`, so the integrator
+/// carries `p^{n+1}` from one step to the next, keyed to the `(q, v)` it belongs to. When the
+/// incoming state's `q` or `v` differs bitwise from the key (first step, a state set by hand,
+/// another trajectory), `p^n` is initialised from the continuous fiber derivative
+/// `p^n = M(q^n) v^n`. The cache does not know the model: after changing a model's parameters
+/// between steps call [`reset`](Self::reset). [`momentum`](Self::momentum) returns the carried
+/// momentum.
+///
+/// # Newton's method
+///
+/// (30a) and (30c) are linear in `v^{n+1}` and `p^{n+1}`, which are eliminated:
+/// `v^{n+1} = 2 (q^{n+1} − q^n)/h − v^n` and `p^{n+1} = 2 D̄₂T − p^n`. What remains is the
+/// `N + M` system in `x = (q^{n+1}, λ)`
+///
+/// ```text
+/// R(x) = 2 D̄₂T − 2 p^n − h D̄₁T + h D̄V + h D̄Gᵀ λ = 0       (N rows, (30b) with (30c) inserted)
+/// g(q^{n+1})                                      = 0       (M rows)
+/// ```
+///
+/// (`D̄G` has the rows `D̄g_kᵀ`), solved by Newton's method with the exact Jacobian
+///
+/// ```text
+/// [ K   B ] [Δq]     [R]      K = 2 ∂_{q1}D̄₂T + (4/h) ∂_{v1}D̄₂T − h ∂_{q1}D̄₁T − 2 ∂_{v1}D̄₁T
+/// [ G   0 ] [Δλ] = − [g],         + h ∂_{q1}D̄V + h Σ_k λ_k ∂_{q1}D̄g_k,
+///                                 B = h D̄Gᵀ,  G = ∂g/∂q (q^{n+1})
+/// ```
+///
+/// built from [`KineticDiscreteGradient::kinetic_discrete_gradient_jacobians`],
+/// [`PotentialDiscreteGradientJacobian`] and [`ConstraintDiscreteGradientJacobians`].
+///
+/// **Block elimination.** The leading part of `K` is `(M(q^n) + M(q^{n+1}))/h`, which is
+/// singular when the mass matrix is, so `K` is not inverted as it stands. The first block row is
+/// first augmented by `α D̄Gᵀ` times the second (an exact, invertible row operation, so the
+/// Newton step is unchanged):
+///
+/// ```text
+/// K̃ = K + α D̄Gᵀ G,   a = −R − α D̄Gᵀ g,   b = −g,    α = max|K| / max|D̄Gᵀ G|
+/// ```
+///
+/// `K̃` is dominated by `(M(q^n) + M(q^{n+1}))/h + α D̄Gᵀ G`, positive definite whenever the
+/// constraints fix every massless direction (`ker M ∩ ker G = {0}`, the condition under which the
+/// constrained problem is well posed) — the augmented-Lagrangian device of García de Jalón and
+/// Gutiérrez. The system is then solved through the Schur complement of `K̃`:
+///
+/// ```text
+/// X = K̃⁻¹ B,   y = K̃⁻¹ a,   S = G X,   Δλ = S⁻¹ (G y − b),   Δq = y − X Δλ
+/// ```
+///
+/// so each iteration factors one `N × N` matrix (`K̃`, by LU: it is not symmetric) and one
+/// `M × M` matrix (`S`, LU); for `M = 0` only `K̃ = K` is factored.
+///
+/// The initial guess is `q^{n+1} = q^n + h v^n` with the previous step's multipliers. Newton
+/// stops after the first update with
+///
+/// ```text
+/// ‖Δq‖∞ ≤ tol · max(‖q^n‖∞, ‖q^{n+1}‖∞)
+/// ```
+///
+/// and accepts the updated iterate, whose error is `O(‖Δq‖²)` by quadratic convergence; `tol` is
+/// [`DEFAULT_TOLERANCE`] = `1e-12` (relative) unless set by
+/// [`with_tolerance`](Self::with_tolerance). The test is on the update rather than on the
+/// residual because `R` carries the round-off of `q^{n+1}` amplified by `(4/h) M` (through
+/// `v^{n+1} = 2 (q^{n+1} − q^n)/h − v^n`), a floor that a relative residual test can sit above
+/// for small `h`. Only `q^{n+1}` enters the new state (`v^{n+1}`, `p^{n+1}` follow from it), so
+/// no separate test on `λ` is needed. After [`DEFAULT_MAX_ITERATIONS`] = `25` updates (or
+/// [`with_max_iterations`](Self::with_max_iterations)) without convergence, or when a residual
+/// is not finite, the step fails with [`StepError::NewtonDiverged`], whose `residual` is the
+/// larger of the relative residuals
+///
+/// ```text
+/// ‖R‖∞ / max_i (2|p^n_i| + 2|D̄₂T_i| + h|D̄₁T_i| + h|D̄V_i| + h Σ_k |λ_k D̄g_{k,i}|)
+/// ‖g‖∞ / max(‖G‖∞ ‖q^{n+1}‖∞, f64::MIN_POSITIVE)
+/// ```
+///
+/// at the last iterate; a singular `K̃` or `S` fails with [`StepError::Singular`]. On any error
+/// the state, the carried momentum and the multipliers are unchanged.
+///
+/// Unconstrained models use `M = 0`: they must implement
+/// [`Holonomic<N, 0>`](crate::Holonomic) and [`HolonomicHessians<N, 0>`] (with empty bodies).
+#[derive(Clone, Copy, Debug)]
+pub struct Livens<const N: usize, const M: usize> {
+    h: f64,
+    tolerance: f64,
+    max_iterations: usize,
+    /// `(q, v, p)` of the last successful step's end state.
+    carried: Option<Carried<N>>,
+    multipliers: SVector<f64, M>,
+}
+
+/// The momentum `p^{n+1}` produced by a step, with the `(q, v)` it belongs to.
+#[derive(Clone, Copy, Debug)]
+struct Carried<const N: usize> {
+    q: SVector<f64, N>,
+    v: SVector<f64, N>,
+    p: SVector<f64, N>,
+}
+
+/// Returns the largest absolute entry of `x` (0 for an empty matrix).
+fn max_abs<const R: usize, const C: usize>(x: &SMatrix<f64, R, C>) -> f64 {
+    x.iter().fold(0.0, |m, c| m.max(c.abs()))
+}
+
+impl<const N: usize, const M: usize> Livens<N, M> {
+    /// Creates the scheme with step size `h`, tolerance [`DEFAULT_TOLERANCE`] and at most
+    /// [`DEFAULT_MAX_ITERATIONS`] Newton iterations; fails with `BadStepSize` unless `h` is a
+    /// positive finite number.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        if !(h.is_finite() && h > 0.0) {
+            return Err(StepError::BadStepSize { h });
+        }
+        Ok(Livens {
+            h,
+            tolerance: DEFAULT_TOLERANCE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            carried: None,
+            multipliers: SVector::zeros(),
+        })
+    }
+
+    /// Sets the relative Newton tolerance (see the type docs); fails with `BadParameter` unless
+    /// it is finite and positive.
+    pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
+        if !(tolerance.is_finite() && tolerance > 0.0) {
+            return Err(StepError::BadParameter {
+                name: "tolerance",
+                value: tolerance,
+                requirement: "must be finite and positive",
+            });
+        }
+        self.tolerance = tolerance;
+        Ok(self)
+    }
+
+    /// Sets the maximal number of Newton iterations per step; fails with `BadParameter` if it
+    /// is zero.
+    pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
+        if max_iterations == 0 {
+            return Err(StepError::BadParameter {
+                name: "max_iterations",
+                value: 0.0,
+                requirement: "must be at least 1",
+            });
+        }
+        self.max_iterations = max_iterations;
+        Ok(self)
+    }
+
+    /// Returns the step size `h`.
+    pub fn step_size(&self) -> f64 {
+        self.h
+    }
+
+    /// Returns the relative Newton tolerance.
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance
+    }
+
+    /// Returns the maximal number of Newton iterations per step.
+    pub fn max_iterations(&self) -> usize {
+        self.max_iterations
+    }
+
+    /// Returns the multipliers `λ` of the last successful step (eq. 30b): the constraint force
+    /// over the step is `−Σ_k λ_k D̄g_k`, with the sign of `ṗ = … − Gᵀλ` (eq. 21b).
+    pub fn multipliers(&self) -> &SVector<f64, M> {
+        &self.multipliers
+    }
+
+    /// Returns the momentum `p^{n+1}` carried from the last successful step, or `None` before
+    /// the first step or after [`reset`](Self::reset). In general it differs from `M(q) v`
+    /// (Proposition 5.5).
+    pub fn momentum(&self) -> Option<&SVector<f64, N>> {
+        self.carried.as_ref().map(|c| &c.p)
+    }
+
+    /// Returns the momentum `p^n` a step from `state` would start from: the carried momentum if
+    /// `state` is the end state of the last step (bitwise in `q` and `v`), else `M(q) v`.
+    pub fn momentum_at<Model: Inertia<N>>(
+        &self,
+        model: &Model,
+        state: &State<N>,
+    ) -> SVector<f64, N> {
+        match &self.carried {
+            Some(c) if same_bits(&c.q, &state.q) && same_bits(&c.v, &state.v) => c.p,
+            _ => {
+                let mut mass = SMatrix::<f64, N, N>::zeros();
+                model.mass_matrix(&state.q, &mut mass);
+                mass * state.v
+            }
+        }
+    }
+
+    /// Returns the discrete generalized energy (eq. 31) `E = p·v − ½ v·M(q) v + V(q)` of
+    /// `state`, with `p` from [`momentum_at`](Self::momentum_at); conserved by the scheme
+    /// (Proposition 5.4).
+    pub fn generalized_energy<Model: Inertia<N> + Potential<N>>(
+        &self,
+        model: &Model,
+        state: &State<N>,
+    ) -> f64 {
+        let p = self.momentum_at(model, state);
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(&state.q, &mut mass);
+        p.dot(&state.v) - 0.5 * state.v.dot(&(mass * state.v)) + model.potential(&state.q)
+    }
+
+    /// Forgets the carried momentum and multipliers, so the next step starts from `p = M(q) v`.
+    pub fn reset(&mut self) {
+        self.carried = None;
+        self.multipliers = SVector::zeros();
+    }
+}
+
+/// The residual of the reduced system at one iterate, with what the step needs from it.
+struct Residual<const N: usize, const M: usize> {
+    /// `v^{n+1} = 2 (q1 − q0)/h − v0`.
+    v1: SVector<f64, N>,
+    /// `D̄₂T`, for `p^{n+1} = 2 D̄₂T − p^n`.
+    d2: SVector<f64, N>,
+    /// `D̄G` (rows `D̄g_kᵀ`).
+    dg: SMatrix<f64, M, N>,
+    /// `R`.
+    r: SVector<f64, N>,
+    /// `g(q1)`.
+    g: SVector<f64, M>,
+    /// `max(‖R‖∞ / scale_R, ‖g‖∞ / scale_g)`, reported by `NewtonDiverged`.
+    relative: f64,
+}
+
+/// The start of a step: `(q^n, v^n, p^n)`, `h` and the time `t^{n+1}` of the constraints.
+struct Start<'a, const N: usize> {
+    q0: &'a SVector<f64, N>,
+    v0: &'a SVector<f64, N>,
+    p0: &'a SVector<f64, N>,
+    h: f64,
+    t1: f64,
+}
+
+impl<const N: usize> Start<'_, N> {
+    /// Evaluates the residual `(R, g)` of the reduced system at `(q1, λ)`.
+    fn residual<Model, const M: usize>(
+        &self,
+        model: &Model,
+        q1: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+    ) -> Residual<N, M>
+    where
+        Model: InertiaGradient<N> + Potential<N> + HolonomicHessians<N, M>,
+    {
+        let (q0, v0, p0, h) = (self.q0, self.v0, self.p0, self.h);
+        let v1 = (q1 - q0) * (2.0 / h) - v0;
+        let mut d1 = SVector::<f64, N>::zeros();
+        let mut d2 = SVector::<f64, N>::zeros();
+        model.kinetic_discrete_gradient(q0, v0, q1, &v1, &mut d1, &mut d2);
+        let mut dv = SVector::<f64, N>::zeros();
+        model.potential_discrete_gradient(q0, q1, &mut dv);
+        let mut dg = SMatrix::<f64, M, N>::zeros();
+        model.constraint_discrete_gradient(q0, q1, self.t1, &mut dg);
+        let mut g = SVector::<f64, M>::zeros();
+        let mut jac = SMatrix::<f64, M, N>::zeros();
+        model.constraints_and_jacobian(q1, self.t1, &mut g, &mut jac);
+
+        let constraint_force = dg.transpose() * lambda;
+        let r = d2 * 2.0 - p0 * 2.0 - d1 * h + dv * h + constraint_force * h;
+        let mut scale_r = 0.0f64;
+        for i in 0..N {
+            let mut s = 2.0 * (p0[i].abs() + d2[i].abs()) + h * (d1[i].abs() + dv[i].abs());
+            for k in 0..M {
+                s += h * (lambda[k] * dg[(k, i)]).abs();
+            }
+            scale_r = scale_r.max(s);
+        }
+        let mut jac_norm = 0.0f64;
+        for k in 0..M {
+            jac_norm = jac_norm.max(jac.row(k).iter().map(|x| x.abs()).sum());
+        }
+        let scale_g = (jac_norm * max_abs(q1)).max(f64::MIN_POSITIVE);
+        let relative_r = if scale_r > 0.0 {
+            max_abs(&r) / scale_r
+        } else {
+            max_abs(&r) / f64::MIN_POSITIVE
+        };
+        let relative_g = max_abs(&g) / scale_g;
+        // NaN-propagating max: a non-finite residual must not count as converged.
+        let relative = if relative_r.is_nan() || relative_g.is_nan() {
+            f64::NAN
+        } else {
+            relative_r.max(relative_g)
+        };
+        Residual {
+            v1,
+            d2,
+            dg,
+            r,
+            g,
+            relative,
+        }
+    }
+
+    /// Returns the Newton update `(Δq, Δλ)` at `(q1, λ)` by the block elimination of the type
+    /// docs, and the number of factorizations it took.
+    #[allow(clippy::type_complexity)]
+    fn newton_update<Model, const M: usize>(
+        &self,
+        model: &Model,
+        q1: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+        res: &Residual<N, M>,
+        t: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, M>, u32), StepError>
+    where
+        Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
+    {
+        let (q0, v0, h) = (self.q0, self.v0, self.h);
+        let mut kin = KineticJacobians::<N>::default();
+        model.kinetic_discrete_gradient_jacobians(q0, v0, q1, &res.v1, &mut kin);
+        let mut jac_v = SMatrix::<f64, N, N>::zeros();
+        model.potential_discrete_gradient_jacobian(q0, q1, &mut jac_v);
+        let mut jac_g = [SMatrix::<f64, N, N>::zeros(); M];
+        model.constraint_discrete_gradient_jacobians(q0, q1, self.t1, &mut jac_g);
+        let mut g_jac = SMatrix::<f64, M, N>::zeros();
+        model.constraint_jacobian(q1, self.t1, &mut g_jac);
+
+        let mut k =
+            kin.d2_q1 * 2.0 + kin.d2_v1 * (4.0 / h) - kin.d1_q1 * h - kin.d1_v1 * 2.0 + jac_v * h;
+        for (lambda_k, jac_k) in lambda.iter().zip(jac_g.iter()) {
+            k += jac_k * (h * lambda_k);
+        }
+        let dg_t = res.dg.transpose();
+        let b = dg_t * h;
+        let mut a = -res.r;
+        let rhs_b = -res.g;
+        if M > 0 {
+            let augment = dg_t * g_jac;
+            let (k_max, augment_max) = (max_abs(&k), max_abs(&augment));
+            if augment_max > 0.0 && k_max.is_finite() && augment_max.is_finite() {
+                let alpha = k_max / augment_max;
+                k += augment * alpha;
+                a -= dg_t * (res.g * alpha);
+            }
+        }
+        let k_factor = Lu::try_new(&k, "Newton matrix K + α D̄Gᵀ G", t)?;
+        let y = k_factor.solve(&a);
+        if M == 0 {
+            return Ok((y, SVector::zeros(), 1));
+        }
+        let mut x = b;
+        for mut column in x.column_iter_mut() {
+            let mut c: SVector<f64, N> = column.clone_owned();
+            k_factor.solve_in_place(&mut c);
+            column.copy_from(&c);
+        }
+        let schur = g_jac * x;
+        let s_factor = Lu::try_new(&schur, "constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t)?;
+        let delta_lambda = s_factor.solve(&(g_jac * y - rhs_b));
+        let delta_q = y - x * delta_lambda;
+        Ok((delta_q, delta_lambda, 2))
+    }
+}
+
+impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Livens<N, M>
+where
+    Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        let t = state.t;
+        if !t.is_finite() {
+            return Err(StepError::NonFinite {
+                quantity: "t",
+                index: 0,
+                t,
+            });
+        }
+        check_finite(&state.q, "q", t)?;
+        check_finite(&state.v, "v", t)?;
+        let p0 = self.momentum_at(model, state);
+        check_finite(&p0, "p", t)?;
+        let h = self.h;
+        let start = Start {
+            q0: &state.q,
+            v0: &state.v,
+            p0: &p0,
+            h,
+            t1: t + h,
+        };
+
+        let mut q1 = state.q + state.v * h;
+        let mut lambda = if self.multipliers.iter().all(|x| x.is_finite()) {
+            self.multipliers
+        } else {
+            SVector::zeros()
+        };
+        let mut factorizations = 0;
+        let mut iterations = 0;
+        let res = loop {
+            let res = start.residual(model, &q1, &lambda);
+            if iterations == self.max_iterations || !res.relative.is_finite() {
+                return Err(StepError::NewtonDiverged {
+                    iterations,
+                    residual: res.relative,
+                    t,
+                });
+            }
+            let (delta_q, delta_lambda, count) =
+                start.newton_update(model, &q1, &lambda, &res, t)?;
+            factorizations += count;
+            iterations += 1;
+            let scale_q = max_abs(start.q0).max(max_abs(&q1)).max(f64::MIN_POSITIVE);
+            q1 += delta_q;
+            lambda += delta_lambda;
+            if max_abs(&delta_q) <= self.tolerance * scale_q {
+                // Quadratic convergence: the error of the updated iterate is O(|Δq|²).
+                let res = start.residual(model, &q1, &lambda);
+                if !res.relative.is_finite() {
+                    return Err(StepError::NewtonDiverged {
+                        iterations,
+                        residual: res.relative,
+                        t,
+                    });
+                }
+                break res;
+            }
+        };
+
+        let p1 = res.d2 * 2.0 - p0;
+        check_finite(&q1, "q", t)?;
+        check_finite(&res.v1, "v", t)?;
+        check_finite(&p1, "p", t)?;
+        check_finite(&lambda, "multipliers", t)?;
+        state.q = q1;
+        state.v = res.v1;
+        state.t = t + h;
+        self.multipliers = lambda;
+        self.carried = Some(Carried {
+            q: q1,
+            v: res.v1,
+            p: p1,
+        });
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: iterations as u32,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_parameters() {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let err = Livens::<3, 1>::new(h).unwrap_err();
+            assert!(matches!(err, StepError::BadStepSize { h: x } if x.to_bits() == h.to_bits()));
+        }
+        let livens = Livens::<3, 1>::new(0.1).unwrap();
+        assert!(matches!(
+            livens.with_tolerance(0.0).unwrap_err(),
+            StepError::BadParameter {
+                name: "tolerance",
+                ..
+            }
+        ));
+        assert!(matches!(
+            livens.with_max_iterations(0).unwrap_err(),
+            StepError::BadParameter {
+                name: "max_iterations",
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,68 @@
+//! Symplectic Euler: the first-order explicit symplectic method.
+
+use super::{acceleration, check_finite, check_state, check_step_size, MassFactor};
+use crate::error::StepError;
+use crate::integrators::{Integrator, StepReport};
+use crate::model::{Inertia, Potential};
+use crate::state::State;
+
+/// Symplectic Euler, velocity first ("kick, then drift"), for `M q̈ = −∇V(q)`:
+///
+/// ```text
+/// v_{k+1} = v_k − h M⁻¹ ∇V(q_k)
+/// q_{k+1} = q_k + h v_{k+1}
+/// ```
+///
+/// This is the variant of symplectic Euler that updates the momentum first (Hairer, Lubich and
+/// Wanner, *Geometric Numerical Integration*, 2nd ed. 2006, §I.1.2 and Theorem VI.3.3), written
+/// for the velocity `v = M⁻¹p` with a constant `M`:
+/// explicit, symplectic, first order, with energy error bounded (no drift) for small `h`. It is
+/// the unconstrained case of SPOOK (Lacoursière 2007, eq. 12 and 29 with no constraint rows),
+/// and the discrete Euler–Lagrange map of `L_d(q_0, q_1) = h T((q_1 − q_0)/h) − h V(q_0)`.
+///
+/// One gradient evaluation per step. When `Inertia::CONSTANT_MASS` holds the Cholesky factor of
+/// `M` is reused while `M` is unchanged; a configuration-dependent `M(q)` is evaluated at `q_k`
+/// (the method is then no longer symplectic).
+#[derive(Clone, Copy, Debug)]
+pub struct SymplecticEuler<const N: usize> {
+    h: f64,
+    mass: MassFactor<N>,
+}
+
+impl<const N: usize> SymplecticEuler<N> {
+    /// Creates a symplectic Euler stepper; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Ok(SymplecticEuler {
+            h: check_step_size(h)?,
+            mass: MassFactor::default(),
+        })
+    }
+
+    /// Returns the step size `h`.
+    pub fn step_size(&self) -> f64 {
+        self.h
+    }
+}
+
+impl<Model, const N: usize> Integrator<Model, N> for SymplecticEuler<N>
+where
+    Model: Inertia<N> + Potential<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        check_state(state)?;
+        let (h, t) = (self.h, state.t);
+        let (a, _, factorizations) = acceleration(model, &mut self.mass, &state.q, t)?;
+        let v_next = state.v + a * h;
+        let q_next = state.q + v_next * h;
+        check_finite(&v_next, "v", t)?;
+        check_finite(&q_next, "q", t)?;
+
+        state.q = q_next;
+        state.v = v_next;
+        state.t = t + h;
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: 0,
+        })
+    }
+}

@@ -1,0 +1,590 @@
+//! Newmark's method with `γ = ½`, its push-forward, and Newmark with a single Newton iteration
+//! per step, the nonlinearly implicit relatives of Z&S (Tao and Owhadi 2014, §2.1).
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{check_finite, check_state, check_step_size, MassFactor};
+use crate::error::StepError;
+use crate::integrators::{Integrator, StepReport};
+use crate::linalg::{Cholesky, SymmetricFactor};
+use crate::model::{Inertia, PotentialHessian};
+use crate::state::State;
+
+/// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
+pub(super) const DEFAULT_BETA: f64 = 0.4;
+
+/// The default relative tolerance on the Newton residual (and correction); `1e-12` is at the
+/// rounding floor of the penalized double pendulum's `∇W` at `ω = 20`.
+const DEFAULT_TOLERANCE: f64 = 1e-10;
+
+/// The default maximal number of Newton iterations per solve.
+const DEFAULT_MAX_ITERATIONS: usize = 50;
+
+/// The name of the Newton Jacobian, for errors.
+const NEWTON_MATRIX: &str = "M + βh² Hess V";
+
+/// Newmark's method with `γ = ½` (Tao–Owhadi 2014, Integrator 2, eq. 12).
+///
+/// From M. Tao and H. Owhadi, *Variational and linearly-implicit integrators, with applications*
+/// (2014), after N. M. Newmark, *A method of computation for structural dynamics* (1959).
+/// For `M q̈ = −∇V(q)`:
+///
+/// ```text
+/// q_{k+1} = q_k + h v_k + h² [(½ − β) a_k + β a_{k+1}]
+/// v_{k+1} = v_k + ½ h (a_k + a_{k+1})
+/// a_k     = −M⁻¹ ∇V(q_k)
+/// ```
+///
+/// Second order and variational for `γ = ½`, and unconditionally linearly stable if `β ≥ ¼`,
+/// but not canonically symplectic in `(q, v)` (see [`PushForwardNewmark`]). Implicit for
+/// `β ≠ 0`: each step solves the nonlinear equation in `a = a_{k+1}`
+///
+/// ```text
+/// r(a) = M a + ∇V(q̃ + βh² a) = 0,    q̃ = q_k + h v_k + (½ − β) h² a_k
+/// ```
+///
+/// by Newton's method with the Jacobian `M + βh² Hess V(q̃ + βh² a)` (one LU or Cholesky
+/// factorization per iteration), starting from `a_k`. It stops when the residual is small,
+/// `|r|_∞ ≤ tol · max(|M a|_∞, |∇V|_∞)`, or when the Newton correction is, `|Δa|_∞ ≤ tol · |a|_∞`
+/// (default `tol = 1e-10`, [`with_tolerance`](Self::with_tolerance)). The residual of a stiff
+/// potential stalls at the rounding error of `∇V`, a small difference of `O(ω²)` terms for a
+/// penalty: about `1e-12` relative for the double pendulum at `ω = 20`, growing like `ω²`,
+/// hence the default above that floor and the correction test beyond it. It fails with [`StepError::NewtonDiverged`] after
+/// `max_iterations` iterations (default 50, [`with_max_iterations`](Self::with_max_iterations))
+/// or on a non-finite residual. The state is unchanged on error.
+///
+/// `a_{k+1}` is carried to the next step: it is cached with the `q` it was solved at and
+/// recomputed as `−M⁻¹ ∇V(q)` (a Cholesky solve with `M`, whose factor is reused while a
+/// constant `M` is unchanged) whenever the incoming `q` differs bitwise from it; call
+/// [`reset`](Self::reset) after changing the model between steps. A configuration-dependent
+/// `M(q)` is evaluated at each Newton iterate, and the Jacobian omits its derivative; the paper
+/// assumes a constant `M`.
+#[derive(Clone, Copy, Debug)]
+pub struct Newmark<const N: usize> {
+    core: Core<N>,
+    newton: Newton,
+    mass: MassFactor<N>,
+}
+
+/// Newmark with only the first Newton iteration per step: the "linearly-implicit Newmark" of
+/// Tao–Owhadi 2014, §4.1 (Fig. 1, row 5).
+///
+/// The scheme of [`Newmark`] (eq. 12, `γ = ½`) in which `a_{k+1}` is the first Newton iterate
+/// from `a_k`, accepted without a convergence test:
+///
+/// ```text
+/// q̃       = q_k + h v_k + (½ − β) h² a_k
+/// a_{k+1} = a_k − (M + βh² Hess V(q̃ + βh² a_k))⁻¹ (M a_k + ∇V(q̃ + βh² a_k))
+/// q_{k+1} = q̃ + βh² a_{k+1}
+/// v_{k+1} = v_k + ½ h (a_k + a_{k+1})
+/// ```
+///
+/// One factorization per step and never a Newton failure, like Z&Ss; it is consistent and
+/// coincides with [`Newmark`] for a quadratic `V`, but for nonlinear stiff problems its error at
+/// large steps is much larger than that of the converged scheme (Tao–Owhadi Fig. 1, rows 4–5),
+/// which is why Z&S linearizes the *push-forward* scheme instead ([`PushForwardNewmark`]).
+/// [`StepReport::newton_iterations`] is 1.
+///
+/// A separate type rather than a `max_iterations = 1` option of [`Newmark`], where running out
+/// of iterations is an error: here the unconverged iterate *is* the method. The carried `a_{k+1}`
+/// is therefore part of the method's state (it is not `−M⁻¹ ∇V(q_{k+1})`): it is reused while
+/// the incoming `q` matches bitwise, and otherwise (or after [`reset`](Self::reset)) the step
+/// restarts from the consistent `a_k = −M⁻¹ ∇V(q_k)`.
+#[derive(Clone, Copy, Debug)]
+pub struct NewmarkOneIteration<const N: usize> {
+    core: Core<N>,
+    mass: MassFactor<N>,
+}
+
+/// Push-forward Newmark (Tao–Owhadi 2014, Integrator 3, eq. 14): Newmark in the coordinates
+/// `x = q + βh² M⁻¹ ∇V(q)` (eq. 13), where it preserves the canonical symplectic form.
+///
+/// For `M ẍ = −∇V(x)`, with the state's `q` holding `x`:
+///
+/// ```text
+/// x_{k+1} = x_k + h v_k + ½ h² a_k
+/// v_{k+1} = v_k + ½ h (a_k + a_{k+1})
+/// a_k     = −M⁻¹ ∇V(x_k + βh² a_k)
+/// ```
+///
+/// Symplectic, symmetric, second order, and unconditionally linearly stable if `β ≥ ¼`. The
+/// map `η(q, v) = (q + βh² M⁻¹ ∇V(q), v)` conjugates it exactly to [`Newmark`]:
+/// [`push_forward`](Self::push_forward) applies `η` and [`pull_back`](Self::pull_back) its
+/// inverse `q = x + βh² a(x)`. Both differ from the identity by `O(h²)`, so either trajectory
+/// approximates the exact flow to second order.
+///
+/// The third line is a nonlinear equation in `a_k`, `M a + ∇V(x_k + βh² a) = 0`, solved by
+/// Newton's method with the Jacobian `M + βh² Hess V(x_k + βh² a)`, with the tolerance, the
+/// iteration limit and the errors of [`Newmark`]. Its first Newton iterate from `a = 0` is the
+/// Z&Ss acceleration (eq. 18, "partial Newton solve"). Newton starts from `a_k` when solving for
+/// `a_{k+1}`, and from 0 when no acceleration is carried. `a_{k+1}` is carried to the next step
+/// exactly as in [`ZhangSkeel`](crate::ZhangSkeel); call [`reset`](Self::reset) after changing
+/// the model between steps.
+#[derive(Clone, Copy, Debug)]
+pub struct PushForwardNewmark<const N: usize> {
+    core: Core<N>,
+    newton: Newton,
+}
+
+/// What all variants share: the step size, `β`, and the carried acceleration.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Core<const N: usize> {
+    pub(super) h: f64,
+    pub(super) beta: f64,
+    /// The configuration and the acceleration computed there.
+    pub(super) carried: Option<(SVector<f64, N>, SVector<f64, N>)>,
+}
+
+impl<const N: usize> Core<N> {
+    pub(super) fn new(h: f64) -> Result<Self, StepError> {
+        Ok(Core {
+            h: check_step_size(h)?,
+            beta: DEFAULT_BETA,
+            carried: None,
+        })
+    }
+
+    pub(super) fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
+        if !(beta.is_finite() && beta >= 0.0) {
+            return Err(StepError::BadParameter {
+                name: "beta",
+                value: beta,
+                requirement:
+                    "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
+            });
+        }
+        self.beta = beta;
+        self.carried = None;
+        Ok(self)
+    }
+
+    /// Returns the carried acceleration if it was computed at exactly `q`.
+    pub(super) fn carried_at(&self, q: &SVector<f64, N>) -> Option<SVector<f64, N>> {
+        let (at, acceleration) = self.carried.as_ref()?;
+        let same = at
+            .iter()
+            .zip(q.iter())
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        same.then_some(*acceleration)
+    }
+
+    /// Advances `state` with the velocity Verlet-like update shared by eq. 14, 18 and 19, where
+    /// `acceleration(x, guess, t)` returns `a(x)` and the cost of computing it; `guess` is the
+    /// previous acceleration, if any, as a Newton starting point.
+    pub(super) fn verlet_step<F>(
+        &mut self,
+        state: &mut State<N>,
+        mut acceleration: F,
+    ) -> Result<StepReport, StepError>
+    where
+        F: FnMut(&SVector<f64, N>, Option<SVector<f64, N>>, f64) -> Result<Solve<N>, StepError>,
+    {
+        check_state(state)?;
+        let (h, t) = (self.h, state.t);
+        let mut report = StepReport::default();
+        let a_k = match self.carried_at(&state.q) {
+            Some(a_k) => a_k,
+            None => acceleration(&state.q, None, t)?.add_to(&mut report),
+        };
+        let x_next = state.q + state.v * h + a_k * (0.5 * h * h);
+        check_finite(&x_next, "q", t)?;
+        let a_next = acceleration(&x_next, Some(a_k), t)?.add_to(&mut report);
+        let v_next = state.v + (a_k + a_next) * (0.5 * h);
+        check_finite(&v_next, "v", t)?;
+
+        self.carried = Some((x_next, a_next));
+        state.q = x_next;
+        state.v = v_next;
+        state.t = t + h;
+        Ok(report)
+    }
+
+    /// Advances `state` by Newmark's eq. 12, where `solve(q̃, a_k, t)` returns `a_{k+1}` with
+    /// `M a_{k+1} + ∇V(q̃ + βh² a_{k+1}) ≈ 0` and `initial(q, t)` returns `−M⁻¹ ∇V(q)`.
+    fn newmark_step<I, S>(
+        &mut self,
+        state: &mut State<N>,
+        mut initial: I,
+        mut solve: S,
+    ) -> Result<StepReport, StepError>
+    where
+        I: FnMut(&SVector<f64, N>, f64) -> Result<Solve<N>, StepError>,
+        S: FnMut(&SVector<f64, N>, SVector<f64, N>, f64) -> Result<Solve<N>, StepError>,
+    {
+        check_state(state)?;
+        let (h, t) = (self.h, state.t);
+        let h2 = h * h;
+        let mut report = StepReport::default();
+        let a_k = match self.carried_at(&state.q) {
+            Some(a_k) => a_k,
+            None => initial(&state.q, t)?.add_to(&mut report),
+        };
+        let predictor = state.q + state.v * h + a_k * ((0.5 - self.beta) * h2);
+        check_finite(&predictor, "q", t)?;
+        let a_next = solve(&predictor, a_k, t)?.add_to(&mut report);
+        // The same expression as the Newton iterate's argument, so the carried a_{k+1} is keyed
+        // by exactly the q it was solved at.
+        let q_next = predictor + a_next * (self.beta * h2);
+        check_finite(&q_next, "q", t)?;
+        let v_next = state.v + (a_k + a_next) * (0.5 * h);
+        check_finite(&v_next, "v", t)?;
+
+        self.carried = Some((q_next, a_next));
+        state.q = q_next;
+        state.v = v_next;
+        state.t = t + h;
+        Ok(report)
+    }
+}
+
+/// An acceleration and what it cost.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Solve<const N: usize> {
+    pub(super) a: SVector<f64, N>,
+    pub(super) factorizations: u32,
+    pub(super) iterations: u32,
+}
+
+impl<const N: usize> Solve<N> {
+    /// Adds the cost to `report` and returns the acceleration.
+    pub(super) fn add_to(self, report: &mut StepReport) -> SVector<f64, N> {
+        report.factorizations += self.factorizations;
+        report.newton_iterations += self.iterations;
+        self.a
+    }
+}
+
+/// Newton's stopping rule: relative residual tolerance and iteration limit.
+#[derive(Clone, Copy, Debug)]
+struct Newton {
+    tolerance: f64,
+    max_iterations: usize,
+}
+
+impl Default for Newton {
+    fn default() -> Self {
+        Newton {
+            tolerance: DEFAULT_TOLERANCE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+        }
+    }
+}
+
+impl Newton {
+    fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
+        if !(tolerance.is_finite() && tolerance > 0.0) {
+            return Err(StepError::BadParameter {
+                name: "tolerance",
+                value: tolerance,
+                requirement: "must be finite and positive",
+            });
+        }
+        self.tolerance = tolerance;
+        Ok(self)
+    }
+
+    fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
+        if max_iterations == 0 {
+            return Err(StepError::BadParameter {
+                name: "max_iterations",
+                value: 0.0,
+                requirement: "must be at least 1",
+            });
+        }
+        self.max_iterations = max_iterations;
+        Ok(self)
+    }
+}
+
+/// How far to iterate Newton on `M a + ∇V(base + βh² a) = 0`.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    /// Until the residual meets the tolerance; an error past the iteration limit.
+    Converged(Newton),
+    /// Exactly one iteration, accepted without a test.
+    FirstIterate,
+}
+
+/// Solves `r(a) = M(y) a + ∇V(y) = 0`, `y = base + βh² a`, by Newton from `guess` with the
+/// Jacobian `M(y) + βh² Hess V(y)`.
+fn newton_solve<Model, const N: usize>(
+    model: &Model,
+    base: &SVector<f64, N>,
+    beta_h2: f64,
+    guess: SVector<f64, N>,
+    stop: Stop,
+    t: f64,
+) -> Result<Solve<N>, StepError>
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    let mut a = guess;
+    let mut iterations = 0usize;
+    let mut mass = SMatrix::<f64, N, N>::zeros();
+    let mut grad = SVector::<f64, N>::zeros();
+    let mut hess = SMatrix::<f64, N, N>::zeros();
+    loop {
+        if iterations == 1 && matches!(stop, Stop::FirstIterate) {
+            check_finite(&a, "acceleration", t)?;
+            break;
+        }
+        let y = base + a * beta_h2;
+        model.mass_matrix(&y, &mut mass);
+        model.potential_gradient(&y, &mut grad);
+        if iterations == 0 {
+            check_finite(&grad, "gradient", t)?;
+        }
+        let inertial = mass * a;
+        let residual = inertial + grad;
+        let norm = residual.amax();
+        if let Stop::Converged(newton) = stop {
+            if norm <= newton.tolerance * inertial.amax().max(grad.amax()) {
+                break;
+            }
+            if !norm.is_finite() || iterations >= newton.max_iterations {
+                return Err(StepError::NewtonDiverged {
+                    iterations,
+                    residual: norm,
+                    t,
+                });
+            }
+        }
+        model.potential_hessian(&y, &mut hess);
+        let jacobian = SymmetricFactor::try_new(&(mass + hess * beta_h2), NEWTON_MATRIX, t)?;
+        let correction = jacobian.solve(&residual);
+        a -= correction;
+        iterations += 1;
+        if let Stop::Converged(newton) = stop {
+            // The residual of a stiff ∇V stalls at its rounding error, O(ε ω² |g| |∇g|), which
+            // may exceed tol·|∇V|; a correction below tol·|a| means Newton has converged.
+            if correction.amax() <= newton.tolerance * a.amax() {
+                break;
+            }
+        }
+    }
+    Ok(Solve {
+        a,
+        factorizations: iterations as u32,
+        iterations: iterations as u32,
+    })
+}
+
+/// Returns `−M(q)⁻¹ ∇V(q)` and the factorizations of `M` it took (0 or 1).
+fn explicit_acceleration<Model, const N: usize>(
+    model: &Model,
+    mass_factor: &mut MassFactor<N>,
+    q: &SVector<f64, N>,
+    t: f64,
+) -> Result<Solve<N>, StepError>
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    let mut mass = SMatrix::<f64, N, N>::zeros();
+    model.mass_matrix(q, &mut mass);
+    let (chol, factorizations) = mass_factor.factor(&mass, Model::CONSTANT_MASS, t)?;
+    let mut grad = SVector::<f64, N>::zeros();
+    model.potential_gradient(q, &mut grad);
+    check_finite(&grad, "gradient", t)?;
+    let a = -chol.solve(&grad);
+    check_finite(&a, "acceleration", t)?;
+    Ok(Solve {
+        a,
+        factorizations,
+        iterations: 0,
+    })
+}
+
+macro_rules! shared_builders {
+    ($name:ident) => {
+        impl<const N: usize> $name<N> {
+            /// Returns the step size `h`.
+            pub fn step_size(&self) -> f64 {
+                self.core.h
+            }
+
+            /// Returns the parameter `β`.
+            pub fn beta(&self) -> f64 {
+                self.core.beta
+            }
+
+            /// Sets `β` (default 0.4); fails with `BadParameter` unless it is finite and `≥ 0`.
+            ///
+            /// `β ≥ ¼` makes the method unconditionally linearly stable; smaller values are
+            /// accepted (`β = 0` is explicit velocity Verlet) but stable only for small `h`.
+            pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
+                self.core = self.core.with_beta(beta)?;
+                Ok(self)
+            }
+
+            /// Forgets the acceleration carried from the last step, so the next step recomputes it.
+            pub fn reset(&mut self) {
+                self.core.carried = None;
+            }
+        }
+    };
+}
+
+macro_rules! newton_builders {
+    ($name:ident) => {
+        impl<const N: usize> $name<N> {
+            /// Returns the relative Newton tolerance on the residual `|M a + ∇V|_∞`.
+            pub fn tolerance(&self) -> f64 {
+                self.newton.tolerance
+            }
+
+            /// Returns the maximal number of Newton iterations per nonlinear solve.
+            pub fn max_iterations(&self) -> usize {
+                self.newton.max_iterations
+            }
+
+            /// Sets the relative Newton tolerance (default `1e-10`): a solve stops when
+            /// `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction
+            /// is `|Δa|_∞ ≤ tolerance · |a|_∞`. Fails with `BadParameter` unless it is finite
+            /// and positive.
+            pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
+                self.newton = self.newton.with_tolerance(tolerance)?;
+                Ok(self)
+            }
+
+            /// Sets the Newton iteration limit per solve (default 50), past which a step fails
+            /// with `NewtonDiverged`. Fails with `BadParameter` if it is 0.
+            pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
+                self.newton = self.newton.with_max_iterations(max_iterations)?;
+                Ok(self)
+            }
+        }
+    };
+}
+
+shared_builders!(Newmark);
+shared_builders!(NewmarkOneIteration);
+shared_builders!(PushForwardNewmark);
+newton_builders!(Newmark);
+newton_builders!(PushForwardNewmark);
+
+impl<const N: usize> Newmark<N> {
+    /// Creates a Newmark stepper with step size `h`, `γ = ½`, `β = 0.4`, Newton tolerance
+    /// `1e-10` and at most 50 iterations; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Ok(Newmark {
+            core: Core::new(h)?,
+            newton: Newton::default(),
+            mass: MassFactor::default(),
+        })
+    }
+}
+
+impl<const N: usize> NewmarkOneIteration<N> {
+    /// Creates a one-iteration Newmark stepper with step size `h`, `γ = ½` and `β = 0.4`;
+    /// fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Ok(NewmarkOneIteration {
+            core: Core::new(h)?,
+            mass: MassFactor::default(),
+        })
+    }
+}
+
+impl<const N: usize> PushForwardNewmark<N> {
+    /// Creates a push-forward Newmark stepper with step size `h`, `β = 0.4`, Newton tolerance
+    /// `1e-10` and at most 50 iterations; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Ok(PushForwardNewmark {
+            core: Core::new(h)?,
+            newton: Newton::default(),
+        })
+    }
+
+    /// Returns `η(state) = (q + βh² M⁻¹ ∇V(q), v)` (eq. 13): the push-forward state of a
+    /// [`Newmark`] state with the same `h` and `β`.
+    pub fn push_forward<Model>(
+        &self,
+        model: &Model,
+        state: &State<N>,
+    ) -> Result<State<N>, StepError>
+    where
+        Model: Inertia<N> + PotentialHessian<N>,
+    {
+        check_state(state)?;
+        let t = state.t;
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(&state.q, &mut mass);
+        let mut grad = SVector::<f64, N>::zeros();
+        model.potential_gradient(&state.q, &mut grad);
+        check_finite(&grad, "gradient", t)?;
+        let chol = Cholesky::try_new(&mass, "mass matrix", t)?;
+        let x = state.q + chol.solve(&grad) * (self.core.beta * self.core.h * self.core.h);
+        check_finite(&x, "q", t)?;
+        Ok(State { q: x, ..*state })
+    }
+
+    /// Returns `η⁻¹(state) = (x + βh² a, v)` with `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton:
+    /// the [`Newmark`] state of a push-forward state. Fails like a step's Newton solve.
+    pub fn pull_back<Model>(&self, model: &Model, state: &State<N>) -> Result<State<N>, StepError>
+    where
+        Model: Inertia<N> + PotentialHessian<N>,
+    {
+        check_state(state)?;
+        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        let guess = self
+            .core
+            .carried_at(&state.q)
+            .unwrap_or_else(SVector::zeros);
+        let stop = Stop::Converged(self.newton);
+        let solve = newton_solve(model, &state.q, beta_h2, guess, stop, state.t)?;
+        let q = state.q + solve.a * beta_h2;
+        check_finite(&q, "q", state.t)?;
+        Ok(State { q, ..*state })
+    }
+}
+
+impl<Model, const N: usize> Integrator<Model, N> for Newmark<N>
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        let stop = Stop::Converged(self.newton);
+        let mass = &mut self.mass;
+        self.core.newmark_step(
+            state,
+            |q, t| explicit_acceleration(model, mass, q, t),
+            |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, stop, t),
+        )
+    }
+}
+
+impl<Model, const N: usize> Integrator<Model, N> for NewmarkOneIteration<N>
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        let mass = &mut self.mass;
+        self.core.newmark_step(
+            state,
+            |q, t| explicit_acceleration(model, mass, q, t),
+            |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, Stop::FirstIterate, t),
+        )
+    }
+}
+
+impl<Model, const N: usize> Integrator<Model, N> for PushForwardNewmark<N>
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        let stop = Stop::Converged(self.newton);
+        self.core.verlet_step(state, |x, guess, t| {
+            newton_solve(
+                model,
+                x,
+                beta_h2,
+                guess.unwrap_or_else(SVector::zeros),
+                stop,
+                t,
+            )
+        })
+    }
+}

@@ -1,0 +1,220 @@
+//! Z&Ss for stiff systems (Tao and Owhadi 2014, Integrator 5), and the split of the potential
+//! into a soft and a stiff part that it needs.
+//!
+//! # Design of the split
+//!
+//! The scheme needs the total gradient `∇V` and the Hessian of the stiff part only. That is
+//! [`SplitPotential`]. Its main client is a penalized model, where the stiff part is the penalty
+//! `ε⁻¹ V1 = ½ ω² |g|²` ([`Penalized`]): [`Penalized<Model>`] implements [`SplitPotential`]
+//! for every `Model` that implements [`PenalizedPotential`] (the total `∇W`) and
+//! [`PenaltyHessian`] (`Hess ½ ω² |g|²`). `PenaltyHessian` has no constraint-count parameter,
+//! so the blanket impl needs no `M`; a model with constraints computes it from
+//! [`HolonomicHessians`] with [`holonomic_penalty_hessian`], which is what
+//! [`DoublePendulum`](crate::reference::DoublePendulum) does and what `mechanism!` can generate
+//! for a penalized model (`impl PenaltyHessian<N> for Model` calling
+//! `holonomic_penalty_hessian::<N, M, _>`, or a symbolic Hessian of `½ ω² |g|²` with `ω` as an
+//! input, as for `PenalizedPotential`).
+
+use nalgebra::{SMatrix, SVector};
+
+use super::newmark::{Core, Solve};
+use crate::error::StepError;
+use crate::integrators::{Integrator, StepReport};
+use crate::linalg::SymmetricFactor;
+use crate::model::{HolonomicHessians, Inertia, Penalized, PenalizedPotential, Potential};
+use crate::reference::DoublePendulum;
+use crate::state::State;
+
+use super::check_finite;
+
+/// The name of the matrix of the linear solve, for errors.
+const STIFF_MATRIX: &str = "M + βh² ε⁻¹ Hess V1";
+
+/// A potential `V = V0 + ε⁻¹ V1` split into a soft part `V0` and a stiff part `ε⁻¹ V1`.
+///
+/// [`Potential`] is the total `V`; this adds the Hessian of the stiff part alone, for
+/// [`ZhangSkeelStiff`].
+///
+/// Its main client is a penalized model, where the stiff part is the penalty
+/// `ε⁻¹ V1 = ½ ω² |g|²`: [`Penalized<Model>`] implements `SplitPotential` for every `Model`
+/// that implements [`PenalizedPotential`] (the total `∇W`) and [`PenaltyHessian`]
+/// (`Hess ½ ω² |g|²`). `PenaltyHessian` has no constraint-count parameter, so the blanket impl
+/// needs no `M`; a model with constraints computes it from [`HolonomicHessians`] with
+/// [`holonomic_penalty_hessian`], which is what
+/// [`DoublePendulum`](crate::reference::DoublePendulum) does and what `mechanism!` can
+/// generate for a penalized model (an `impl PenaltyHessian<N>` calling
+/// `holonomic_penalty_hessian::<N, M, _>`, or a symbolic Hessian of `½ ω² |g|²` with `ω` as an
+/// input, as for [`PenalizedPotential`]).
+pub trait SplitPotential<const N: usize>: Potential<N> {
+    /// Writes the symmetric `ε⁻¹ Hess V1(q)` into `hess`.
+    fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
+
+    /// Writes `∇V(q)` (total) and `ε⁻¹ Hess V1(q)` together; override to share work.
+    fn potential_gradient_stiff_hessian(
+        &self,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    ) {
+        self.potential_gradient(q, grad);
+        self.stiff_hessian(q, hess);
+    }
+}
+
+/// The Hessian of the penalty `½ ω² |g(q)|²` of a model with holonomic constraints `g`.
+///
+/// ```text
+/// Hess(½ ω² |g|²) = ω² (Gᵀ G + Σ_k g_k Hess g_k),    G = ∂g/∂q
+/// ```
+///
+/// Together with [`PenalizedPotential`] it makes [`Penalized<Model>`] a [`SplitPotential`]
+/// with `ε⁻¹ = ω²` and `V1 = ½ |g|²`. Scleronomic constraints only, like the penalty itself.
+pub trait PenaltyHessian<const N: usize> {
+    /// Writes `Hess(½ ω² |g(q)|²)` into `hess`.
+    fn penalty_hessian(&self, omega: f64, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
+}
+
+/// Writes `ω² (Gᵀ G + Σ_k g_k Hess g_k)`, the Hessian of `½ ω² |g(q)|²`, from the constraints
+/// of `model` at `t = 0` (the penalty of scleronomic constraints); the body of a
+/// [`PenaltyHessian`] impl for a model with [`HolonomicHessians`].
+pub fn holonomic_penalty_hessian<const N: usize, const M: usize, Model>(
+    model: &Model,
+    omega: f64,
+    q: &SVector<f64, N>,
+    hess: &mut SMatrix<f64, N, N>,
+) where
+    Model: HolonomicHessians<N, M>,
+{
+    let mut g = SVector::<f64, M>::zeros();
+    let mut jac = SMatrix::<f64, M, N>::zeros();
+    let mut hessians = [SMatrix::<f64, N, N>::zeros(); M];
+    model.constraints_and_jacobian(q, 0.0, &mut g, &mut jac);
+    model.constraint_hessians(q, 0.0, &mut hessians);
+    *hess = jac.transpose() * jac;
+    for (g_k, hess_k) in g.iter().zip(hessians.iter()) {
+        *hess += hess_k * *g_k;
+    }
+    *hess *= omega * omega;
+}
+
+impl PenaltyHessian<4> for DoublePendulum {
+    fn penalty_hessian(&self, omega: f64, q: &SVector<f64, 4>, hess: &mut SMatrix<f64, 4, 4>) {
+        holonomic_penalty_hessian::<4, 2, _>(self, omega, q, hess);
+    }
+}
+
+/// `W = V + ½ ω² |g|²` with `V0 = V` soft and `ε⁻¹ V1 = ½ ω² |g|²` stiff.
+impl<const N: usize, Model> SplitPotential<N> for Penalized<Model>
+where
+    Model: PenalizedPotential<N> + PenaltyHessian<N>,
+{
+    fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        self.model.penalty_hessian(self.omega, q, hess);
+    }
+}
+
+/// Simplified Z&Ss for stiff systems (Tao–Owhadi 2014, Integrator 5, eq. 19).
+///
+/// From M. Tao and H. Owhadi, *Variational and linearly-implicit integrators, with applications*
+/// (2014). For `M ẍ = −∇V(x)` with `V = V0 + ε⁻¹ V1`, `ε⁻¹ ≫ 1` ([`SplitPotential`]), Z&Ss
+/// with the Hessian of the stiff part only:
+///
+/// ```text
+/// a_k     = −(M + βh² ε⁻¹ Hess V1(x_k))⁻¹ (∇V0(x_k) + ε⁻¹ ∇V1(x_k))
+/// x_{k+1} = x_k + h v_k + ½ h² a_k
+/// v_{k+1} = v_k + ½ h (a_k + a_{k+1})
+/// ```
+///
+/// Second order and symmetric (Corollary 2.1, Theorem 2.4). It is unconditionally linearly
+/// stable for `β > ¼ + O(ε)` when `∇V0` is Lipschitz and `V1` is quadratic and positive
+/// definite: for `V0 = ½ k0 x²`, `V1 = ½ k1 x²` the scheme is stable iff
+/// `k0 h² ≤ 4m + (4β − 1) h² ε⁻¹ k1`. It skips the Hessian of `V0`, which is cheaper for
+/// high-dimensional systems with a simple stiff part (Tao–Owhadi §4.3). One LU or Cholesky
+/// solve with `M + βh² ε⁻¹ Hess V1` per step and no solve with `M`.
+///
+/// `a_{k+1}` is carried to the next step exactly as in
+/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified); call [`reset`](Self::reset) after
+/// changing the model between steps.
+#[derive(Clone, Copy, Debug)]
+pub struct ZhangSkeelStiff<const N: usize> {
+    core: Core<N>,
+}
+
+impl<const N: usize> ZhangSkeelStiff<N> {
+    /// Creates a stiff Z&Ss stepper with step size `h` and `β = 0.4`; fails unless `h` is
+    /// positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Ok(ZhangSkeelStiff {
+            core: Core::new(h)?,
+        })
+    }
+
+    /// Returns the step size `h`.
+    pub fn step_size(&self) -> f64 {
+        self.core.h
+    }
+
+    /// Returns the parameter `β`.
+    pub fn beta(&self) -> f64 {
+        self.core.beta
+    }
+
+    /// Sets `β` (default 0.4); fails with `BadParameter` unless it is finite and `≥ 0`.
+    ///
+    /// `β > ¼ + O(ε)` makes the method unconditionally linearly stable; smaller values are
+    /// accepted but stable only for small `h`.
+    pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
+        self.core = self.core.with_beta(beta)?;
+        Ok(self)
+    }
+
+    /// Forgets the acceleration carried from the last step, so the next step recomputes it.
+    pub fn reset(&mut self) {
+        self.core.carried = None;
+    }
+}
+
+impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeelStiff<N>
+where
+    Model: Inertia<N> + SplitPotential<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        self.core.verlet_step(state, |x, _guess, t| {
+            let mut mass = SMatrix::<f64, N, N>::zeros();
+            model.mass_matrix(x, &mut mass);
+            let mut grad = SVector::<f64, N>::zeros();
+            let mut stiff = SMatrix::<f64, N, N>::zeros();
+            model.potential_gradient_stiff_hessian(x, &mut grad, &mut stiff);
+            check_finite(&grad, "gradient", t)?;
+            let lu = SymmetricFactor::try_new(&(mass + stiff * beta_h2), STIFF_MATRIX, t)?;
+            let a = -lu.solve(&grad);
+            check_finite(&a, "acceleration", t)?;
+            Ok(Solve {
+                a,
+                factorizations: 1,
+                iterations: 0,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PotentialHessian;
+
+    #[test]
+    fn penalty_hessian_is_the_penalized_hessian_of_a_linear_potential() {
+        // V is linear for the double pendulum, so Hess W = Hess(½ ω² |g|²).
+        let model = Penalized::new(DoublePendulum::default(), 3.0);
+        let q = SVector::<f64, 4>::new(0.3, -0.9, 1.2, -2.1);
+        let (mut stiff, mut total) = (SMatrix::zeros(), SMatrix::zeros());
+        model.stiff_hessian(&q, &mut stiff);
+        model.potential_hessian(&q, &mut total);
+        assert!(
+            (stiff - total).amax() < 1e-12 * total.amax(),
+            "{stiff} vs {total}"
+        );
+    }
+}
