@@ -6,7 +6,7 @@ mechanism! {
         kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
         potential: y,
         nonholonomic: { wall: x - y },
-        integrators: [spook],
+        integrators: [rk],
     }
 }
 

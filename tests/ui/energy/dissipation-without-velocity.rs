@@ -7,7 +7,7 @@ mechanism! {
         kinetic: 0.5 * dot(x).powi(2),
         potential: x.powi(2),
         dissipation: 0.5 * c * x.powi(2),
-        integrators: [spook],
+        integrators: [rk],
     }
 }
 

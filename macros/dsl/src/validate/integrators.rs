@@ -158,20 +158,20 @@ fn problems(integrator: Integrator, features: &Features) -> Vec<String> {
     let mut problems = Vec::new();
     if features.nonholonomic && !can.nonholonomic {
         problems.push(format!(
-            "cannot treat nonholonomic constraints (section `nonholonomic`); use one of {}",
-            Integrator::those_that(|c| c.nonholonomic)
+            "cannot treat nonholonomic constraints (section `nonholonomic`); {}",
+            Integrator::use_instead(|c| c.nonholonomic)
         ));
     }
     if features.rheonomic && !can.rheonomic {
         problems.push(format!(
-            "does not support time-dependent holonomic constraints (`t` in `holonomic`); use {}",
-            Integrator::those_that(|c| c.rheonomic)
+            "does not support time-dependent holonomic constraints (`t` in `holonomic`); {}",
+            Integrator::use_instead(|c| c.rheonomic)
         ));
     }
     if features.forces && !can.forces {
         problems.push(format!(
-            "cannot use dissipation or generalized forces (sections `dissipation`, `forces`); use one of {}",
-            Integrator::those_that(|c| c.forces)
+            "cannot use dissipation or generalized forces (sections `dissipation`, `forces`); {}",
+            Integrator::use_instead(|c| c.forces)
         ));
     }
     if let (Some(hint), false) = (&features.singular_mass, can.singular_mass) {
@@ -181,8 +181,8 @@ fn problems(integrator: Integrator, features: &Features) -> Vec<String> {
     }
     if features.varying_mass && !can.varying_mass && features.singular_mass.is_none() {
         problems.push(format!(
-            "assumes a constant mass matrix, but this one depends on the coordinates; use one of {}",
-            Integrator::those_that(|c| c.varying_mass)
+            "assumes a constant mass matrix, but this one depends on the coordinates; {}",
+            Integrator::use_instead(|c| c.varying_mass)
         ));
     }
     if let (Some(row), true) = (&features.redundant, can.full_rank) {
