@@ -50,3 +50,29 @@ pub(crate) fn same_bits<const R: usize, const C: usize>(
         .zip(b.iter())
         .all(|(x, y)| x.to_bits() == y.to_bits())
 }
+
+/// Returns `BadParameter` unless a Newton tolerance is finite and positive.
+pub(crate) fn check_tolerance(tolerance: f64) -> Result<f64, StepError> {
+    if tolerance.is_finite() && tolerance > 0.0 {
+        Ok(tolerance)
+    } else {
+        Err(StepError::BadParameter {
+            name: "tolerance",
+            value: tolerance,
+            requirement: "must be finite and positive",
+        })
+    }
+}
+
+/// Returns `BadParameter` unless a Newton iteration limit is at least 1.
+pub(crate) fn check_max_iterations(max_iterations: usize) -> Result<usize, StepError> {
+    if max_iterations == 0 {
+        Err(StepError::BadParameter {
+            name: "max_iterations",
+            value: 0.0,
+            requirement: "must be at least 1",
+        })
+    } else {
+        Ok(max_iterations)
+    }
+}

@@ -7,7 +7,7 @@ use crate::discrete_gradient::{
     KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
 };
 use crate::error::StepError;
-use crate::integrators::checks::{check_finite, same_bits};
+use crate::integrators::checks::{check_finite, check_max_iterations, check_tolerance, same_bits};
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::Lu;
 use crate::model::{HolonomicHessians, Inertia, InertiaGradient, Potential, PotentialHessian};
@@ -182,28 +182,14 @@ impl<const N: usize, const M: usize> Livens<N, M> {
     /// Sets the relative Newton tolerance (see the type docs); fails with `BadParameter` unless
     /// it is finite and positive.
     pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        if !(tolerance.is_finite() && tolerance > 0.0) {
-            return Err(StepError::BadParameter {
-                name: "tolerance",
-                value: tolerance,
-                requirement: "must be finite and positive",
-            });
-        }
-        self.tolerance = tolerance;
+        self.tolerance = check_tolerance(tolerance)?;
         Ok(self)
     }
 
     /// Sets the maximal number of Newton iterations per step; fails with `BadParameter` if it
     /// is zero.
     pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        if max_iterations == 0 {
-            return Err(StepError::BadParameter {
-                name: "max_iterations",
-                value: 0.0,
-                requirement: "must be at least 1",
-            });
-        }
-        self.max_iterations = max_iterations;
+        self.max_iterations = check_max_iterations(max_iterations)?;
         Ok(self)
     }
 

@@ -5,6 +5,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
+use crate::integrators::checks::{check_max_iterations, check_tolerance};
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{Cholesky, SymmetricFactor};
 use crate::model::{Inertia, PotentialHessian};
@@ -126,7 +127,8 @@ pub struct PushForwardNewmark<const N: usize> {
     newton: Newton,
 }
 
-/// What all variants share: the step size, `β`, and the carried acceleration.
+/// What the Newmark, Zhang–Skeel and stiff Zhang–Skeel steppers share: the step size, `β`, and
+/// the carried acceleration.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Core<const N: usize> {
     pub(super) h: f64,
@@ -272,26 +274,12 @@ impl Default for Newton {
 
 impl Newton {
     fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        if !(tolerance.is_finite() && tolerance > 0.0) {
-            return Err(StepError::BadParameter {
-                name: "tolerance",
-                value: tolerance,
-                requirement: "must be finite and positive",
-            });
-        }
-        self.tolerance = tolerance;
+        self.tolerance = check_tolerance(tolerance)?;
         Ok(self)
     }
 
     fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        if max_iterations == 0 {
-            return Err(StepError::BadParameter {
-                name: "max_iterations",
-                value: 0.0,
-                requirement: "must be at least 1",
-            });
-        }
-        self.max_iterations = max_iterations;
+        self.max_iterations = check_max_iterations(max_iterations)?;
         Ok(self)
     }
 }
@@ -455,6 +443,8 @@ macro_rules! newton_builders {
         }
     };
 }
+
+pub(super) use shared_builders;
 
 shared_builders!(Newmark);
 shared_builders!(NewmarkOneIteration);

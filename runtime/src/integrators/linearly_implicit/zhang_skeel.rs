@@ -3,15 +3,13 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{check_finite, check_state, check_step_size, MassFactor};
+use super::newmark::{shared_builders, Core, Solve};
+use super::{check_finite, MassFactor};
 use crate::error::StepError;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::SymmetricFactor;
 use crate::model::{Inertia, PotentialHessian, PotentialThirdDerivative};
 use crate::state::State;
-
-/// The default `β`, Tao–Owhadi's choice in their experiments (§4).
-const DEFAULT_BETA: f64 = 0.4;
 
 /// The name of the matrix of the linear solve, for errors.
 const IMPLICIT_MATRIX: &str = "M + βh² Hess V";
@@ -69,87 +67,6 @@ pub struct ZhangSkeelSimplified<const N: usize> {
     core: Core<N>,
 }
 
-/// What both variants share: the step size, `β`, and the carried acceleration.
-#[derive(Clone, Copy, Debug)]
-struct Core<const N: usize> {
-    h: f64,
-    beta: f64,
-    /// The configuration and the acceleration (`f` for Z&S, `a` for Z&Ss) computed there.
-    carried: Option<(SVector<f64, N>, SVector<f64, N>)>,
-}
-
-impl<const N: usize> Core<N> {
-    fn new(h: f64) -> Result<Self, StepError> {
-        Ok(Core {
-            h: check_step_size(h)?,
-            beta: DEFAULT_BETA,
-            carried: None,
-        })
-    }
-
-    fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-        if !(beta.is_finite() && beta >= 0.0) {
-            return Err(StepError::BadParameter {
-                name: "beta",
-                value: beta,
-                requirement:
-                    "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
-            });
-        }
-        self.beta = beta;
-        self.carried = None;
-        Ok(self)
-    }
-
-    /// Returns the carried acceleration if it was computed at exactly `q`.
-    fn carried_at(&self, q: &SVector<f64, N>) -> Option<SVector<f64, N>> {
-        let (at, acceleration) = self.carried.as_ref()?;
-        let same = at
-            .iter()
-            .zip(q.iter())
-            .all(|(a, b)| a.to_bits() == b.to_bits());
-        same.then_some(*acceleration)
-    }
-
-    /// Advances `state` with the velocity Verlet-like update shared by eq. 3 and eq. 18, where
-    /// `acceleration(q, t)` returns `f(q)` (or `a(q)`) and the factorizations it took.
-    fn step<F>(
-        &mut self,
-        state: &mut State<N>,
-        mut acceleration: F,
-    ) -> Result<StepReport, StepError>
-    where
-        F: FnMut(&SVector<f64, N>, f64) -> Result<(SVector<f64, N>, u32), StepError>,
-    {
-        check_state(state)?;
-        let (h, t) = (self.h, state.t);
-        let mut factorizations = 0;
-        let f_k = match self.carried_at(&state.q) {
-            Some(f_k) => f_k,
-            None => {
-                let (f_k, count) = acceleration(&state.q, t)?;
-                factorizations += count;
-                f_k
-            }
-        };
-        let q_next = state.q + state.v * h + f_k * (0.5 * h * h);
-        check_finite(&q_next, "q", t)?;
-        let (f_next, count) = acceleration(&q_next, t)?;
-        factorizations += count;
-        let v_next = state.v + (f_k + f_next) * (0.5 * h);
-        check_finite(&v_next, "v", t)?;
-
-        self.carried = Some((q_next, f_next));
-        state.q = q_next;
-        state.v = v_next;
-        state.t = t + h;
-        Ok(StepReport {
-            factorizations,
-            newton_iterations: 0,
-        })
-    }
-}
-
 /// Returns `a = −(M + βh² Hess V(q))⁻¹ ∇V(q)` with `M`, and the LU factorization it took.
 fn implicit_acceleration<Model, const N: usize>(
     model: &Model,
@@ -169,36 +86,6 @@ where
     let a = -lu.solve(&grad);
     check_finite(&a, "acceleration", t)?;
     Ok(a)
-}
-
-macro_rules! shared_builders {
-    ($name:ident) => {
-        impl<const N: usize> $name<N> {
-            /// Returns the step size `h`.
-            pub fn step_size(&self) -> f64 {
-                self.core.h
-            }
-
-            /// Returns the parameter `β`.
-            pub fn beta(&self) -> f64 {
-                self.core.beta
-            }
-
-            /// Sets `β` (default 0.4); fails with `BadParameter` unless it is finite and `≥ 0`.
-            ///
-            /// `β ≥ ¼` makes the method unconditionally linearly stable; smaller values are
-            /// accepted (`β = 0` is explicit velocity Verlet) but stable only for small `h`.
-            pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-                self.core = self.core.with_beta(beta)?;
-                Ok(self)
-            }
-
-            /// Forgets the acceleration carried from the last step, so the next step recomputes it.
-            pub fn reset(&mut self) {
-                self.core.carried = None;
-            }
-        }
-    };
 }
 
 shared_builders!(ZhangSkeel);
@@ -232,7 +119,7 @@ where
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         let (h, beta) = (self.core.h, self.core.beta);
         let mass_factor = &mut self.mass;
-        self.core.step(state, |q, t| {
+        self.core.verlet_step(state, |q, _, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();
             model.mass_matrix(q, &mut mass);
             let (mass_chol, mass_factorizations) =
@@ -244,7 +131,11 @@ where
             let h2 = h * h;
             let f = a - mass_chol.solve(&third) * (0.5 * beta * beta * h2 * h2);
             check_finite(&f, "acceleration", t)?;
-            Ok((f, mass_factorizations + 1))
+            Ok(Solve {
+                a: f,
+                factorizations: mass_factorizations + 1,
+                iterations: 0,
+            })
         })
     }
 }
@@ -255,11 +146,15 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         let (h, beta) = (self.core.h, self.core.beta);
-        self.core.step(state, |q, t| {
+        self.core.verlet_step(state, |q, _, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();
             model.mass_matrix(q, &mut mass);
             let a = implicit_acceleration(model, &mass, q, beta * h * h, t)?;
-            Ok((a, 1))
+            Ok(Solve {
+                a,
+                factorizations: 1,
+                iterations: 0,
+            })
         })
     }
 }

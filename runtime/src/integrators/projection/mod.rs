@@ -18,6 +18,7 @@ pub use shake::Shake;
 
 use nalgebra::{SMatrix, SVector};
 
+use super::checks::{check_max_iterations, check_tolerance};
 use super::explicit::{acceleration, check_finite, check_step_size, same_bits, MassFactor};
 use crate::error::StepError;
 use crate::linalg::Lu;
@@ -79,26 +80,12 @@ impl<const N: usize, const M: usize> Core<N, M> {
     }
 
     fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        if !(tolerance.is_finite() && tolerance > 0.0) {
-            return Err(StepError::BadParameter {
-                name: "tolerance",
-                value: tolerance,
-                requirement: "must be positive and finite",
-            });
-        }
-        self.tolerance = tolerance;
+        self.tolerance = check_tolerance(tolerance)?;
         Ok(self)
     }
 
     fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        if max_iterations == 0 {
-            return Err(StepError::BadParameter {
-                name: "max_iterations",
-                value: 0.0,
-                requirement: "must be at least 1",
-            });
-        }
-        self.max_iterations = max_iterations;
+        self.max_iterations = check_max_iterations(max_iterations)?;
         Ok(self)
     }
 
