@@ -49,9 +49,9 @@ pub use integrators::linearly_implicit::{
 pub use integrators::projection::{Rattle, Shake};
 pub use integrators::{Integrator, StepReport};
 pub use model::{
-    Configuration, Dissipation, Forces, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
-    InertiaGradient, Nonholonomic, Penalized, PenalizedPotential, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation,
+    AppliedForces, Configuration, Dissipation, Forces, Holonomic, HolonomicHessians,
+    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedPotential,
+    Potential, PotentialHessian, PotentialThirdDerivative, Regularization, Relaxation,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use state::State;

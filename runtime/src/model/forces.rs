@@ -35,3 +35,46 @@ pub trait Forces<const N: usize> {
         dv: &mut SMatrix<f64, N, N>,
     );
 }
+
+/// The non-potential generalized force an integrator applies, `f_a(q, v, t) = −∂R/∂v + f`:
+/// Rayleigh dissipation plus the model's `forces` section, or zero.
+///
+/// Every generated model implements it — with the zero defaults when the model has neither
+/// `dissipation` nor `forces` — so that an integrator that applies forces (SPOOK's `f⁽⁺⁾` of
+/// eq. 29, the index-1 formulation of Ascher et al.) can require it without silently dropping a
+/// model's forces. A hand-written model without such forces opts in with an empty impl:
+///
+/// ```
+/// use mechanism_runtime::{AppliedForces, SVector};
+/// struct Free;
+/// impl AppliedForces<2> for Free {}
+/// let mut f = SVector::<f64, 2>::repeat(7.0);
+/// Free.applied_force(&SVector::zeros(), &SVector::zeros(), 0.0, &mut f);
+/// assert_eq!(f, SVector::zeros());
+/// ```
+pub trait AppliedForces<const N: usize> {
+    /// Writes `f_a(q, v, t)` into `out` (zero by default).
+    fn applied_force(
+        &self,
+        _q: &SVector<f64, N>,
+        _v: &SVector<f64, N>,
+        _t: f64,
+        out: &mut SVector<f64, N>,
+    ) {
+        out.fill(0.0);
+    }
+
+    /// Writes `∂f_a/∂q` into `dq` and `∂f_a/∂v` into `dv` (zero by default), for implicit
+    /// treatment of stiff damping.
+    fn applied_force_jacobians(
+        &self,
+        _q: &SVector<f64, N>,
+        _v: &SVector<f64, N>,
+        _t: f64,
+        dq: &mut SMatrix<f64, N, N>,
+        dv: &mut SMatrix<f64, N, N>,
+    ) {
+        dq.fill(0.0);
+        dv.fill(0.0);
+    }
+}

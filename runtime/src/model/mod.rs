@@ -17,7 +17,7 @@ mod potential;
 pub use constraints::{
     Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
 };
-pub use forces::{Dissipation, Forces};
+pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedPotential};

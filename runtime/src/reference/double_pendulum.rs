@@ -16,8 +16,9 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
-    Configuration, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient,
-    PenalizedPotential, Potential, PotentialHessian, PotentialThirdDerivative,
+    AppliedForces, Configuration, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
+    InertiaGradient, Nonholonomic, PenalizedPotential, Potential, PotentialHessian,
+    PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -100,6 +101,16 @@ impl DoublePendulum {
 
 impl Configuration<4> for DoublePendulum {
     const COORDINATES: [&'static str; 4] = ["x1", "y1", "x2", "y2"];
+}
+
+/// No dissipation or external forces.
+impl AppliedForces<4> for DoublePendulum {}
+
+/// No nonholonomic rows.
+impl Nonholonomic<4, 0> for DoublePendulum {
+    const NONHOLONOMIC: [&'static str; 0] = [];
+    fn nonholonomic_matrix(&self, _q: &SVector<f64, 4>, _a: &mut SMatrix<f64, 0, 4>) {}
+    fn nonholonomic_drive(&self, _t: f64, _w: &mut SVector<f64, 0>) {}
 }
 
 impl Inertia<4> for DoublePendulum {

@@ -3,7 +3,9 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use crate::model::{Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative};
+use crate::model::{
+    AppliedForces, Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+};
 use crate::state::State;
 
 /// A mass `m` on a linear spring of stiffness `k`: `m q̈ = −k q`, frequency `ω = √(k/m)`.
@@ -47,6 +49,9 @@ impl HarmonicOscillator {
 impl Configuration<1> for HarmonicOscillator {
     const COORDINATES: [&'static str; 1] = ["q"];
 }
+
+/// No dissipation or external forces.
+impl AppliedForces<1> for HarmonicOscillator {}
 
 impl Inertia<1> for HarmonicOscillator {
     const CONSTANT_MASS: bool = true;

@@ -20,7 +20,9 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use crate::model::{Configuration, Inertia, InertiaGradient, Potential, PotentialHessian};
+use crate::model::{
+    AppliedForces, Configuration, Inertia, InertiaGradient, Potential, PotentialHessian,
+};
 use crate::state::State;
 
 /// The initial configuration `(r, θ, φ) = (1.05, π/2, 0)` of Kinon–Betsch–Livens eq. 46.
@@ -71,6 +73,9 @@ impl SphericalSpringPendulum {
 impl Configuration<3> for SphericalSpringPendulum {
     const COORDINATES: [&'static str; 3] = ["r", "theta", "phi"];
 }
+
+/// No dissipation or external forces.
+impl AppliedForces<3> for SphericalSpringPendulum {}
 
 impl Inertia<3> for SphericalSpringPendulum {
     const CONSTANT_MASS: bool = false;

@@ -92,16 +92,22 @@ pub fn fallback(ast: &Mechanism, error: &syn::Error) -> TokenStream {
             fn penalized_potential_third_contraction(&self, omega: f64, q: &#rt::SVector<f64, #n>, a: &#rt::SVector<f64, #n>, out: &mut #rt::SVector<f64, #n>) { #unreachable }
         }
     });
-    if let Some(m) = count("holonomic").filter(|&m| m > 0) {
-        let m = Literal::usize_unsuffixed(m);
-        tokens.extend(quote! {
-            #[allow(unused_variables)]
-            impl #rt::Holonomic<#n, #m> for #name {
-                const CONSTRAINTS: [&'static str; #m] = [""; #m];
-                fn constraints(&self, q: &#rt::SVector<f64, #n>, t: f64, g: &mut #rt::SVector<f64, #m>) { #unreachable }
-                fn constraint_jacobian(&self, q: &#rt::SVector<f64, #n>, t: f64, jac: &mut #rt::SMatrix<f64, #m, #n>) { #unreachable }
-            }
-        });
-    }
+    let m = Literal::usize_unsuffixed(count("holonomic").unwrap_or(0));
+    let k = Literal::usize_unsuffixed(count("nonholonomic").unwrap_or(0));
+    tokens.extend(quote! {
+        #[allow(unused_variables)]
+        impl #rt::Holonomic<#n, #m> for #name {
+            const CONSTRAINTS: [&'static str; #m] = [""; #m];
+            fn constraints(&self, q: &#rt::SVector<f64, #n>, t: f64, g: &mut #rt::SVector<f64, #m>) { #unreachable }
+            fn constraint_jacobian(&self, q: &#rt::SVector<f64, #n>, t: f64, jac: &mut #rt::SMatrix<f64, #m, #n>) { #unreachable }
+        }
+        #[allow(unused_variables)]
+        impl #rt::Nonholonomic<#n, #k> for #name {
+            const NONHOLONOMIC: [&'static str; #k] = [""; #k];
+            fn nonholonomic_matrix(&self, q: &#rt::SVector<f64, #n>, a: &mut #rt::SMatrix<f64, #k, #n>) { #unreachable }
+            fn nonholonomic_drive(&self, t: f64, w: &mut #rt::SVector<f64, #k>) { #unreachable }
+        }
+        impl #rt::AppliedForces<#n> for #name {}
+    });
     tokens
 }

@@ -30,13 +30,17 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     let definition = code.definition();
     let inertia = code.inertia(derived);
     let potential = code.potential(&derived.potential);
-    let holonomic = (!model.constraints.is_empty()).then(|| code.holonomic(derived));
+    // `Holonomic<N, 0>`, `Nonholonomic<N, 0>` and a zero `AppliedForces<N>` are emitted too, so
+    // that an integrator can require all three and a model can never have rows or forces that
+    // an integrator silently drops because it was not asked for them.
+    let holonomic = code.holonomic(derived);
     let penalty = derived.penalized.as_ref().map(|w| code.penalty(w));
     let kinematics = code.kinematics(derived);
     let second_order = code.second_order(derived);
     let nonholonomic = code.nonholonomic(derived);
     let dissipation = derived.dissipation.as_ref().map(|d| code.dissipation(d));
     let forces = derived.forces.as_ref().map(|f| code.forces(f));
+    let applied = code.applied_forces(derived);
     quote! {
         #definition
         #inertia
@@ -48,6 +52,7 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
         #nonholonomic
         #dissipation
         #forces
+        #applied
     }
 }
 
@@ -574,8 +579,7 @@ impl<'a> Code<'a> {
         Some(tokens)
     }
 
-    fn nonholonomic(&self, derived: &Derived) -> Option<TokenStream> {
-        let (matrix, drive) = derived.nonholonomic.as_ref()?;
+    fn nonholonomic(&self, derived: &Derived) -> TokenStream {
         let model = self.model;
         let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
         let n = Literal::usize_unsuffixed(model.dof());
@@ -586,8 +590,13 @@ impl<'a> Code<'a> {
             .map(|r| r.name.to_string())
             .collect();
         let (a, w) = (quote!(a), quote!(w));
-        let matrix = self.body(self.matrix(&a, matrix), &[&a]);
-        let drive = self.body(self.vector(&w, drive), &[&w]);
+        let (matrix, drive) = match &derived.nonholonomic {
+            Some((matrix, drive)) => (
+                self.body(self.matrix(&a, matrix), &[&a]),
+                self.body(self.vector(&w, drive), &[&w]),
+            ),
+            None => (quote!(), quote!()),
+        };
         let arms: Vec<TokenStream> = model
             .nonholonomic
             .iter()
@@ -608,7 +617,7 @@ impl<'a> Code<'a> {
                 }
             }
         });
-        Some(quote! {
+        quote! {
             #allow
             impl #rt::Nonholonomic<#n, #k> for #name {
                 const NONHOLONOMIC: [&'static str; #k] = [#(#names),*];
@@ -625,7 +634,72 @@ impl<'a> Code<'a> {
 
                 #compliance
             }
-        })
+        }
+    }
+
+    /// Emits `AppliedForces`: the sum of the dissipative force and the `forces` section, or the
+    /// zero defaults when the model has neither.
+    fn applied_forces(&self, derived: &Derived) -> TokenStream {
+        let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
+        let n = Literal::usize_unsuffixed(self.model.dof());
+        let (dissipation, forces) = (derived.dissipation.is_some(), derived.forces.is_some());
+        if !dissipation && !forces {
+            return quote! {
+                #allow
+                impl #rt::AppliedForces<#n> for #name {}
+            };
+        }
+        let mut value = vec![quote!(out.fill(0.0);)];
+        let mut jacobians = vec![quote! { dq.fill(0.0); dv.fill(0.0); }];
+        if dissipation {
+            value.push(quote! {
+                let mut part = #rt::SVector::<f64, #n>::zeros();
+                #rt::Dissipation::dissipation_force(self, q, v, &mut part);
+                *out += part;
+            });
+            jacobians.push(quote! {
+                let mut part_q = #rt::SMatrix::<f64, #n, #n>::zeros();
+                let mut part_v = #rt::SMatrix::<f64, #n, #n>::zeros();
+                #rt::Dissipation::dissipation_jacobians(self, q, v, &mut part_q, &mut part_v);
+                *dq += part_q;
+                *dv += part_v;
+            });
+        }
+        if forces {
+            value.push(quote! {
+                let mut part = #rt::SVector::<f64, #n>::zeros();
+                #rt::Forces::force(self, q, v, t, &mut part);
+                *out += part;
+            });
+            jacobians.push(quote! {
+                let mut part_q = #rt::SMatrix::<f64, #n, #n>::zeros();
+                let mut part_v = #rt::SMatrix::<f64, #n, #n>::zeros();
+                #rt::Forces::force_jacobians(self, q, v, t, &mut part_q, &mut part_v);
+                *dq += part_q;
+                *dv += part_v;
+            });
+        }
+        quote! {
+            #allow
+            impl #rt::AppliedForces<#n> for #name {
+                #[inline]
+                fn applied_force(&self, q: &#rt::SVector<f64, #n>, v: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SVector<f64, #n>) {
+                    #(#value)*
+                }
+
+                #[inline]
+                fn applied_force_jacobians(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    t: f64,
+                    dq: &mut #rt::SMatrix<f64, #n, #n>,
+                    dv: &mut #rt::SMatrix<f64, #n, #n>,
+                ) {
+                    #(#jacobians)*
+                }
+            }
+        }
     }
 
     /// Emits the value and Jacobians of a vector function of `(q, v[, t])`.
