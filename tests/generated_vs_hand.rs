@@ -5,8 +5,8 @@
 use mechanism::models::DoublePendulum as Generated;
 use mechanism::runtime::reference::DoublePendulum as Hand;
 use mechanism::runtime::{
-    Holonomic, Inertia, PenalizedPotential, Potential, PotentialHessian, PotentialThirdDerivative,
-    SMatrix, SVector,
+    Holonomic, Inertia, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
+    PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, SMatrix, SVector,
 };
 use proptest::prelude::*;
 
@@ -91,6 +91,9 @@ proptest! {
         generated.penalized_potential_third_contraction(omega, &q, &a, &mut tg);
         hand.penalized_potential_third_contraction(omega, &q, &a, &mut th);
         assert_close("penalized third contraction", &tg, &th);
+        generated.penalty_hessian(omega, &q, &mut hg);
+        hand.penalty_hessian(omega, &q, &mut hh);
+        assert_close("penalty hessian (stiff part)", &hg, &hh);
     }
 }
 

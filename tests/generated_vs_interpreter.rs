@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use mechanism::runtime::{
     Dissipation, Forces, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
-    InertiaGradient, Nonholonomic, PenalizedPotential, Potential, PotentialHessian,
-    PotentialThirdDerivative, SMatrix, SVector,
+    InertiaGradient, Nonholonomic, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
+    Potential, PotentialHessian, PotentialThirdDerivative, SMatrix, SVector,
 };
 use mechanism_cas::{eval, Id, Symbol};
 use mechanism_dsl::derive::{derive, Derived};

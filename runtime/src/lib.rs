@@ -50,8 +50,9 @@ pub use integrators::projection::{Rattle, Shake};
 pub use integrators::{Integrator, StepReport};
 pub use model::{
     AppliedForces, Configuration, Dissipation, Forces, Holonomic, HolonomicHessians,
-    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedPotential,
-    Potential, PotentialHessian, PotentialThirdDerivative, Regularization, Relaxation,
+    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedHessian,
+    PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, Relaxation,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use state::State;

@@ -26,6 +26,10 @@ mechanism! {
             /// The second rod, from bob 1 to bob 2.
             rod2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - l2.powi(2),
         },
+        integrators: [
+            spook, zs, zss, zss_stiff, newmark, newmark_1, pf_newmark, livens, shake, rattle,
+            symplectic_euler, verlet
+        ],
     }
 }
 

@@ -63,6 +63,8 @@ pub struct Derived {
     pub jacobian: Vec<Vec<Id>>,
     /// Penalized potential `W(q) = V + ½ω²|g|²` and its derivatives, if planned.
     pub penalized: Option<ScalarDerivatives>,
+    /// `Hess ½ω²|g|²`, row-major, if planned.
+    pub penalty_hessian: Option<Vec<Vec<Id>>>,
     /// Constraint time derivatives, if planned.
     pub kinematics: Option<Kinematics>,
     /// Second-order quantities for discrete gradients, if planned.
@@ -89,6 +91,7 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
     } else {
         Vec::new()
     };
+    let mut penalty_hessian = None;
     let penalized = plan.penalty.then(|| {
         let squares: Vec<Id> = constraints.iter().map(|&g| store.powi(g, 2)).collect();
         let sum = store.sum(squares);
@@ -97,6 +100,9 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         let half = store.num(0.5);
         let half_omega2 = store.mul(half, omega2);
         let penalty = store.mul(half_omega2, sum);
+        if plan.penalty_hessian {
+            penalty_hessian = Some(hessian(store, penalty, &q));
+        }
         let w = store.add(model.potential, penalty);
         scalar(store, w, &q, &a, plan)
     });
@@ -141,6 +147,7 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         constraints,
         jacobian: jacobian_rows,
         penalized,
+        penalty_hessian,
         kinematics,
         second_order,
         nonholonomic,

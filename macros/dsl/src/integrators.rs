@@ -53,6 +53,8 @@ pub struct Capabilities {
     pub full_rank: bool,
     /// Runs holonomic constraints as the penalty `½ω²|g|²` instead of as constraints.
     pub penalty: bool,
+    /// Needs the Hessian of the penalty `½ω²|g|²` alone, as the stiff part of the potential.
+    pub stiff_penalty: bool,
     /// Needs `Hess V`.
     pub hessian: bool,
     /// Needs the contraction `a·V'''·a` (so `V` must be three times differentiable).
@@ -140,6 +142,7 @@ impl Integrator {
             varying_mass: false,
             full_rank: false,
             penalty: false,
+            stiff_penalty: false,
             hessian: false,
             third_derivative: false,
             discrete_gradients: false,
@@ -163,8 +166,11 @@ impl Integrator {
                 third_derivative: true,
                 ..z_family
             },
+            Integrator::ZssStiff => Capabilities {
+                stiff_penalty: true,
+                ..z_family
+            },
             Integrator::Zss
-            | Integrator::ZssStiff
             | Integrator::Newmark
             | Integrator::Newmark1
             | Integrator::PfNewmark => z_family,

@@ -16,6 +16,8 @@ pub struct Plan {
     pub constraints: bool,
     /// `W = V + ½ω²|g|²` with the derivatives the penalty integrators need (Tao–Owhadi eq. 7).
     pub penalty: bool,
+    /// `Hess ½ω²|g|²` alone, the stiff part of the potential for stiff Z&Ss.
+    pub penalty_hessian: bool,
     /// `g_t` and `(G v)_q v + 2 G_t v + g_tt`, for index reduction and rheonomic constraints.
     pub kinematics: bool,
     /// `∂T/∂q`, its derivatives and the constraint Hessians: for discrete gradients and their
@@ -46,6 +48,7 @@ impl Plan {
             third_derivative,
             constraints: constrained,
             penalty,
+            penalty_hessian: penalty && any(|c| c.stiff_penalty),
             kinematics: constrained && (any(|c| c.kinematics) || model.rheonomic()),
             second_order: any(|c| c.discrete_gradients || c.kinematics),
             nonholonomic: !model.nonholonomic.is_empty(),

@@ -57,6 +57,9 @@ pub fn simplify_outputs(
             run(third.iter_mut().collect());
         }
     }
+    if let Some(hessian) = &mut derived.penalty_hessian {
+        run(hessian.iter_mut().flatten().collect());
+    }
     if let Some(kinematics) = &mut derived.kinematics {
         run(kinematics.time_derivative.iter_mut().collect());
         run(kinematics.acceleration_bias.iter_mut().collect());

@@ -20,7 +20,7 @@ pub use constraints::{
 pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
-pub use penalty::{Penalized, PenalizedPotential};
+pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
 
 /// Names a model's coordinates and parameters, for output files and error messages.

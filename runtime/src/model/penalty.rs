@@ -5,8 +5,13 @@ use super::{Configuration, Inertia, Potential, PotentialHessian, PotentialThirdD
 /// The penalized potential `W(q) = V(q) + ½ ω² |g(q)|²` of Tao–Owhadi (2014) eq. 7, which
 /// replaces holonomic constraints `g = 0` by stiff springs of frequency `ω`.
 ///
-/// `mechanism!` differentiates `W` symbolically with `ω` as an input, so that its gradient,
-/// Hessian and third contraction are as cheap as the plain potential's.
+/// `mechanism!` differentiates `W` symbolically with `ω` as an input, so that its derivatives
+/// are as cheap as the plain potential's. They come in three levels, like those of the plain
+/// potential, so that a model compiled only for explicit penalty integrators (Verlet) does not
+/// pay for a Hessian, and one compiled for Z&Ss not for a third derivative:
+/// [`PenalizedPotential`] (`W`, `∇W`), [`PenalizedHessian`] (`Hess W`) and
+/// [`PenalizedThirdDerivative`] (`a·W‴·a`). [`Penalized`] turns each into the corresponding
+/// potential trait.
 pub trait PenalizedPotential<const N: usize> {
     /// Returns `W(q)`.
     fn penalized_potential(&self, omega: f64, q: &SVector<f64, N>) -> f64;
@@ -18,7 +23,10 @@ pub trait PenalizedPotential<const N: usize> {
         q: &SVector<f64, N>,
         grad: &mut SVector<f64, N>,
     );
+}
 
+/// The Hessian of the penalized potential, for the linearly implicit penalty integrators.
+pub trait PenalizedHessian<const N: usize>: PenalizedPotential<N> {
     /// Writes `Hess W(q)` into `hess`.
     fn penalized_potential_hessian(
         &self,
@@ -38,8 +46,11 @@ pub trait PenalizedPotential<const N: usize> {
         self.penalized_potential_gradient(omega, q, grad);
         self.penalized_potential_hessian(omega, q, hess);
     }
+}
 
-    /// Writes `a·W'''(q)·a` into `out`.
+/// The third derivative of the penalized potential contracted twice, for full Z&S.
+pub trait PenalizedThirdDerivative<const N: usize>: PenalizedHessian<N> {
+    /// Writes `a·W‴(q)·a` into `out`.
     fn penalized_potential_third_contraction(
         &self,
         omega: f64,
@@ -94,7 +105,7 @@ impl<const N: usize, Model: PenalizedPotential<N>> Potential<N> for Penalized<Mo
     }
 }
 
-impl<const N: usize, Model: PenalizedPotential<N>> PotentialHessian<N> for Penalized<Model> {
+impl<const N: usize, Model: PenalizedHessian<N>> PotentialHessian<N> for Penalized<Model> {
     fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.model.penalized_potential_hessian(self.omega, q, hess);
     }
@@ -110,7 +121,7 @@ impl<const N: usize, Model: PenalizedPotential<N>> PotentialHessian<N> for Penal
     }
 }
 
-impl<const N: usize, Model: PenalizedPotential<N>> PotentialThirdDerivative<N>
+impl<const N: usize, Model: PenalizedThirdDerivative<N>> PotentialThirdDerivative<N>
     for Penalized<Model>
 {
     fn potential_third_contraction(

@@ -17,8 +17,8 @@ use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
     AppliedForces, Configuration, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
-    InertiaGradient, Nonholonomic, PenalizedPotential, Potential, PotentialHessian,
-    PotentialThirdDerivative,
+    InertiaGradient, Nonholonomic, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
+    Potential, PotentialHessian, PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -251,7 +251,9 @@ impl PenalizedPotential<4> for DoublePendulum {
             *grad += grad_i * (w2 * g_i);
         }
     }
+}
 
+impl PenalizedHessian<4> for DoublePendulum {
     fn penalized_potential_hessian(
         &self,
         omega: f64,
@@ -286,7 +288,9 @@ impl PenalizedPotential<4> for DoublePendulum {
             *hess += (grads[i] * grads[i].transpose() + hessians[i] * rods[i]) * w2;
         }
     }
+}
 
+impl PenalizedThirdDerivative<4> for DoublePendulum {
     fn penalized_potential_third_contraction(
         &self,
         omega: f64,

@@ -88,8 +88,18 @@ pub fn fallback(ast: &Mechanism, error: &syn::Error) -> TokenStream {
         impl #rt::PenalizedPotential<#n> for #name {
             fn penalized_potential(&self, omega: f64, q: &#rt::SVector<f64, #n>) -> f64 { #unreachable }
             fn penalized_potential_gradient(&self, omega: f64, q: &#rt::SVector<f64, #n>, grad: &mut #rt::SVector<f64, #n>) { #unreachable }
+        }
+        #[allow(unused_variables)]
+        impl #rt::PenalizedHessian<#n> for #name {
             fn penalized_potential_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) { #unreachable }
+        }
+        #[allow(unused_variables)]
+        impl #rt::PenalizedThirdDerivative<#n> for #name {
             fn penalized_potential_third_contraction(&self, omega: f64, q: &#rt::SVector<f64, #n>, a: &#rt::SVector<f64, #n>, out: &mut #rt::SVector<f64, #n>) { #unreachable }
+        }
+        #[allow(unused_variables)]
+        impl #rt::PenaltyHessian<#n> for #name {
+            fn penalty_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) { #unreachable }
         }
     });
     let m = Literal::usize_unsuffixed(count("holonomic").unwrap_or(0));

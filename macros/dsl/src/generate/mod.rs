@@ -34,7 +34,10 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     // that an integrator can require all three and a model can never have rows or forces that
     // an integrator silently drops because it was not asked for them.
     let holonomic = code.holonomic(derived);
-    let penalty = derived.penalized.as_ref().map(|w| code.penalty(w));
+    let penalty = derived
+        .penalized
+        .as_ref()
+        .map(|w| code.penalty(w, derived.penalty_hessian.as_ref()));
     let kinematics = code.kinematics(derived);
     let second_order = code.second_order(derived);
     let nonholonomic = code.nonholonomic(derived);
@@ -387,21 +390,20 @@ impl<'a> Code<'a> {
         }
     }
 
-    fn penalty(&self, w: &ScalarDerivatives) -> TokenStream {
+    /// Emits the penalized potential `W = V + ½ω²|g|²` at the levels planned:
+    /// `PenalizedPotential`, then `PenalizedHessian` and `PenalizedThirdDerivative` when the
+    /// integrators need them, and `PenaltyHessian` (the stiff part alone) for stiff Z&Ss.
+    fn penalty(
+        &self,
+        w: &ScalarDerivatives,
+        penalty_hessian: Option<&Vec<Vec<Id>>>,
+    ) -> TokenStream {
         let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
         let n = Literal::usize_unsuffixed(self.model.dof());
         let (grad, hess, out) = (quote!(grad), quote!(hess), quote!(out));
         let value = self.scalar_body(w.value);
         let gradient = self.body(self.vector(&grad, &w.gradient), &[&grad]);
-        let (Some(h), Some(t)) = (&w.hessian, &w.third) else {
-            return quote!();
-        };
-        let hessian = self.body(self.matrix(&hess, h), &[&hess]);
-        let mut fused = self.vector(&grad, &w.gradient);
-        fused.extend(self.matrix(&hess, h));
-        let fused = self.body(fused, &[&grad, &hess]);
-        let third = self.body(self.vector(&out, t), &[&out]);
-        quote! {
+        let mut tokens = quote! {
             #allow
             impl #rt::PenalizedPotential<#n> for #name {
                 #[inline]
@@ -413,35 +415,65 @@ impl<'a> Code<'a> {
                 fn penalized_potential_gradient(&self, omega: f64, q: &#rt::SVector<f64, #n>, grad: &mut #rt::SVector<f64, #n>) {
                     #gradient
                 }
-
-                #[inline]
-                fn penalized_potential_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
-                    #hessian
-                }
-
-                #[inline]
-                fn penalized_potential_gradient_hessian(
-                    &self,
-                    omega: f64,
-                    q: &#rt::SVector<f64, #n>,
-                    grad: &mut #rt::SVector<f64, #n>,
-                    hess: &mut #rt::SMatrix<f64, #n, #n>,
-                ) {
-                    #fused
-                }
-
-                #[inline]
-                fn penalized_potential_third_contraction(
-                    &self,
-                    omega: f64,
-                    q: &#rt::SVector<f64, #n>,
-                    a: &#rt::SVector<f64, #n>,
-                    out: &mut #rt::SVector<f64, #n>,
-                ) {
-                    #third
-                }
             }
+        };
+        if let Some(h) = &w.hessian {
+            let hessian = self.body(self.matrix(&hess, h), &[&hess]);
+            let mut fused = self.vector(&grad, &w.gradient);
+            fused.extend(self.matrix(&hess, h));
+            let fused = self.body(fused, &[&grad, &hess]);
+            tokens.extend(quote! {
+                #allow
+                impl #rt::PenalizedHessian<#n> for #name {
+                    #[inline]
+                    fn penalized_potential_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
+                        #hessian
+                    }
+
+                    #[inline]
+                    fn penalized_potential_gradient_hessian(
+                        &self,
+                        omega: f64,
+                        q: &#rt::SVector<f64, #n>,
+                        grad: &mut #rt::SVector<f64, #n>,
+                        hess: &mut #rt::SMatrix<f64, #n, #n>,
+                    ) {
+                        #fused
+                    }
+                }
+            });
         }
+        if let Some(t) = &w.third {
+            let third = self.body(self.vector(&out, t), &[&out]);
+            tokens.extend(quote! {
+                #allow
+                impl #rt::PenalizedThirdDerivative<#n> for #name {
+                    #[inline]
+                    fn penalized_potential_third_contraction(
+                        &self,
+                        omega: f64,
+                        q: &#rt::SVector<f64, #n>,
+                        a: &#rt::SVector<f64, #n>,
+                        out: &mut #rt::SVector<f64, #n>,
+                    ) {
+                        #third
+                    }
+                }
+            });
+        }
+        if let Some(h) = penalty_hessian {
+            let hessian = self.body(self.matrix(&hess, h), &[&hess]);
+            tokens.extend(quote! {
+                #allow
+                impl #rt::PenaltyHessian<#n> for #name {
+                    #[inline]
+                    fn penalty_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
+                        #hessian
+                    }
+                }
+            });
+        }
+        tokens
     }
 
     fn regularization(&self) -> TokenStream {

@@ -21,7 +21,7 @@ use super::newmark::{Core, Solve};
 use crate::error::StepError;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::SymmetricFactor;
-use crate::model::{HolonomicHessians, Inertia, Penalized, PenalizedPotential, Potential};
+use crate::model::{HolonomicHessians, Inertia, Penalized, PenalizedHessian, Potential};
 use crate::reference::DoublePendulum;
 use crate::state::State;
 
@@ -106,7 +106,7 @@ impl PenaltyHessian<4> for DoublePendulum {
 /// `W = V + ½ ω² |g|²` with `V0 = V` soft and `ε⁻¹ V1 = ½ ω² |g|²` stiff.
 impl<const N: usize, Model> SplitPotential<N> for Penalized<Model>
 where
-    Model: PenalizedPotential<N> + PenaltyHessian<N>,
+    Model: PenalizedHessian<N> + PenaltyHessian<N>,
 {
     fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.model.penalty_hessian(self.omega, q, hess);
