@@ -3,8 +3,9 @@
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    Holonomic, Inertia, Integrator, Penalized, Potential, Regularization, Relaxation, SMatrix,
-    SVector, Spook, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    AppliedForces, Holonomic, Inertia, Integrator, Nonholonomic, Penalized, Potential,
+    Regularization, Relaxation, SMatrix, SVector, Spook, State, StepError, ZhangSkeel,
+    ZhangSkeelSimplified,
 };
 
 #[test]
@@ -117,7 +118,7 @@ fn singular_mass_matrix_is_rejected() {
         &model,
         state,
         StepError::Singular {
-            matrix: "mass matrix (and ε = 0, so no regularized form exists)",
+            matrix: "mass matrix (and an ideal row, ε = 0 or γ = 0, so no regularized form exists)",
             t: 3.0,
         },
     );
@@ -167,6 +168,16 @@ impl Potential<2> for DoublyPinned {
         *grad = SVector::zeros();
     }
 }
+
+/// No nonholonomic rows.
+impl Nonholonomic<2, 0> for DoublyPinned {
+    const NONHOLONOMIC: [&'static str; 0] = [];
+    fn nonholonomic_matrix(&self, _q: &SVector<f64, 2>, _a: &mut SMatrix<f64, 0, 2>) {}
+    fn nonholonomic_drive(&self, _t: f64, _w: &mut SVector<f64, 0>) {}
+}
+
+/// No non-potential forces.
+impl AppliedForces<2> for DoublyPinned {}
 
 impl Holonomic<2, 2> for DoublyPinned {
     const CONSTRAINTS: [&'static str; 2] = ["x", "x again"];

@@ -154,10 +154,10 @@ impl Integrator {
             ..base
         };
         match self {
-            // The paper's SPOOK treats nonholonomic rows and forces (eq. 24–29), but the
-            // runtime's `Spook` does not use them yet; until it does, the macro refuses them
-            // rather than let SPOOK step such a model while silently ignoring part of it.
+            // Nonholonomic rows with γ and w(t), and forces as f⁽⁺⁾ (eq. 24–29).
             Integrator::Spook => Capabilities {
+                nonholonomic: true,
+                forces: true,
                 singular_mass: true,
                 varying_mass: true,
                 ..base
