@@ -1,268 +1,303 @@
 //! The planar double pendulum of Tao–Owhadi (2014) §4.1 in Cartesian coordinates, stepped with
-//! SPOOK on the hard constraints or with Z&Ss / Z&S on the ω-penalized model, written to CSV and
-//! plotted.
+//! any integrator the model is compiled for, written to CSV and plotted; `--compare` reproduces
+//! the paper's Fig. 1 (errors and timings of SHAKE, variational Euler, Newmark, one-iteration
+//! Newmark, Z&S) and Fig. 2a (the `O(ω⁻²)` model error of the penalty).
 //!
 //! ```sh
+//! cargo run --release --example double_pendulum                      # SPOOK, h = 1/60
 //! cargo run --release --example double_pendulum -- --method zs --h 0.1 --omega 20
+//! cargo run --release --example double_pendulum -- --compare
 //! ```
 //!
-//! The model itself is `mechanism::models::DoublePendulum`, written with `mechanism!` in
+//! Methods on the hard constraints: `spook`, `shake`, `rattle`, `livens`. Methods on the
+//! penalized model `V + ½ω²|g|²` (`--omega`): `zs`, `zss`, `zss-stiff`, `newmark`, `newmark-1`,
+//! `pf-newmark` (with `--beta`), `symplectic-euler`, `verlet`. The energy and residual columns
+//! always measure the unpenalized model and its hard constraints; penalty methods add the
+//! conserved `energy.penalized`, constrained methods their multipliers `lambda.<row>`.
+//!
+//! The model is `mechanism::models::DoublePendulum`, written with `mechanism!` in
 //! `src/models/double_pendulum.rs`.
 
+mod common;
+#[path = "double_pendulum/compare.rs"]
+mod compare;
+#[path = "double_pendulum/reference.rs"]
+mod reference;
+
 use std::error::Error;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use common::{Column, RunOptions, Trajectory};
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    observers, Configuration, Integrator, Penalized, Spook, State, ZhangSkeel, ZhangSkeelSimplified,
+    observers, Holonomic, Livens, Newmark, NewmarkOneIteration, Penalized, PushForwardNewmark,
+    Rattle, SVector, Shake, Spook, State, SymplecticEuler, Verlet, ZhangSkeel,
+    ZhangSkeelSimplified, ZhangSkeelStiff,
 };
-use plotters::prelude::*;
 
 /// Which integrator to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Method {
     /// SPOOK (Lacoursière 2007, eq. 27–29) on the hard constraints.
     Spook,
-    /// Simplified Zhang–Skeel (Tao–Owhadi eq. 18) on the penalized model.
-    Zss,
     /// Full Zhang–Skeel (Tao–Owhadi eq. 3) on the penalized model.
     Zs,
+    /// Simplified Zhang–Skeel (Tao–Owhadi eq. 18) on the penalized model.
+    Zss,
+    /// Simplified Zhang–Skeel for stiff systems (Tao–Owhadi eq. 19) on the penalized model.
+    ZssStiff,
+    /// Newmark, γ = ½, Newton solved to convergence (Tao–Owhadi eq. 12), penalized.
+    Newmark,
+    /// Newmark with one Newton iteration per step (Tao–Owhadi Fig. 1, row 5), penalized.
+    #[value(name = "newmark-1")]
+    NewmarkOne,
+    /// Push-forward Newmark (Tao–Owhadi eq. 14), penalized; q holds x = q + βh²M⁻¹∇V.
+    PfNewmark,
+    /// Livens/Gonzalez energy-consistent scheme (Kinon–Betsch eq. 30) on the hard constraints.
+    Livens,
+    /// SHAKE on the hard constraints; v holds the staggered velocity v_{k+½}.
+    Shake,
+    /// RATTLE on the hard constraints.
+    Rattle,
+    /// Symplectic ("variational") Euler on the penalized model.
+    SymplecticEuler,
+    /// Velocity Verlet on the penalized model.
+    Verlet,
 }
 
-/// Simulates the double pendulum and writes a CSV file and a plot.
+impl Method {
+    /// Returns whether the method runs the penalized model rather than the hard constraints.
+    fn is_penalized(self) -> bool {
+        !matches!(
+            self,
+            Method::Spook | Method::Livens | Method::Shake | Method::Rattle
+        )
+    }
+
+    /// Returns the default step: SPOOK's 1/60, the explicit methods' `0.1/ω` (their stability
+    /// limit on the penalty, as in Tao–Owhadi Fig. 1 row 3), the others' `0.1` (rows 2, 4–6).
+    fn default_h(self, omega: f64) -> f64 {
+        match self {
+            Method::Spook => 1.0 / 60.0,
+            Method::SymplecticEuler | Method::Verlet => 0.1 / omega,
+            _ => 0.1,
+        }
+    }
+
+    /// Returns a short name for titles.
+    fn label(self) -> &'static str {
+        match self {
+            Method::Spook => "SPOOK",
+            Method::Zs => "Z&S",
+            Method::Zss => "Z&Ss",
+            Method::ZssStiff => "stiff Z&Ss",
+            Method::Newmark => "Newmark",
+            Method::NewmarkOne => "Newmark (1 iteration)",
+            Method::PfNewmark => "push-forward Newmark",
+            Method::Livens => "Livens",
+            Method::Shake => "SHAKE",
+            Method::Rattle => "RATTLE",
+            Method::SymplecticEuler => "symplectic Euler",
+            Method::Verlet => "Verlet",
+        }
+    }
+}
+
+/// Simulates the double pendulum of Tao–Owhadi §4.1 and writes a CSV file and a plot.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// Integrator.
     #[arg(long, value_enum, default_value_t = Method::Spook)]
     method: Method,
-    /// Step size [default: 1/60 for spook, 0.1 for zss and zs].
-    #[arg(long)]
-    h: Option<f64>,
-    /// End time.
-    #[arg(long, default_value_t = 10.0)]
-    t_end: f64,
-    /// Penalty frequency ω of the Zhang–Skeel methods (V + ½ω²|g|²).
-    #[arg(long, default_value_t = 20.0)]
+    #[command(flatten)]
+    run: RunOptions,
+    /// Penalty frequency ω of the penalized methods (V + ½ω²|g|²).
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
     omega: f64,
-    /// Parameter β of the Zhang–Skeel methods.
-    #[arg(long, default_value_t = 0.4)]
+    /// Parameter β of Z&S, Z&Ss, stiff Z&Ss and the Newmark methods.
+    #[arg(long, default_value_t = 0.4, allow_negative_numbers = true)]
     beta: f64,
-    /// Output CSV file.
-    #[arg(long, default_value = "out/double_pendulum.csv")]
-    out: PathBuf,
-    /// Output plot (PNG).
-    #[arg(long, default_value = "out/double_pendulum.png")]
-    plot: PathBuf,
+    /// Gravity g of V = g (y1 + y2); the paper's V = −g (y1 + y2) is --gravity=-1.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    gravity: f64,
+    /// Print the Tao–Owhadi §4.1 comparison tables (Fig. 1, timings, Fig. 2a) instead of one
+    /// run; uses --omega, --beta, --gravity, --h [default 0.1] and --t-end [default 10].
+    #[arg(long)]
+    compare: bool,
 }
 
-/// One output row: the state and what is observed of it.
-struct Row {
-    state: State<4>,
-    energy: f64,
-    position_residual: f64,
-    velocity_residual: f64,
+fn main() -> ExitCode {
+    common::exit_code(run(Args::parse()))
 }
 
-fn observe(model: &DoublePendulum, state: &State<4>) -> Row {
-    Row {
-        state: *state,
-        energy: observers::energy(model, state),
-        position_residual: observers::position_residual(model, state),
-        velocity_residual: observers::velocity_residual(model, state),
+fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    if !(args.omega.is_finite() && args.omega > 0.0) {
+        return Err(format!("--omega must be a positive number, got {}", args.omega).into());
     }
+    if !args.gravity.is_finite() {
+        return Err(format!("--gravity must be a finite number, got {}", args.gravity).into());
+    }
+    let model = DoublePendulum {
+        g: args.gravity,
+        ..DoublePendulum::default()
+    };
+    if args.compare {
+        let settings = compare::Settings {
+            omega: args.omega,
+            beta: args.beta,
+            h: args.run.h_or(0.1),
+            t_end: args.run.t_end_or(10.0),
+        };
+        return compare::run(&model, &settings);
+    }
+
+    let method = args.method;
+    let h = args.run.h_or(method.default_h(args.omega));
+    let t_end = args.run.t_end_or(10.0);
+    let steps = common::step_count(h, t_end)?;
+    let trajectory = simulate(method, &model, args.omega, args.beta, h, steps)?;
+
+    let mut title = format!("{}, h = {h:.4}", method.label());
+    if method.is_penalized() {
+        title += &format!(", omega = {}", args.omega);
+    }
+    common::print_summary(&title, &trajectory);
+    if let Some(penalized) = trajectory.column("energy.penalized") {
+        println!(
+            "  max |W - W0| (penalized energy) = {:.3e}",
+            common::max_deviation(&penalized)
+        );
+    }
+    common::write_outputs(
+        &args.run.csv_or("double_pendulum"),
+        &args.run.png_or("double_pendulum"),
+        &title,
+        &trajectory,
+    )
 }
 
-/// Steps `integrator` on `stepped` from the initial state to `t_end`, observing the
-/// unpenalized `model` after every step.
-fn simulate<Stepped, I: Integrator<Stepped, 4>>(
-    mut integrator: I,
-    stepped: &Stepped,
+/// Runs `method` with step `h` for `steps` steps from Tao–Owhadi's initial state.
+fn simulate(
+    method: Method,
     model: &DoublePendulum,
+    omega: f64,
+    beta: f64,
     h: f64,
-    t_end: f64,
-) -> Result<Vec<Row>, Box<dyn Error>> {
-    let mut state = DoublePendulum::initial_state();
-    let steps = (t_end / h).round() as usize;
-    let mut rows = Vec::with_capacity(steps + 1);
-    rows.push(observe(model, &state));
-    for _ in 0..steps {
-        integrator.step(stepped, &mut state)?;
-        rows.push(observe(model, &state));
-    }
-    Ok(rows)
-}
-
-fn write_csv(path: &Path, rows: &[Row]) -> Result<(), Box<dyn Error>> {
-    let mut writer = csv::Writer::from_path(path)?;
-    let mut header = vec!["t".to_string()];
-    let coordinates = <DoublePendulum as Configuration<4>>::COORDINATES;
-    header.extend(coordinates.iter().map(|c| format!("q.{c}")));
-    header.extend(coordinates.iter().map(|c| format!("v.{c}")));
-    header.extend(["energy", "residual.position", "residual.velocity"].map(String::from));
-    writer.write_record(&header)?;
-    for row in rows {
-        let s = &row.state;
-        let mut record = vec![s.t];
-        record.extend(s.q.iter());
-        record.extend(s.v.iter());
-        record.extend([row.energy, row.position_residual, row.velocity_residual]);
-        writer.write_record(record.iter().map(|&x| format_number(x)))?;
-    }
-    writer.flush()?;
-    Ok(())
-}
-
-/// Formats `x` so that it reads back to the same `f64`, in scientific notation when tiny or huge.
-fn format_number(x: f64) -> String {
-    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
-        x.to_string()
-    } else {
-        format!("{x:e}")
-    }
-}
-
-fn plot(path: &Path, title: &str, rows: &[Row]) -> Result<(), Box<dyn Error>> {
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, (1000, 800)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (top, bottom) = root.split_vertically(400);
-    let t_end = rows.last().map_or(1.0, |r| r.state.t);
-    // Log axes: values that are exactly zero (at t = 0) sit on the floor of the axis.
-    let floor = 1e-17;
-    let log_range = |values: &mut dyn Iterator<Item = f64>| {
-        let (min, max) = values
-            .filter(|&y| y > floor)
-            .fold((f64::INFINITY, floor), |(lo, hi), y| (lo.min(y), hi.max(y)));
-        (min.min(max) / 10.0).max(floor)..(max * 10.0)
-    };
-    let e0 = rows[0].energy;
-    let energy_error: Vec<(f64, f64)> = rows
-        .iter()
-        .map(|r| (r.state.t, (r.energy - e0).abs().max(floor)))
-        .collect();
-    let mut chart = ChartBuilder::on(&top)
-        .caption(format!("{title}: energy error"), ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            0.0..t_end,
-            log_range(&mut energy_error.iter().map(|p| p.1)).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("t")
-        .y_desc("|E(t) - E(0)|")
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    chart.draw_series(LineSeries::new(energy_error, &BLUE))?;
-
-    let position: Vec<(f64, f64)> = rows
-        .iter()
-        .map(|r| (r.state.t, r.position_residual.max(floor)))
-        .collect();
-    let velocity: Vec<(f64, f64)> = rows
-        .iter()
-        .map(|r| (r.state.t, r.velocity_residual.max(floor)))
-        .collect();
-    let mut chart = ChartBuilder::on(&bottom)
-        .caption("constraint residuals", ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            0.0..t_end,
-            log_range(&mut position.iter().chain(&velocity).map(|p| p.1)).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("t")
-        .y_desc("max |residual|")
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    chart
-        .draw_series(LineSeries::new(position, &RED))?
-        .label("position: max |g_i|")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
-    chart
-        .draw_series(LineSeries::new(velocity, &GREEN))?
-        .label("velocity: max |(G v)_i|")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], GREEN));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
-    Ok(())
-}
-
-fn main() -> Result<(), Box<dyn Error>> {
-    let args = Args::parse();
-    let model = DoublePendulum::default();
-    let h = args.h.unwrap_or(match args.method {
-        Method::Spook => 1.0 / 60.0,
-        Method::Zss | Method::Zs => 0.1,
-    });
-    let penalized = Penalized::new(model, args.omega);
-    let (rows, title) = match args.method {
-        Method::Spook => (
-            simulate(Spook::<4, 2>::new(h)?, &model, &model, h, args.t_end)?,
-            format!("SPOOK, h = {h:.4}"),
-        ),
-        Method::Zss => (
-            simulate(
-                ZhangSkeelSimplified::<4>::new(h)?.with_beta(args.beta)?,
-                &penalized,
-                &model,
-                h,
-                args.t_end,
-            )?,
-            format!("Z&Ss, h = {h}, omega = {}", args.omega),
-        ),
-        Method::Zs => (
-            simulate(
-                ZhangSkeel::<4>::new(h)?.with_beta(args.beta)?,
-                &penalized,
-                &model,
-                h,
-                args.t_end,
-            )?,
-            format!("Z&S, h = {h}, omega = {}", args.omega),
-        ),
-    };
-    for path in [&args.out, &args.plot] {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir)?;
+    steps: usize,
+) -> Result<Trajectory<4>, Box<dyn Error>> {
+    let initial = DoublePendulum::initial_state();
+    let penalized = Penalized::new(*model, omega);
+    Ok(match method {
+        Method::Spook => {
+            let columns = multiplier_columns(|i: &Spook<4, 2>| *i.multipliers());
+            common::simulate(&mut Spook::new(h)?, model, model, initial, steps, &columns)
         }
-    }
-    write_csv(&args.out, &rows)?;
-    plot(&args.plot, &title, &rows)?;
+        Method::Livens => {
+            let mut columns = vec![Column::new(
+                "energy.generalized",
+                |i: &Livens<4, 2>, s: &State<4>| i.generalized_energy(model, s),
+            )];
+            columns.extend(multiplier_columns(|i: &Livens<4, 2>| *i.multipliers()));
+            common::simulate(&mut Livens::new(h)?, model, model, initial, steps, &columns)
+        }
+        Method::Shake => {
+            let mut shake = Shake::<4, 2>::new(h)?;
+            let mut start = initial;
+            shake.stagger_velocity(model, &mut start)?;
+            let columns = multiplier_columns(|i: &Shake<4, 2>| *i.multipliers());
+            common::simulate(&mut shake, model, model, start, steps, &columns)
+        }
+        Method::Rattle => {
+            let columns = multiplier_columns(|i: &Rattle<4, 2>| *i.multipliers());
+            common::simulate(&mut Rattle::new(h)?, model, model, initial, steps, &columns)
+        }
+        Method::Zs => common::simulate(
+            &mut ZhangSkeel::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::Zss => common::simulate(
+            &mut ZhangSkeelSimplified::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::ZssStiff => common::simulate(
+            &mut ZhangSkeelStiff::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::Newmark => common::simulate(
+            &mut Newmark::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::NewmarkOne => common::simulate(
+            &mut NewmarkOneIteration::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::PfNewmark => common::simulate(
+            &mut PushForwardNewmark::new(h)?.with_beta(beta)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::SymplecticEuler => common::simulate(
+            &mut SymplecticEuler::new(h)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+        Method::Verlet => common::simulate(
+            &mut Verlet::new(h)?,
+            &penalized,
+            model,
+            initial,
+            steps,
+            &penalty_columns(&penalized),
+        ),
+    })
+}
 
-    let e0 = rows[0].energy;
-    let max = |f: &dyn Fn(&Row) -> f64| rows.iter().map(f).fold(0.0, f64::max);
-    println!("{title}, t = 0 … {}", args.t_end);
-    println!(
-        "  max |E - E0|       = {:.3e}",
-        max(&|r| (r.energy - e0).abs())
-    );
-    println!(
-        "  max |g_i|          = {:.3e}",
-        max(&|r| r.position_residual)
-    );
-    println!(
-        "  max |(G v)_i|      = {:.3e}",
-        max(&|r| r.velocity_residual)
-    );
-    println!(
-        "wrote {} ({} rows) and {}",
-        args.out.display(),
-        rows.len(),
-        args.plot.display()
-    );
-    Ok(())
+/// The column of a penalty method: the energy `T + V + ½ω²|g|²` it conserves.
+fn penalty_columns<I>(penalized: &Penalized<DoublePendulum>) -> Vec<Column<'_, I, 4>> {
+    vec![Column::new(
+        "energy.penalized",
+        move |_: &I, s: &State<4>| observers::energy(penalized, s),
+    )]
+}
+
+/// The columns `lambda.<row>` of a constrained method, one per constraint row.
+fn multiplier_columns<I: 'static>(
+    multipliers: fn(&I) -> SVector<f64, 2>,
+) -> Vec<Column<'static, I, 4>> {
+    let rows = <DoublePendulum as Holonomic<4, 2>>::CONSTRAINTS;
+    (0..rows.len())
+        .map(|k| {
+            Column::new(format!("lambda.{}", rows[k]), move |i: &I, _: &State<4>| {
+                multipliers(i)[k]
+            })
+        })
+        .collect()
 }

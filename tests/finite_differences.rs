@@ -113,3 +113,41 @@ fn dissipation_force_is_minus_the_velocity_gradient_of_the_rayleigh_function() {
     let fd = SVector::<f64, 3>::from_fn(|j, _| -partial(rayleigh, &v, j)[0]);
     assert_close("−∂R/∂v", &f, &fd);
 }
+
+mechanism::mechanism! {
+    /// Two nonholonomic rows nonlinear in `q`, for `dlda`'s `∂(A(q) v)/∂q`.
+    pub struct Rolling {
+        coordinates: [x, y, theta],
+        parameters: { r = 0.7 },
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2) + dot(theta).powi(2)),
+        potential: 0.0,
+        nonholonomic: {
+            roll_x: dot(x) - r * theta.cos() * dot(theta),
+            skate: dot(x) * (theta + y).sin() - dot(y) * x.cos() * theta.cos(),
+        },
+        integrators: [dlda],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn nonholonomic_velocity_jacobian_matches_finite_differences(
+        q in prop::array::uniform3(-1.5..1.5f64),
+        v in prop::array::uniform3(-2.0..2.0f64),
+    ) {
+        use mechanism::runtime::{Nonholonomic, NonholonomicDerivative};
+        let model = Rolling::default();
+        let (q, v) = (SVector::from(q), SVector::from(v));
+        let mut jac = SMatrix::<f64, 2, 3>::zeros();
+        model.nonholonomic_velocity_jacobian(&q, &v, &mut jac);
+        let rows = |x: &SVector<f64, 3>| {
+            let mut a = SMatrix::<f64, 2, 3>::zeros();
+            model.nonholonomic_matrix(x, &mut a);
+            a * v
+        };
+        let fd = SMatrix::<f64, 2, 3>::from_fn(|i, j| partial(rows, &q, j)[i]);
+        assert_close("∂(A v)/∂q", &jac, &fd);
+    }
+}

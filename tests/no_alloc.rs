@@ -5,7 +5,14 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use mechanism::models::DoublePendulum;
-use mechanism::runtime::{Integrator, Penalized, Spook, State, ZhangSkeel, ZhangSkeelSimplified};
+use mechanism::runtime::integrators::stabilized::{
+    Baumgarte, PostStabilization, DOPRI5, HEUN, RK4,
+};
+use mechanism::runtime::{
+    Dopri5, Integrator, Livens, Newmark, NewmarkOneIteration, Penalized, PushForwardNewmark,
+    Rattle, Shake, Spook, StabilizedRk, State, SymplecticEuler, Verlet, ZhangSkeel,
+    ZhangSkeelSimplified, ZhangSkeelStiff,
+};
 
 /// Counts allocations made by the current thread, so other test threads do not interfere.
 struct CountingAllocator;
@@ -78,4 +85,44 @@ fn zhang_skeel_steps_do_not_allocate() {
     assert_eq!(allocations_in_steps(&mut zss, &model, 1000), 0);
     let mut zs = ZhangSkeel::<4>::new(0.1).expect("valid step size");
     assert_eq!(allocations_in_steps(&mut zs, &model, 1000), 0);
+}
+
+#[test]
+fn newmark_family_and_explicit_steps_do_not_allocate() {
+    let model = Penalized::new(DoublePendulum::default(), 20.0);
+    let h = 0.01;
+    let counts = [
+        allocations_in_steps(&mut ZhangSkeelStiff::<4>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut Newmark::<4>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut NewmarkOneIteration::<4>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut PushForwardNewmark::<4>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut SymplecticEuler::<4>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut Verlet::<4>::new(h).unwrap(), &model, 500),
+    ];
+    assert_eq!(counts, [0; 6]);
+}
+
+#[test]
+fn constrained_steps_do_not_allocate() {
+    let model = DoublePendulum::default();
+    let h = 0.01;
+    let mut stabilized = StabilizedRk::<4, 2, 4>::new(RK4, h)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    let mut baumgarte = StabilizedRk::<4, 2, 2>::new(HEUN, h)
+        .unwrap()
+        .with_baumgarte(Baumgarte::new(12.0, 70.0).unwrap());
+    let counts = [
+        allocations_in_steps(&mut Shake::<4, 2>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut Rattle::<4, 2>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut Livens::<4, 2>::new(h).unwrap(), &model, 500),
+        allocations_in_steps(&mut stabilized, &model, 500),
+        allocations_in_steps(&mut baumgarte, &model, 500),
+        allocations_in_steps(
+            &mut Dopri5::<4, 2>::new(DOPRI5, 1e-8, 1e-9).unwrap(),
+            &model,
+            200,
+        ),
+    ];
+    assert_eq!(counts, [0; 6]);
 }

@@ -1,15 +1,72 @@
 //! SPOOK with everything of Lacoursière (2007) eq. 24–29 on models written with `mechanism!`:
-//! nonholonomic rows (with `γ` and a driving term `w(t)`), dissipation and generalized forces,
-//! each against a closed-form solution, and the solved linear system checked row by row.
+//! the constraint residual of the generated double pendulum (second order, bounded over 10⁴
+//! steps), nonholonomic rows (with `γ` and a driving term `w(t)`), dissipation and generalized
+//! forces, each against a closed-form solution, and the solved linear system checked row by row.
+//! SPOOK's order of convergence on the pendulum is in `tests/harness.rs`.
 
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
 
-use common::{report, steps_to};
+use common::{report, run, steps_to};
 use mechanism::mechanism;
+use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    Holonomic, Integrator, Nonholonomic, Regularization, SMatrix, SVector, Spook, State,
+    observers, Holonomic, Integrator, Nonholonomic, Regularization, SMatrix, SVector, Spook, State,
 };
+
+/// Max |g_i| over t ∈ [0, 5] for SPOOK with step `h`.
+fn spook_max_residual(h: f64) -> f64 {
+    let model = DoublePendulum::default();
+    let mut spook = Spook::<4, 2>::new(h).unwrap();
+    let mut max = 0.0f64;
+    run(
+        &mut spook,
+        &model,
+        DoublePendulum::initial_state(),
+        steps_to(5.0, h),
+        |s| {
+            max = max.max(observers::position_residual(&model, s));
+        },
+    )
+    .unwrap();
+    max
+}
+
+#[test]
+fn spook_constraint_residual_is_second_order() {
+    let hs = [1.0 / 30.0, 1.0 / 60.0, 1.0 / 120.0, 1.0 / 240.0];
+    let residuals: Vec<f64> = hs.iter().map(|&h| spook_max_residual(h)).collect();
+    let slope = report("SPOOK max |g| over [0, 5]", &hs, &residuals);
+    assert!(slope >= 1.8, "residual should be O(h²); slope {slope}");
+}
+
+#[test]
+fn spook_residual_and_energy_stay_bounded_over_ten_thousand_steps() {
+    let model = DoublePendulum::default();
+    let h = 1.0 / 60.0;
+    let mut spook = Spook::<4, 2>::new(h).unwrap();
+    let e0 = observers::energy(&model, &DoublePendulum::initial_state());
+    let mut residuals = Vec::with_capacity(10_000);
+    let mut energy_errors = Vec::with_capacity(10_000);
+    run(
+        &mut spook,
+        &model,
+        DoublePendulum::initial_state(),
+        10_000,
+        |s| {
+            residuals.push(observers::position_residual(&model, s));
+            energy_errors.push((observers::energy(&model, s) - e0).abs());
+        },
+    )
+    .unwrap();
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let (first, last) = (max(&residuals[..1000]), max(&residuals[9000..]));
+    println!("SPOOK h = 1/60, 10⁴ steps: max |g| {:.3e} (first 1000: {first:.3e}, last 1000: {last:.3e}); max |ΔE| {:.3e}",
+        max(&residuals), max(&energy_errors));
+    assert!(max(&residuals) < 2e-3);
+    assert!(last <= 2.0 * first, "the residual must not grow");
+    assert!(max(&energy_errors[9000..]) <= 3.0 * max(&energy_errors[..1000]) + 1e-3);
+}
 
 mechanism! {
     /// A knife edge on an inclined plane (Bloch, *Nonholonomic Mechanics*, §1.6): it may only

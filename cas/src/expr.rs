@@ -322,6 +322,17 @@ impl Store {
         out
     }
 
+    /// Returns, for each of `vars`, whether some expression of `roots` depends on it.
+    ///
+    /// The dependency is structural, so a `false` is a proof of independence (the expressions
+    /// never read the symbol) while a `true` may be spurious (`sin(x)² + cos(x)²`). This is the
+    /// mask that tells a discrete gradient which coordinates a function depends on.
+    pub fn dependency_mask(&self, roots: &[Id], vars: &[Symbol]) -> Vec<bool> {
+        vars.iter()
+            .map(|&s| roots.iter().any(|&id| self.depends_on(id, s)))
+            .collect()
+    }
+
     pub(crate) fn deps_of(&self, id: Id) -> &Deps {
         static EMPTY: Deps = Deps(Vec::new());
         self.deps.get(usize::from(id)).unwrap_or(&EMPTY)

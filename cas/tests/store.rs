@@ -120,6 +120,34 @@ fn depends_on_and_symbols() {
 }
 
 #[test]
+fn dependency_mask_is_the_union_over_roots() {
+    let mut s = Store::new();
+    let vars = [
+        Symbol::from("r"),
+        Symbol::from("theta"),
+        Symbol::from("phi"),
+    ];
+    // T's q-dependence of the spherical pendulum, V of its spring: neither reads phi.
+    let mass = s.parse("(* m (* (pow r 2) (pow (sin theta) 2)))").unwrap();
+    let potential = s.parse("(* ea (pow (- (pow r 2) 1) 2))").unwrap();
+    assert_eq!(s.dependency_mask(&[mass], &vars), vec![true, true, false]);
+    assert_eq!(
+        s.dependency_mask(&[potential], &vars),
+        vec![true, false, false]
+    );
+    assert_eq!(s.dependency_mask(&[], &vars), vec![false; 3]);
+    let phi = s.symbol(vars[2]);
+    assert_eq!(
+        s.dependency_mask(&[potential, phi], &vars),
+        vec![true, false, true]
+    );
+    // A symbol multiplied by zero is folded away, and no longer a dependency.
+    let zero = s.num(0.0);
+    let gone = s.mul(phi, zero);
+    assert_eq!(s.dependency_mask(&[gone], &vars), vec![false; 3]);
+}
+
+#[test]
 fn substitute_simplifies_while_rebuilding() {
     let mut s = Store::new();
     let f = s.parse("(+ (* x y) (sin x))").unwrap();

@@ -36,6 +36,42 @@
 //! Finally, if every input is finite but the formula overflows (possible only for inconsistent
 //! arguments, e.g. `f(y) − f(x)` far larger than `∇f` allows), `∇f(z)` is returned, so the result
 //! is finite for finite input. Non-finite input propagates, so that integrators can report it.
+//!
+//! # Masks: discrete gradients that respect cyclic coordinates
+//!
+//! Eq. 26 puts its correction along the whole step `v = y − x`, so `D̄f` has a component along
+//! every coordinate that moved — also along coordinates `f` does not depend on. For the spring
+//! pendulum in spherical coordinates (§6.2) neither `T` nor `V` depends on the azimuth `φ`, whose
+//! conjugate momentum `p_φ` is the angular momentum about the vertical; the `φ` row of eq. 30b
+//! then reads `p_φ^{n+1} − p_φ^n = h (D̄₁T − D̄V)_φ`, which is not zero with eq. 26 as it stands
+//! (the correction `c Δφ/|v|²`), and `p_φ` drifts by a truncation error. Gonzalez (*Time
+//! integration and discrete Hamiltonian systems*, J. Nonlinear Sci. 6, 1996, §4) requires a
+//! discrete gradient to respect the symmetry (be equivariant under the group action) for the
+//! scheme to conserve the corresponding momentum map; for a cyclic coordinate that means a zero
+//! component along it.
+//!
+//! [`gonzalez_masked`] therefore applies eq. 26 in the coordinates `f` depends on: with a mask
+//! `d` (`dᵢ = false` when `f` does not depend on `xᵢ`) and `v_d = d ⊙ v`,
+//!
+//! ```text
+//! D̄f(x, y) = ∇f(z) + c v_d / |v_d|²,   c = f(y) − f(x) − ∇f(z)·v
+//! ```
+//!
+//! * directionality holds exactly as before: `v_d·v = |v_d|²`, so `D̄f·v = ∇f(z)·v + c`;
+//! * consistency is unchanged: `f` is a function of the masked coordinates alone, so
+//!   `c = O(|v_d|³)` and the correction is `O(|v_d|²)`;
+//! * the component along an unmasked coordinate is `∇ᵢf(z)`, exactly `0` when `f` does not
+//!   depend on `xᵢ`; so eq. 30b gives `p_φ^{n+1} = p_φ^n` for a cyclic `φ` (without constraints
+//!   that involve `φ`).
+//!
+//! `c` uses the full `v`, so directionality does not depend on `∇f(z)` being zero off the mask;
+//! a wrong mask (a `false` where `f` does depend on `xᵢ`) breaks it only for steps along such
+//! coordinates alone, where `v_d = 0` and the correction is dropped. The safe limit applies
+//! unchanged with `|v_d|²` in place of `|v|²`. The masks come from the models
+//! ([`Potential::POTENTIAL_DEPENDS_ON`], [`Inertia::MASS_DEPENDS_ON`](crate::Inertia::MASS_DEPENDS_ON),
+//! [`Holonomic::CONSTRAINT_DEPENDS_ON`]); all `true` — eq. 26 itself, what [`gonzalez`]
+//! computes — unless a model says otherwise, and `mechanism!` emits them from the symbolic
+//! dependencies of its expressions.
 
 use nalgebra::{SMatrix, SVector};
 
@@ -85,7 +121,7 @@ fn inputs_finite<const N: usize>(
 /// evaluation serves several discrete gradients. The result satisfies the directionality
 /// condition `D̄f·v = f(y) − f(x)` (eq. 27) to round-off and equals `∇f(z) + O(|v|²)`. For short
 /// steps it returns `∇f(z)` exactly (the safe limit of the module docs), so it is finite for
-/// finite input, `y == x` included.
+/// finite input, `y == x` included. This is [`gonzalez_masked`] with every coordinate in the mask.
 pub fn gonzalez<const N: usize>(
     x: &SVector<f64, N>,
     y: &SVector<f64, N>,
@@ -93,17 +129,42 @@ pub fn gonzalez<const N: usize>(
     fy: f64,
     grad_mid: &SVector<f64, N>,
 ) -> SVector<f64, N> {
+    gonzalez_masked(x, y, fx, fy, grad_mid, &[true; N])
+}
+
+/// Returns Gonzalez's discrete gradient formed in the coordinates `f` depends on (module docs,
+/// "Masks"): `D̄f(x, y) = ∇f(z) + c v_d / |v_d|²` with `c = f(y) − f(x) − ∇f(z)·v` and
+/// `v_d = mask ⊙ (y − x)`.
+///
+/// `mask[i] = false` declares that `f` does not depend on `x_i`; the component `i` of the result
+/// is then `∇ᵢf(z)` (zero for such an `f`). Directionality `D̄f·v = f(y) − f(x)` holds for any
+/// mask, consistency for a mask that covers the dependencies of `f`. The safe limit and the
+/// overflow fallback are those of [`gonzalez`], with `|v_d|²` in place of `|v|²`.
+pub fn gonzalez_masked<const N: usize>(
+    x: &SVector<f64, N>,
+    y: &SVector<f64, N>,
+    fx: f64,
+    fy: f64,
+    grad_mid: &SVector<f64, N>,
+    mask: &[bool; N],
+) -> SVector<f64, N> {
     let v = y - x;
-    let vv = v.norm_squared();
+    let vd = masked(&v, mask);
+    let vv = vd.norm_squared();
     let c = fy - fx - grad_mid.dot(&v);
     if correction_is_roundoff(x, y, fx, fy, grad_mid, c, vv) {
         return *grad_mid;
     }
-    let out = grad_mid + v * (c / vv);
+    let out = grad_mid + vd * (c / vv);
     if !all_finite(&out) && inputs_finite(x, y, fx, fy, grad_mid) {
         return *grad_mid;
     }
     out
+}
+
+/// Returns `mask ⊙ v`: `v` with the components outside the mask set to zero.
+fn masked<const N: usize>(v: &SVector<f64, N>, mask: &[bool; N]) -> SVector<f64, N> {
+    SVector::from_fn(|i, _| if mask[i] { v[i] } else { 0.0 })
 }
 
 /// Returns the relative round-off bound `(N + 4) ε` of the safe limit (module docs).
@@ -127,7 +188,8 @@ fn drop_roundoff<const N: usize>(dc: &mut SVector<f64, N>, scale: &SVector<f64, 
 /// Differentiating eq. 26 with `c = f(y) − f(x) − ∇f(z)·v` and `∂c/∂y = ∇f(y) − ∇f(z) − ½ H v`
 /// (`H = Hess f(z)`, symmetric) gives
 /// `J = ½ H + (v (∂c/∂y)ᵀ + c I) / |v|² − 2 c v vᵀ / |v|⁴`, where `J[(i, j)] = ∂D̄ᵢ/∂yⱼ`;
-/// `grad_y = ∇f(y)` and `hess_mid = Hess f(z)`.
+/// `grad_y = ∇f(y)` and `hess_mid = Hess f(z)`. This is [`gonzalez_jacobian_masked`] with every
+/// coordinate in the mask.
 ///
 /// Round-off is treated as in [`gonzalez`]: where `c` is round-off (the safe limit), the terms
 /// in `c` are dropped, and each component of `∂c/∂y` not above `(N + 4) ε` times its rounding
@@ -146,9 +208,30 @@ pub fn gonzalez_jacobian<const N: usize>(
     grad_y: &SVector<f64, N>,
     hess_mid: &SMatrix<f64, N, N>,
 ) -> SMatrix<f64, N, N> {
+    gonzalez_jacobian_masked(x, y, fx, fy, grad_mid, grad_y, hess_mid, &[true; N])
+}
+
+/// Returns `∂D̄f(x, y)/∂y` for [`gonzalez_masked`], for Newton.
+///
+/// With `D = diag(mask)`, `v_d = D v` and `∂|v_d|²/∂y = 2 v_d`, differentiating
+/// `D̄f = ∇f(z) + c v_d/|v_d|²` gives
+/// `J = ½ H + (v_d (∂c/∂y)ᵀ + c D) / |v_d|² − 2 c v_d v_dᵀ / |v_d|⁴` (`v` in [`gonzalez_jacobian`]
+/// becomes `v_d`, the identity becomes `D`); round-off and overflow are treated as there.
+#[allow(clippy::too_many_arguments)]
+pub fn gonzalez_jacobian_masked<const N: usize>(
+    x: &SVector<f64, N>,
+    y: &SVector<f64, N>,
+    fx: f64,
+    fy: f64,
+    grad_mid: &SVector<f64, N>,
+    grad_y: &SVector<f64, N>,
+    hess_mid: &SMatrix<f64, N, N>,
+    mask: &[bool; N],
+) -> SMatrix<f64, N, N> {
     let half_hess = hess_mid * 0.5;
     let v = y - x;
-    let vv = v.norm_squared();
+    let vd = masked(&v, mask);
+    let vv = vd.norm_squared();
     if vv < f64::MIN_POSITIVE {
         return half_hess;
     }
@@ -157,12 +240,14 @@ pub fn gonzalez_jacobian<const N: usize>(
     let magnitudes = x.abs() + y.abs();
     let scale = grad_y.abs() + grad_mid.abs() + hess_mid.abs() * magnitudes;
     drop_roundoff(&mut dc, &scale);
-    let mut out = half_hess + v * (dc.transpose() * inv);
+    let mut out = half_hess + vd * (dc.transpose() * inv);
     let c = fy - fx - grad_mid.dot(&v);
     if !correction_is_roundoff(x, y, fx, fy, grad_mid, c, vv) {
-        out -= v * (v.transpose() * (2.0 * c * inv * inv));
-        for i in 0..N {
-            out[(i, i)] += c * inv;
+        out -= vd * (vd.transpose() * (2.0 * c * inv * inv));
+        for (i, &depends) in mask.iter().enumerate() {
+            if depends {
+                out[(i, i)] += c * inv;
+            }
         }
     }
     if !all_finite(&out)
@@ -197,7 +282,14 @@ impl<const N: usize, Model: Potential<N> + ?Sized> PotentialDiscreteGradient<N> 
         let mid = (q0 + q1) * 0.5;
         let mut grad_mid = SVector::<f64, N>::zeros();
         self.potential_gradient(&mid, &mut grad_mid);
-        *out = gonzalez(q0, q1, self.potential(q0), self.potential(q1), &grad_mid);
+        *out = gonzalez_masked(
+            q0,
+            q1,
+            self.potential(q0),
+            self.potential(q1),
+            &grad_mid,
+            &Self::POTENTIAL_DEPENDS_ON,
+        );
     }
 }
 
@@ -229,7 +321,7 @@ impl<const N: usize, Model: PotentialHessian<N> + ?Sized> PotentialDiscreteGradi
         let mut grad_1 = SVector::<f64, N>::zeros();
         self.potential_gradient_hessian(&mid, &mut grad_mid, &mut hess_mid);
         self.potential_gradient(q1, &mut grad_1);
-        *out = gonzalez_jacobian(
+        *out = gonzalez_jacobian_masked(
             q0,
             q1,
             self.potential(q0),
@@ -237,6 +329,7 @@ impl<const N: usize, Model: PotentialHessian<N> + ?Sized> PotentialDiscreteGradi
             &grad_mid,
             &grad_1,
             &hess_mid,
+            &Self::POTENTIAL_DEPENDS_ON,
         );
     }
 }
@@ -276,7 +369,8 @@ impl<const N: usize, const M: usize, Model: Holonomic<N, M> + ?Sized>
         self.constraint_jacobian(&mid, t, &mut jac_mid);
         for k in 0..M {
             let grad_mid = jac_mid.row(k).transpose();
-            let row = gonzalez(q0, q1, g0[k], g1[k], &grad_mid);
+            let mask = &Self::CONSTRAINT_DEPENDS_ON[k];
+            let row = gonzalez_masked(q0, q1, g0[k], g1[k], &grad_mid, mask);
             out.set_row(k, &row.transpose());
         }
     }
@@ -320,7 +414,9 @@ impl<const N: usize, const M: usize, Model: HolonomicHessians<N, M> + ?Sized>
         for (k, hess_mid) in out.iter_mut().enumerate() {
             let grad_mid = jac_mid.row(k).transpose();
             let grad_1 = jac_1.row(k).transpose();
-            *hess_mid = gonzalez_jacobian(q0, q1, g0[k], g1[k], &grad_mid, &grad_1, hess_mid);
+            let mask = &Self::CONSTRAINT_DEPENDS_ON[k];
+            *hess_mid =
+                gonzalez_jacobian_masked(q0, q1, g0[k], g1[k], &grad_mid, &grad_1, hess_mid, mask);
         }
     }
 }
@@ -362,8 +458,9 @@ impl<const N: usize> Default for KineticJacobians<N> {
 /// D̄₂T = ½ [D̄_v T(q0; v0, v1) + D̄_v T(q1; v0, v1)] = ¼ (M(q0) + M(q1)) (v0 + v1)
 /// ```
 ///
-/// where `D̄_q` is Gonzalez's eq. 26 in `q` with `v` frozen and `D̄_v` eq. 26 in `v` with `q`
-/// frozen; because `T` is quadratic in `v`, the midpoint rule is exact there and
+/// where `D̄_q` is Gonzalez's eq. 26 in `q` with `v` frozen, formed with the mask
+/// [`Inertia::MASS_DEPENDS_ON`](crate::Inertia::MASS_DEPENDS_ON) ([`gonzalez_masked`]: zero along
+/// cyclic coordinates), and `D̄_v` eq. 26 in `v` with `q` frozen; because `T` is quadratic in `v`, the midpoint rule is exact there and
 /// `D̄_v T(q; v0, v1) = M(q) (v0 + v1)/2` with no correction. Telescoping the four Gonzalez
 /// directionalities gives eq. 29, `D̄₁T·Δq + D̄₂T·Δv = T(q1, v1) − T(q0, v0)`; with a constant
 /// mass matrix `D̄₁T = 0` and `D̄₂T = M v^{n+½}` (Proposition 5.5).
@@ -382,11 +479,12 @@ pub trait KineticDiscreteGradient<const N: usize>: InertiaGradient<N> {
     /// Writes the derivatives of `(D̄₁T, D̄₂T)` with respect to `(q1, v1)` into `out`, for Newton.
     ///
     /// With `Δq = q1 − q0`, `z = (q0 + q1)/2`, `c(w) = T(q1, w) − T(q0, w) − ∂_qT(z, w)·Δq` and
-    /// `Q(q, w) = ∂²T/∂q∂v` (so that `∂(M(q) w)/∂q = Q(q, w)ᵀ`):
+    /// `Q(q, w) = ∂²T/∂q∂v` (so that `∂(M(q) w)/∂q = Q(q, w)ᵀ`), and `Δq_d` the step masked by
+    /// [`Inertia::MASS_DEPENDS_ON`](crate::Inertia::MASS_DEPENDS_ON):
     ///
     /// ```text
-    /// ∂D̄₁T/∂q1 = ½ [J(v0) + J(v1)]        J(w): gonzalez_jacobian of T(·, w)
-    /// ∂D̄₁T/∂v1 = ½ [Q(z, v1) + Δq ((M(q1) − M(q0)) v1 − Q(z, v1)ᵀ Δq)ᵀ / |Δq|²]
+    /// ∂D̄₁T/∂q1 = ½ [J(v0) + J(v1)]        J(w): gonzalez_jacobian_masked of T(·, w)
+    /// ∂D̄₁T/∂v1 = ½ [Q(z, v1) + Δq_d ((M(q1) − M(q0)) v1 − Q(z, v1)ᵀ Δq)ᵀ / |Δq_d|²]
     /// ∂D̄₂T/∂q1 = ¼ Q(q1, v0 + v1)ᵀ
     /// ∂D̄₂T/∂v1 = ¼ (M(q0) + M(q1))
     /// ```
@@ -431,7 +529,7 @@ impl<const N: usize, Model: InertiaGradient<N> + ?Sized> KineticDiscreteGradient
             self.kinetic_gradient(&mid, w, &mut grad_mid);
             let t0 = self.kinetic_energy(q0, w);
             let t1 = self.kinetic_energy(q1, w);
-            *dq += gonzalez(q0, q1, t0, t1, &grad_mid) * 0.5;
+            *dq += gonzalez_masked(q0, q1, t0, t1, &grad_mid, &Self::MASS_DEPENDS_ON) * 0.5;
         }
     }
 
@@ -461,14 +559,16 @@ impl<const N: usize, Model: InertiaGradient<N> + ?Sized> KineticDiscreteGradient
 
         let at_v0 = FrozenVelocity::evaluate(self, q0, q1, v0);
         let at_v1 = FrozenVelocity::evaluate(self, q0, q1, v1);
-        out.d1_q1 = (at_v0.jacobian(q0, q1) + at_v1.jacobian(q0, q1)) * 0.5;
+        let mask = &Self::MASS_DEPENDS_ON;
+        out.d1_q1 = (at_v0.jacobian(q0, q1, mask) + at_v1.jacobian(q0, q1, mask)) * 0.5;
 
-        // ∂/∂v1 of ½ D̄_q T(q0, q1; v1) = ½ [∂_qT(z, v1) + c(v1) Δq / |Δq|²], with the
-        // round-off of ∂c/∂v1 dropped as in `gonzalez_jacobian`.
+        // ∂/∂v1 of ½ D̄_q T(q0, q1; v1) = ½ [∂_qT(z, v1) + c(v1) Δq_d / |Δq_d|²] (Δq_d the
+        // masked step), with the round-off of ∂c/∂v1 dropped as in `gonzalez_jacobian`.
         let hess_qv = at_v1.hess_qv;
         out.d1_v1 = hess_qv * 0.5;
         let dq = q1 - q0;
-        let vv = dq.norm_squared();
+        let dq_d = masked(&dq, mask);
+        let vv = dq_d.norm_squared();
         if vv < f64::MIN_POSITIVE {
             return;
         }
@@ -476,7 +576,7 @@ impl<const N: usize, Model: InertiaGradient<N> + ?Sized> KineticDiscreteGradient
         let mut dc = p1 - p0 - hess_qv.transpose() * dq;
         let scale = p1.abs() + p0.abs() + hess_qv.transpose().abs() * (q0.abs() + q1.abs());
         drop_roundoff(&mut dc, &scale);
-        let block = out.d1_v1 + dq * (dc.transpose() * (0.5 / vv));
+        let block = out.d1_v1 + dq_d * (dc.transpose() * (0.5 / vv));
         // As in `gonzalez_jacobian`: an overflow from finite input falls back to the limit.
         if all_finite(&block) || !all_finite(&dc) {
             out.d1_v1 = block;
@@ -524,9 +624,14 @@ impl<const N: usize> FrozenVelocity<N> {
         frozen
     }
 
-    /// Returns `∂D̄_q T(q0, q1; w)/∂q1` by [`gonzalez_jacobian`].
-    fn jacobian(&self, q0: &SVector<f64, N>, q1: &SVector<f64, N>) -> SMatrix<f64, N, N> {
-        gonzalez_jacobian(
+    /// Returns `∂D̄_q T(q0, q1; w)/∂q1` by [`gonzalez_jacobian_masked`] with the mask of `M(q)`.
+    fn jacobian(
+        &self,
+        q0: &SVector<f64, N>,
+        q1: &SVector<f64, N>,
+        mask: &[bool; N],
+    ) -> SMatrix<f64, N, N> {
+        gonzalez_jacobian_masked(
             q0,
             q1,
             self.t0,
@@ -534,6 +639,7 @@ impl<const N: usize> FrozenVelocity<N> {
             &self.grad_mid,
             &self.grad_1,
             &self.hess_qq,
+            mask,
         )
     }
 }

@@ -49,4 +49,21 @@ pub enum StepError {
         /// The time of the state the step started from.
         t: f64,
     },
+    /// An adaptive integrator's step size fell below what the time `t` can resolve before
+    /// the error estimate met the tolerances (a singularity, or tolerances near round-off).
+    #[error("step size h = {h:e} underflowed at t = {t} before the error tolerance was met")]
+    StepSizeTooSmall {
+        /// The last step size tried.
+        h: f64,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+    /// The model lacks a property the integrator's scheme assumes, e.g. a constant mass matrix.
+    #[error("{integrator} cannot step this model: it requires {requirement}")]
+    Unsupported {
+        /// The integrator.
+        integrator: &'static str,
+        /// What the scheme needs of the model, and what to use instead.
+        requirement: &'static str,
+    },
 }

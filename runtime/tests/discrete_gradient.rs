@@ -1,7 +1,9 @@
 //! Gonzalez discrete gradients (Kinon–Betsch–Livens eq. 26–29): directionality, consistency,
 //! the safe limit for short steps, and every Newton Jacobian against finite differences.
 
-use mechanism_runtime::discrete_gradient::{gonzalez, gonzalez_jacobian};
+use mechanism_runtime::discrete_gradient::{
+    gonzalez, gonzalez_jacobian, gonzalez_jacobian_masked, gonzalez_masked,
+};
 use mechanism_runtime::reference::{DoublePendulum, SphericalSpringPendulum};
 use mechanism_runtime::{
     ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, Holonomic, Inertia,
@@ -49,6 +51,47 @@ fn test_hess(x: &SVector<f64, 3>) -> SMatrix<f64, 3, 3> {
 /// Returns `D̄F(x, y)` through the kernel.
 fn test_discrete_gradient(x: &SVector<f64, 3>, y: &SVector<f64, 3>) -> SVector<f64, 3> {
     gonzalez(x, y, test_f(x), test_f(y), &test_grad(&((x + y) * 0.5)))
+}
+
+/// A smooth function on ℝ³ that does not depend on `x₂` (a cyclic coordinate):
+/// `G = sin x₀ e^{x₁} + x₀⁴/4`.
+fn cyclic_f(x: &SVector<f64, 3>) -> f64 {
+    x[0].sin() * x[1].exp() + 0.25 * x[0].powi(4)
+}
+
+/// Returns `∇G`; its last component is exactly zero.
+fn cyclic_grad(x: &SVector<f64, 3>) -> SVector<f64, 3> {
+    let e = x[1].exp();
+    SVector::<f64, 3>::new(x[0].cos() * e + x[0].powi(3), x[0].sin() * e, 0.0)
+}
+
+/// Returns `Hess G`.
+fn cyclic_hess(x: &SVector<f64, 3>) -> SMatrix<f64, 3, 3> {
+    let e = x[1].exp();
+    let (s, c) = x[0].sin_cos();
+    #[rustfmt::skip]
+    let h = SMatrix::<f64, 3, 3>::new(
+        -s * e + 3.0 * x[0] * x[0], c * e, 0.0,
+        c * e,                      s * e, 0.0,
+        0.0,                        0.0,   0.0,
+    );
+    h
+}
+
+/// The dependency mask of `G`.
+const CYCLIC_MASK: [bool; 3] = [true, true, false];
+
+/// Returns the masked `D̄G(x, y)` through the kernel.
+fn cyclic_discrete_gradient(x: &SVector<f64, 3>, y: &SVector<f64, 3>) -> SVector<f64, 3> {
+    let z = (x + y) * 0.5;
+    gonzalez_masked(
+        x,
+        y,
+        cyclic_f(x),
+        cyclic_f(y),
+        &cyclic_grad(&z),
+        &CYCLIC_MASK,
+    )
 }
 
 /// The directionality defect `|D̄f·v − (f(y) − f(x))|` of one discrete gradient, relative to
@@ -231,6 +274,52 @@ proptest! {
         prop_assert!(discrete.iter().all(|c| c.is_finite()));
         let error = directionality_error(&x, &y, test_f(&x), test_f(&y), &test_grad(&z), &discrete);
         check_directionality("F", error, scale)?;
+    }
+
+    #[test]
+    fn masked_kernel_is_directional_and_zero_off_the_mask(
+        x in [-1.5..1.5f64, -1.5..1.5f64, -1.5..1.5f64],
+        d in [-1.0..1.0f64, -1.0..1.0f64, -1.0..1.0f64],
+        scale in prop::sample::select(STEP_SCALES.to_vec()),
+    ) {
+        let (x, y) = pair(x, d, scale);
+        let z = (x + y) * 0.5;
+        let discrete = cyclic_discrete_gradient(&x, &y);
+        prop_assert!(discrete.iter().all(|c| c.is_finite()));
+        // Exactly zero along the coordinate G does not depend on, whatever the step.
+        prop_assert_eq!(discrete[2], 0.0);
+        let error = directionality_error(
+            &x, &y, cyclic_f(&x), cyclic_f(&y), &cyclic_grad(&z), &discrete,
+        );
+        check_directionality("G, masked", error, scale)?;
+        // An all-true mask is Gonzalez's eq. 26 itself.
+        let full = gonzalez_masked(
+            &x, &y, test_f(&x), test_f(&y), &test_grad(&z), &[true; 3],
+        );
+        prop_assert_eq!(full, test_discrete_gradient(&x, &y));
+    }
+
+    #[test]
+    fn masked_jacobian_matches_finite_differences(
+        x in [-1.5..1.5f64, -1.5..1.5f64, -1.5..1.5f64],
+        d in [-1.0..1.0f64, -1.0..1.0f64, -1.0..1.0f64],
+        scale in 0.1..1.0f64,
+    ) {
+        let (x, y) = pair(x, d, scale);
+        let z = (x + y) * 0.5;
+        let exact = gonzalez_jacobian_masked(
+            &x,
+            &y,
+            cyclic_f(&x),
+            cyclic_f(&y),
+            &cyclic_grad(&z),
+            &cyclic_grad(&y),
+            &cyclic_hess(&z),
+            &CYCLIC_MASK,
+        );
+        let approx = central_jacobian(|y| cyclic_discrete_gradient(&x, y), &y);
+        check_close("∂D̄G/∂y, masked", &exact, &approx)?;
+        prop_assert!(exact.row(2).iter().all(|&c| c == 0.0), "row 2: {}", exact);
     }
 
     #[test]
@@ -506,6 +595,80 @@ fn discrete_gradient_converges_to_the_midpoint_gradient() {
     let mut jac = SMatrix::zeros();
     model.potential_discrete_gradient_jacobian(&q, &q, &mut jac);
     assert!(jac.iter().all(|c| c.is_finite()));
+}
+
+/// Without the mask, eq. 26 puts a component `c Δx₂/|v|²` along the coordinate `G` does not
+/// depend on; with it the component is zero, and the masked gradient is still consistent:
+/// `D̄G − ∇G(z) = O(|v|²)` down to the safe limit.
+#[test]
+fn masked_discrete_gradient_is_consistent_and_drops_the_cyclic_component() {
+    let x = SVector::<f64, 3>::new(0.4, -0.3, 1.1);
+    let d = SVector::<f64, 3>::new(0.3, -0.8, 0.5).normalize();
+    let y = x + d * 0.1;
+    let z = (x + y) * 0.5;
+    let unmasked = gonzalez(&x, &y, cyclic_f(&x), cyclic_f(&y), &cyclic_grad(&z));
+    assert!(
+        unmasked[2].abs() > 1e-6,
+        "eq. 26 has a cyclic component {:e}",
+        unmasked[2]
+    );
+    let reference = (cyclic_discrete_gradient(&x, &y) - cyclic_grad(&z)).norm() / 0.01;
+    assert!(reference > 1e-3, "the correction must be visible");
+    let mut s = 0.1;
+    while s > 1e-300 {
+        let y = x + d * s;
+        let z = (x + y) * 0.5;
+        let discrete = cyclic_discrete_gradient(&x, &y);
+        assert!(
+            discrete.iter().all(|c| c.is_finite()),
+            "non-finite at {s:e}"
+        );
+        assert_eq!(discrete[2], 0.0);
+        let error = (discrete - cyclic_grad(&z)).norm();
+        assert!(
+            error <= 4.0 * reference * s * s,
+            "|D̄G − ∇G(z)| = {error:e} at |v| = {s:e}"
+        );
+        s *= 0.3;
+    }
+    // A step along the cyclic coordinate alone: v_d = 0, G(y) = G(x), D̄G = ∇G(z).
+    let along = x + SVector::<f64, 3>::new(0.0, 0.0, 0.7);
+    let mid = (x + along) * 0.5;
+    assert_eq!(cyclic_discrete_gradient(&x, &along), cyclic_grad(&mid));
+    let jac = gonzalez_jacobian_masked(
+        &x,
+        &along,
+        cyclic_f(&x),
+        cyclic_f(&along),
+        &cyclic_grad(&mid),
+        &cyclic_grad(&along),
+        &cyclic_hess(&mid),
+        &CYCLIC_MASK,
+    );
+    assert_eq!(jac, cyclic_hess(&mid) * 0.5);
+}
+
+/// The spherical pendulum's discrete gradients of `T` and `V` vanish along the cyclic `φ`.
+#[test]
+fn spherical_pendulum_discrete_gradients_vanish_along_phi() {
+    let model = spherical();
+    let (q0, q1) = (
+        SVector::<f64, 3>::new(1.05, 1.2, 0.3),
+        SVector::<f64, 3>::new(1.1, 1.0, 0.9),
+    );
+    let (v0, v1) = (
+        SVector::<f64, 3>::new(0.1, 1.0, 1.0),
+        SVector::<f64, 3>::new(-0.2, 0.8, 1.3),
+    );
+    let mut dv = SVector::zeros();
+    model.potential_discrete_gradient(&q0, &q1, &mut dv);
+    let (mut d1, mut d2) = (SVector::zeros(), SVector::zeros());
+    model.kinetic_discrete_gradient(&q0, &v0, &q1, &v1, &mut d1, &mut d2);
+    assert_eq!((dv[2], d1[2]), (0.0, 0.0));
+    let mut jacobians = KineticJacobians::default();
+    model.kinetic_discrete_gradient_jacobians(&q0, &v0, &q1, &v1, &mut jacobians);
+    assert!(jacobians.d1_q1.row(2).iter().all(|&c| c == 0.0));
+    assert!(jacobians.d1_v1.row(2).iter().all(|&c| c == 0.0));
 }
 
 /// Inconsistent but finite arguments never produce NaN or infinity; NaN input propagates.

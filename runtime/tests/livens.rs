@@ -15,11 +15,25 @@ use mechanism_runtime::{
 };
 
 /// A model without constraints, seen as one with `M = 0` constraint rows (what `Livens<N, 0>`
-/// needs); every other capability is delegated.
-struct Free<T>(T);
+/// needs); every other capability is delegated, the dependency masks included unless `MASKED`
+/// is `false` — then the masks are the all-true defaults, i.e. Gonzalez's eq. 26 as printed.
+struct Free<T, const MASKED: bool = true>(T);
 
-impl<const N: usize, T: Inertia<N>> Inertia<N> for Free<T> {
+/// The spherical pendulum with eq. 26 applied in all coordinates (no dependency masks).
+type Unmasked<T> = Free<T, false>;
+
+/// Returns `mask` if `masked`, else all `true`.
+const fn mask_or_all<const N: usize>(mask: [bool; N], masked: bool) -> [bool; N] {
+    if masked {
+        mask
+    } else {
+        [true; N]
+    }
+}
+
+impl<const N: usize, T: Inertia<N>, const MASKED: bool> Inertia<N> for Free<T, MASKED> {
     const CONSTANT_MASS: bool = T::CONSTANT_MASS;
+    const MASS_DEPENDS_ON: [bool; N] = mask_or_all(T::MASS_DEPENDS_ON, MASKED);
 
     fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
         self.0.mass_matrix(q, m);
@@ -30,7 +44,9 @@ impl<const N: usize, T: Inertia<N>> Inertia<N> for Free<T> {
     }
 }
 
-impl<const N: usize, T: InertiaGradient<N>> InertiaGradient<N> for Free<T> {
+impl<const N: usize, T: InertiaGradient<N>, const MASKED: bool> InertiaGradient<N>
+    for Free<T, MASKED>
+{
     fn kinetic_gradient(
         &self,
         q: &SVector<f64, N>,
@@ -51,7 +67,9 @@ impl<const N: usize, T: InertiaGradient<N>> InertiaGradient<N> for Free<T> {
     }
 }
 
-impl<const N: usize, T: Potential<N>> Potential<N> for Free<T> {
+impl<const N: usize, T: Potential<N>, const MASKED: bool> Potential<N> for Free<T, MASKED> {
+    const POTENTIAL_DEPENDS_ON: [bool; N] = mask_or_all(T::POTENTIAL_DEPENDS_ON, MASKED);
+
     fn potential(&self, q: &SVector<f64, N>) -> f64 {
         self.0.potential(q)
     }
@@ -61,13 +79,15 @@ impl<const N: usize, T: Potential<N>> Potential<N> for Free<T> {
     }
 }
 
-impl<const N: usize, T: PotentialHessian<N>> PotentialHessian<N> for Free<T> {
+impl<const N: usize, T: PotentialHessian<N>, const MASKED: bool> PotentialHessian<N>
+    for Free<T, MASKED>
+{
     fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.0.potential_hessian(q, hess);
     }
 }
 
-impl<const N: usize, T> Holonomic<N, 0> for Free<T> {
+impl<const N: usize, T, const MASKED: bool> Holonomic<N, 0> for Free<T, MASKED> {
     const CONSTRAINTS: [&'static str; 0] = [];
 
     fn constraints(&self, _q: &SVector<f64, N>, _t: f64, _g: &mut SVector<f64, 0>) {}
@@ -75,7 +95,7 @@ impl<const N: usize, T> Holonomic<N, 0> for Free<T> {
     fn constraint_jacobian(&self, _q: &SVector<f64, N>, _t: f64, _jac: &mut SMatrix<f64, 0, N>) {}
 }
 
-impl<const N: usize, T> HolonomicHessians<N, 0> for Free<T> {
+impl<const N: usize, T, const MASKED: bool> HolonomicHessians<N, 0> for Free<T, MASKED> {
     fn constraint_hessians(
         &self,
         _q: &SVector<f64, N>,
@@ -85,110 +105,199 @@ impl<const N: usize, T> HolonomicHessians<N, 0> for Free<T> {
     }
 }
 
-/// The increments of a sequence: `x[n+1] − x[n]`.
-fn increments(x: &[f64]) -> Vec<f64> {
-    x.windows(2).map(|w| w[1] - w[0]).collect()
+/// What one run of the Livens scheme on the spherical pendulum measured.
+struct SphericalRun {
+    /// `E^0` (eq. 31).
+    e0: f64,
+    /// `max |E^{n+1} − E^n|` (eq. 31).
+    generalized_increment: f64,
+    /// `max |E_tot^{n+1} − E_tot^n|` (eq. 35).
+    total_increment: f64,
+    /// `p_φ^0 = (M v)_φ` at the start.
+    p_phi0: f64,
+    /// `max |p_φ^n − p_φ^0|` of the scheme's carried momentum.
+    p_phi_drift: f64,
+    /// `max |(M(q^n) v^n)_φ − p_φ^0|`.
+    mv_phi_drift: f64,
+    /// `max |p − M v|` over the run.
+    fiber_gap: f64,
+    /// Largest number of Newton iterations in a step.
+    max_iterations: u32,
 }
 
-/// The largest absolute value of a sequence.
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0, |m, v| m.max(v.abs()))
-}
-
-/// §6.2: spring pendulum in spherical coordinates (Table 2, eq. 46, no gravity): the generalized
-/// energy (eq. 31) is conserved to round-off (Fig. 8), the total energy (eq. 35) only to about
-/// `1e-4` per step (Fig. 7), and `p ≠ M v` (Proposition 5.5).
-#[test]
-fn spherical_spring_pendulum_conserves_the_generalized_energy() {
-    let model = Free(SphericalSpringPendulum::default());
-    assert_eq!(model.0.gravity, 0.0, "the paper's pendulum has no gravity");
-    let h = 0.01;
+/// Runs `Livens` with step `h` to `t_end` on `model` from the paper's initial state (eq. 46).
+fn run_spherical<Model>(model: &Model, h: f64, t_end: f64) -> SphericalRun
+where
+    Model: InertiaGradient<3> + PotentialHessian<3> + HolonomicHessians<3, 0>,
+{
     let mut livens = Livens::<3, 0>::new(h).unwrap();
     let mut state = spherical_pendulum::initial_state();
-    let steps = steps_to(1.0, h);
-
-    let mut generalized = vec![livens.generalized_energy(&model, &state)];
-    let mut total = vec![energy(&model, &state)];
-    let mut p_phi = vec![livens.momentum_at(&model, &state)[2]];
-    let mut mv_phi = vec![p_phi[0]];
-    let mut iterations = Vec::new();
-    let mut fiber_gap = 0.0f64;
-    for _ in 0..steps {
-        let report = livens.step(&model, &mut state).unwrap();
-        iterations.push(report.newton_iterations);
+    let e0 = livens.generalized_energy(model, &state);
+    let p_phi0 = livens.momentum_at(model, &state)[2];
+    let mut run = SphericalRun {
+        e0,
+        generalized_increment: 0.0,
+        total_increment: 0.0,
+        p_phi0,
+        p_phi_drift: 0.0,
+        mv_phi_drift: 0.0,
+        fiber_gap: 0.0,
+        max_iterations: 0,
+    };
+    let (mut previous, mut previous_total) = (e0, energy(model, &state));
+    for _ in 0..steps_to(t_end, h) {
+        let report = livens.step(model, &mut state).unwrap();
+        run.max_iterations = run.max_iterations.max(report.newton_iterations);
         let p = *livens.momentum().unwrap();
         assert_eq!(
             p,
-            livens.momentum_at(&model, &state),
+            livens.momentum_at(model, &state),
             "carried momentum keyed to the state"
         );
         let mut mass = SMatrix::<f64, 3, 3>::zeros();
         model.mass_matrix(&state.q, &mut mass);
         let mv = mass * state.v;
-        fiber_gap = fiber_gap.max((p - mv).amax());
-        generalized.push(livens.generalized_energy(&model, &state));
-        total.push(energy(&model, &state));
-        p_phi.push(p[2]);
-        mv_phi.push(mv[2]);
+        run.fiber_gap = run.fiber_gap.max((p - mv).amax());
+        run.p_phi_drift = run.p_phi_drift.max((p[2] - p_phi0).abs());
+        run.mv_phi_drift = run.mv_phi_drift.max((mv[2] - p_phi0).abs());
+        let (e, total) = (
+            livens.generalized_energy(model, &state),
+            energy(model, &state),
+        );
+        run.generalized_increment = run.generalized_increment.max((e - previous).abs());
+        run.total_increment = run.total_increment.max((total - previous_total).abs());
+        (previous, previous_total) = (e, total);
     }
-    assert!((state.t - 1.0).abs() < 1e-12);
+    assert!((state.t - t_end).abs() < 1e-9 * t_end);
+    run
+}
 
-    let e0 = generalized[0].abs();
-    let de = max_abs(&increments(&generalized));
-    let dtot = max_abs(&increments(&total));
-    let dp_phi = max_abs(&increments(&p_phi));
-    let dmv_phi = max_abs(&increments(&mv_phi));
-    let min_it = iterations.iter().min().unwrap();
-    let max_it = iterations.iter().max().unwrap();
-    let mean_it = iterations.iter().sum::<u32>() as f64 / iterations.len() as f64;
-    println!("§6.2 spherical spring pendulum, h = {h}, T = 1 ({steps} steps)");
-    println!("  E^0 = {:.15}, E_tot^0 = {:.15}", generalized[0], total[0]);
+/// Prints one run's measurements.
+fn print_spherical(label: &str, run: &SphericalRun) {
+    println!("{label}");
     println!(
-        "  max |E^(n+1) − E^n| (eq. 31)        = {de:.3e} ({:.3e} relative)",
-        de / e0
+        "  E^0 = {:.15}, max |E^(n+1) − E^n| (eq. 31) = {:.3e} ({:.3e} relative)",
+        run.e0,
+        run.generalized_increment,
+        run.generalized_increment / run.e0.abs()
     );
-    println!("  max |E_tot^(n+1) − E_tot^n| (eq. 35) = {dtot:.3e}");
-    println!("  max |p − M v|                        = {fiber_gap:.3e}");
     println!(
-        "  max |Δp_φ| (carried)                 = {dp_phi:.3e}, p_φ^0 = {:.6}",
-        p_phi[0]
+        "  max |E_tot^(n+1) − E_tot^n| (eq. 35)     = {:.3e}",
+        run.total_increment
     );
-    println!("  max |Δ(M v)_φ| (m r² sin²θ φ̇)       = {dmv_phi:.3e}");
-    println!("  Newton iterations per step: min {min_it}, max {max_it}, mean {mean_it:.2}");
+    println!(
+        "  p_φ^0 = {:.15}, max |p_φ^n − p_φ^0| (carried) = {:.3e} ({:.3e} relative)",
+        run.p_phi0,
+        run.p_phi_drift,
+        run.p_phi_drift / run.p_phi0.abs()
+    );
+    println!(
+        "  max |(M v)_φ^n − p_φ^0| (m r² sin²θ φ̇)   = {:.3e}",
+        run.mv_phi_drift
+    );
+    println!("  max |p − M v| = {:.3e}", run.fiber_gap);
+    println!("  max Newton iterations per step = {}", run.max_iterations);
+}
 
-    assert!(de <= 1e-12 * e0, "generalized energy increment {de:e}");
-    // Fig. 7: total-energy increments of order 1e-4 — clearly above round-off, clearly small.
+/// §6.2: spring pendulum in spherical coordinates (Table 2, eq. 46, no gravity): the generalized
+/// energy (eq. 31) is conserved to round-off (Fig. 8), the total energy (eq. 35) only to about
+/// `1e-4` per step (Fig. 7), `p ≠ M v` (Proposition 5.5), and the momentum `p_φ` of the cyclic
+/// azimuth — the angular momentum about the vertical — is conserved to round-off because the
+/// discrete gradients are formed in the coordinates `T` and `V` depend on (`r`, `θ`).
+#[test]
+fn spherical_spring_pendulum_conserves_the_generalized_energy_and_p_phi() {
+    let model = Free::<_, true>(SphericalSpringPendulum::default());
+    assert_eq!(model.0.gravity, 0.0, "the paper's pendulum has no gravity");
+    assert_eq!(
+        <Free<SphericalSpringPendulum> as Inertia<3>>::MASS_DEPENDS_ON,
+        [true, true, false]
+    );
+    let h = 0.01;
+    let paper = run_spherical(&model, h, 1.0);
+    print_spherical(
+        "§6.2 spherical spring pendulum, h = 0.01, T = 1 (100 steps)",
+        &paper,
+    );
+    let long = run_spherical(&model, h, 100.0);
+    print_spherical(
+        "§6.2 spherical spring pendulum, h = 0.01, T = 100 (10⁴ steps)",
+        &long,
+    );
+
+    for run in [&paper, &long] {
+        let (e0, p0) = (run.e0.abs(), run.p_phi0.abs());
+        assert!(
+            run.generalized_increment <= 1e-12 * e0,
+            "generalized energy increment {:e}",
+            run.generalized_increment
+        );
+        assert!(
+            run.p_phi_drift <= 1e-12 * p0,
+            "p_φ drift {:e}",
+            run.p_phi_drift
+        );
+        // Fig. 7: total-energy increments of order 1e-4 — clearly above round-off, clearly small.
+        assert!(
+            run.total_increment > 1e-6 && run.total_increment < 1e-3,
+            "total energy increment {:e}",
+            run.total_increment
+        );
+        // Proposition 5.5: with a configuration-dependent mass matrix p ≠ M v, and so the
+        // continuous (M v)_φ is not the conserved quantity; it stays close to p_φ (O(h²)).
+        assert!(run.fiber_gap > 1e-8, "p − M v = {:e}", run.fiber_gap);
+        assert!(
+            run.mv_phi_drift > 1e3 * run.p_phi_drift && run.mv_phi_drift < 1e-2 * p0,
+            "(M v)_φ drift {:e}",
+            run.mv_phi_drift
+        );
+        assert!(
+            run.max_iterations <= 6,
+            "Newton iterations {}",
+            run.max_iterations
+        );
+    }
+}
+
+/// Without the dependency masks, eq. 26 puts a component `c Δφ/|Δq|²` into `D̄₁T` and `D̄V`
+/// along the cyclic `φ`, and `p_φ` drifts by a second-order truncation error (its drift over
+/// `T = 1` drops about 4× when `h` is halved) while the generalized energy is still conserved:
+/// the masks, not luck, conserve `p_φ` in the test above.
+#[test]
+fn without_masks_p_phi_drifts_at_second_order() {
+    let model: Unmasked<SphericalSpringPendulum> = Free(SphericalSpringPendulum::default());
+    assert_eq!(
+        <Unmasked<SphericalSpringPendulum> as Potential<3>>::POTENTIAL_DEPENDS_ON,
+        [true; 3]
+    );
+    let (coarse, fine) = (
+        run_spherical(&model, 0.01, 1.0),
+        run_spherical(&model, 0.005, 1.0),
+    );
+    print_spherical("unmasked eq. 26, h = 0.01, T = 1", &coarse);
+    println!(
+        "  max |p_φ^n − p_φ^0| over T = 1: {:.3e} (h = 0.01), {:.3e} (h = 0.005)",
+        coarse.p_phi_drift, fine.p_phi_drift
+    );
     assert!(
-        dtot > 1e-7 && dtot < 1e-2,
-        "total energy increment {dtot:e}"
+        coarse.generalized_increment <= 1e-12 * coarse.e0.abs(),
+        "generalized energy increment {:e}",
+        coarse.generalized_increment
     );
-    // Proposition 5.5: with a configuration-dependent mass matrix p ≠ M v.
-    assert!(fiber_gap > 1e-8, "p − M v = {fiber_gap:e}");
-    assert!(*max_it <= 6, "Newton iterations {max_it}");
-    // φ is cyclic, but Gonzalez's correction `c Δq/|Δq|²` (eq. 26) of D̄₁T and D̄V has a φ
-    // component ∝ Δφ, so p_φ is not conserved to round-off: its change is a second-order
-    // truncation error (drift over T = 1 drops about 4× when h is halved).
-    assert!(dp_phi < 1e-4, "p_φ increment {dp_phi:e}");
-    let drift = |h: f64| {
-        let mut livens = Livens::<3, 0>::new(h).unwrap();
-        let mut state = spherical_pendulum::initial_state();
-        let p0 = livens.momentum_at(&model, &state)[2];
-        let mut worst = 0.0f64;
-        for _ in 0..steps_to(1.0, h) {
-            livens.step(&model, &mut state).unwrap();
-            worst = worst.max((livens.momentum().unwrap()[2] - p0).abs());
-        }
-        worst
-    };
-    let (coarse, fine) = (drift(0.01), drift(0.005));
-    println!("  max |p_φ^n − p_φ^0| over T = 1: {coarse:.3e} (h = 0.01), {fine:.3e} (h = 0.005)");
-    assert!(coarse / fine > 3.0, "p_φ drift is not second order");
+    assert!(
+        coarse.p_phi_drift > 1e-7 * coarse.p_phi0.abs(),
+        "p_φ drift {:e}",
+        coarse.p_phi_drift
+    );
+    assert!(
+        coarse.p_phi_drift / fine.p_phi_drift > 3.0,
+        "p_φ drift is not second order"
+    );
 }
 
 /// A fresh state or a state that is not the last step's end restarts from `p = M v`.
 #[test]
 fn momentum_is_recomputed_for_a_foreign_state() {
-    let model = Free(SphericalSpringPendulum::default());
+    let model = Free::<_, true>(SphericalSpringPendulum::default());
     let mut livens = Livens::<3, 0>::new(0.01).unwrap();
     assert!(livens.momentum().is_none());
     let mut state = spherical_pendulum::initial_state();
@@ -481,14 +590,14 @@ fn errors_leave_the_state_unchanged() {
         ));
     }
 
-    let model = Free(SphericalSpringPendulum::default());
+    let model = Free::<_, true>(SphericalSpringPendulum::default());
     let mut livens = Livens::<3, 0>::new(0.01).unwrap();
     let mut state = spherical_pendulum::initial_state();
     livens.step(&model, &mut state).unwrap();
     let (before, p_before) = (state, *livens.momentum().unwrap());
-    let mut absurd = Livens::<3, 0>::new(1e3).unwrap();
+    let mut absurd = Livens::<3, 0>::new(1e4).unwrap();
     let err = absurd.step(&model, &mut state).unwrap_err();
-    println!("h = 1e3 on the spring pendulum: {err}");
+    println!("h = 1e4 on the spring pendulum: {err}");
     assert!(matches!(err, StepError::NewtonDiverged { .. }), "{err:?}");
     assert_eq!(state, before);
 

@@ -19,53 +19,16 @@ const PENDULUM_STEPS: [f64; 4] = [1.0 / 50.0, 1.0 / 100.0, 1.0 / 200.0, 1.0 / 40
 /// The end time of the convergence studies.
 const T_END: f64 = 1.0;
 
-/// The double pendulum in angle coordinates `θ = (θ1, θ2)` from the downward vertical, with
-/// `m1 = m2 = g = l1 = 1`, `l2 = √2`, written independently of the Cartesian reference model.
-///
-/// Returns `(θ̇, θ̈)` for the state `(θ, θ̇)`, from `M(θ) θ̈ = f(θ, θ̇)` with
-/// `M = [[(m1+m2) l1², m2 l1 l2 c], [m2 l1 l2 c, m2 l2²]]`, `c = cos(θ1 − θ2)`, `s = sin(θ1 − θ2)`,
-/// `f1 = −m2 l1 l2 s θ̇2² − (m1+m2) g l1 sin θ1` and `f2 = m2 l1 l2 s θ̇1² − m2 g l2 sin θ2`.
-fn angle_rhs(y: [f64; 4]) -> [f64; 4] {
-    let (m1, m2, l1, l2, g) = (1.0, 1.0, 1.0, std::f64::consts::SQRT_2, 1.0);
-    let [th1, th2, w1, w2] = y;
-    let (s, c) = (th1 - th2).sin_cos();
-    let (a11, a12, a22) = ((m1 + m2) * l1 * l1, m2 * l1 * l2 * c, m2 * l2 * l2);
-    let f1 = -m2 * l1 * l2 * s * w2 * w2 - (m1 + m2) * g * l1 * th1.sin();
-    let f2 = m2 * l1 * l2 * s * w1 * w1 - m2 * g * l2 * th2.sin();
-    let det = a11 * a22 - a12 * a12;
-    [
-        w1,
-        w2,
-        (a22 * f1 - a12 * f2) / det,
-        (a11 * f2 - a12 * f1) / det,
-    ]
-}
-
-/// Integrates the angle equations from `θ = (0, π/4)` at rest to `t_end` with classical RK4 at
-/// `h = 1e-4`, and returns the Cartesian positions and velocities of both bobs.
+/// The constrained motion at `t_end` from the §4.1 initial state, integrated in angle
+/// coordinates `θ = (θ1, θ2)` (where no constraint exists) by classical RK4 at `h = 1e-4`
+/// ([`DoublePendulum::constrained_reference`]); returns Cartesian positions and velocities.
 fn angle_reference(t_end: f64) -> (SVector<f64, 4>, SVector<f64, 4>) {
-    let h = 1e-4;
-    let mut y = [0.0, std::f64::consts::FRAC_PI_4, 0.0, 0.0];
-    let axpy = |y: [f64; 4], k: [f64; 4], a: f64| std::array::from_fn(|i| y[i] + a * k[i]);
-    for _ in 0..steps_to(t_end, h) {
-        let k1 = angle_rhs(y);
-        let k2 = angle_rhs(axpy(y, k1, h / 2.0));
-        let k3 = angle_rhs(axpy(y, k2, h / 2.0));
-        let k4 = angle_rhs(axpy(y, k3, h));
-        y = std::array::from_fn(|i| y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
-    }
-    let (l1, l2) = (1.0, std::f64::consts::SQRT_2);
-    let [th1, th2, w1, w2] = y;
-    let (x1, y1) = (l1 * th1.sin(), -l1 * th1.cos());
-    let (vx1, vy1) = (l1 * th1.cos() * w1, l1 * th1.sin() * w1);
-    let q = SVector::<f64, 4>::new(x1, y1, x1 + l2 * th2.sin(), y1 - l2 * th2.cos());
-    let v = SVector::<f64, 4>::new(
-        vx1,
-        vy1,
-        vx1 + l2 * th2.cos() * w2,
-        vy1 + l2 * th2.sin() * w2,
+    let end = DoublePendulum::default().constrained_reference(
+        &initial_state(),
+        t_end,
+        steps_to(t_end, 1e-4),
     );
-    (q, v)
+    (end.q, end.v)
 }
 
 /// Returns the errors `(max |q − q_ref|, max |v − v_ref|)` at `T_END` for each step size.

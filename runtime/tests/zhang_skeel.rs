@@ -11,36 +11,13 @@ use mechanism_runtime::{Integrator, Penalized, SVector, State, ZhangSkeel, Zhang
 /// The penalty frequency ω of Tao–Owhadi §4.1.
 const OMEGA: f64 = 20.0;
 
-/// Returns the force `−∇W(q)` of the penalized double pendulum, written out independently of
-/// the reference model: `−(0, m1 g, 0, m2 g) − ω² Σ_i g_i ∇g_i` with the default parameters.
-fn penalized_force(q: &SVector<f64, 4>) -> SVector<f64, 4> {
-    let (x1, y1, x2, y2) = (q[0], q[1], q[2], q[3]);
-    let (dx, dy) = (x2 - x1, y2 - y1);
-    let rod1 = x1 * x1 + y1 * y1 - 1.0;
-    let rod2 = dx * dx + dy * dy - 2.0;
-    let w2 = OMEGA * OMEGA;
-    SVector::<f64, 4>::new(
-        -w2 * (rod1 * 2.0 * x1 - rod2 * 2.0 * dx),
-        -1.0 - w2 * (rod1 * 2.0 * y1 - rod2 * 2.0 * dy),
-        -w2 * rod2 * 2.0 * dx,
-        -1.0 - w2 * rod2 * 2.0 * dy,
-    )
-}
-
-/// Integrates `q̈ = −∇W(q)` (unit masses) from the §4.1 initial state to `t_end` with classical
-/// Runge–Kutta 4 at step `h`.
+/// The penalized motion `M q̈ = −∇W(q)` from the §4.1 initial state at `t_end`, by classical
+/// RK4 at step `h` with the force written out independently of the model
+/// ([`DoublePendulum::penalized_reference`]).
 fn rk4_reference(t_end: f64, h: f64) -> SVector<f64, 4> {
-    let init = initial_state();
-    let (mut q, mut v) = (init.q, init.v);
-    for _ in 0..steps_to(t_end, h) {
-        let (k1q, k1v) = (v, penalized_force(&q));
-        let (k2q, k2v) = (v + k1v * (h / 2.0), penalized_force(&(q + k1q * (h / 2.0))));
-        let (k3q, k3v) = (v + k2v * (h / 2.0), penalized_force(&(q + k2q * (h / 2.0))));
-        let (k4q, k4v) = (v + k3v * h, penalized_force(&(q + k3q * h)));
-        q += (k1q + k2q * 2.0 + k3q * 2.0 + k4q) * (h / 6.0);
-        v += (k1v + k2v * 2.0 + k3v * 2.0 + k4v) * (h / 6.0);
-    }
-    q
+    DoublePendulum::default()
+        .penalized_reference(OMEGA, &initial_state(), t_end, steps_to(t_end, h))
+        .q
 }
 
 /// Returns the position error at `t_end` of `integrator(h)` for each `h` against `reference`.

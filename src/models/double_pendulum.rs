@@ -28,7 +28,7 @@ mechanism! {
         },
         integrators: [
             spook, zs, zss, zss_stiff, newmark, newmark_1, pf_newmark, livens, shake, rattle,
-            symplectic_euler, verlet
+            symplectic_euler, verlet, rk
         ],
     }
 }

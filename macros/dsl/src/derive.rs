@@ -71,6 +71,8 @@ pub struct Derived {
     pub second_order: Option<SecondOrder>,
     /// Nonholonomic `A(q)` (row-major) and `w(t)`, if the model has such rows.
     pub nonholonomic: Option<(Vec<Vec<Id>>, Vec<Id>)>,
+    /// `∂(A(q) v)/∂q`, row-major, if planned.
+    pub nonholonomic_derivative: Option<Vec<Vec<Id>>>,
     /// Dissipative force `−∂R/∂v` and its Jacobians, if the model has dissipation.
     pub dissipation: Option<VectorDerivatives>,
     /// Generalized forces and their Jacobians, if the model has forces.
@@ -128,6 +130,25 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
             model.nonholonomic.iter().map(|r| r.drive).collect(),
         )
     });
+    let nonholonomic_derivative = plan.nonholonomic_derivative.then(|| {
+        let rows: Vec<Id> = model
+            .nonholonomic
+            .iter()
+            .map(|r| {
+                let terms: Vec<Id> = r
+                    .matrix
+                    .iter()
+                    .zip(&v)
+                    .map(|(&a, &v)| {
+                        let v = store.symbol(v);
+                        store.mul(a, v)
+                    })
+                    .collect();
+                store.sum(terms)
+            })
+            .collect();
+        jacobian(store, &rows, &q)
+    });
     let dissipation = model.dissipation.filter(|_| plan.dissipation).map(|r| {
         let minus_gradient: Vec<Id> = gradient(store, r, &v)
             .into_iter()
@@ -151,6 +172,7 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         kinematics,
         second_order,
         nonholonomic,
+        nonholonomic_derivative,
         dissipation,
         forces,
     }

@@ -154,12 +154,13 @@ impl Integrator {
             ..base
         };
         match self {
-            // Nonholonomic rows with γ and w(t), and forces as f⁽⁺⁾ (eq. 24–29).
+            // Nonholonomic rows with γ and w(t), and forces as f⁽⁺⁾ (eq. 24–29). A
+            // configuration-dependent M is "future work" in the paper (§4): its step has no
+            // velocity terms ∂T/∂q − Ṁv.
             Integrator::Spook => Capabilities {
                 nonholonomic: true,
                 forces: true,
                 singular_mass: true,
-                varying_mass: true,
                 ..base
             },
             Integrator::Zs => Capabilities {
@@ -199,8 +200,11 @@ impl Integrator {
                 kinematics: true,
                 ..base
             },
+            // Cuell's discrete Lagrange–d'Alembert with symplectic Euler: forces enter the
+            // momentum update (runtime `DiscreteLagrangeDAlembert`, constant M).
             Integrator::Dlda => Capabilities {
                 nonholonomic: true,
+                forces: true,
                 ..base
             },
         }

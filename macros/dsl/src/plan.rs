@@ -25,6 +25,8 @@ pub struct Plan {
     pub second_order: bool,
     /// `A(q)` and `w(t)`.
     pub nonholonomic: bool,
+    /// `∂(A(q) v)/∂q`, for Newton on nonholonomic rows (`dlda`'s Cortés–Martínez variant).
+    pub nonholonomic_derivative: bool,
     /// `−∂R/∂v` and its Jacobians.
     pub dissipation: bool,
     /// `f(q, v, t)` and its Jacobians.
@@ -49,9 +51,13 @@ impl Plan {
             constraints: constrained,
             penalty,
             penalty_hessian: penalty && any(|c| c.stiff_penalty),
-            kinematics: constrained && (any(|c| c.kinematics) || model.rheonomic()),
+            // Also without constraints (then `HolonomicKinematics<N, 0>` is empty), so that the
+            // index-1 integrators run on unconstrained models too.
+            kinematics: any(|c| c.kinematics) || model.rheonomic(),
             second_order: any(|c| c.discrete_gradients || c.kinematics),
             nonholonomic: !model.nonholonomic.is_empty(),
+            nonholonomic_derivative: !model.nonholonomic.is_empty()
+                && model.integrators.contains(&Integrator::Dlda),
             dissipation: model.dissipation.is_some(),
             forces: model.forces.is_some(),
         }

@@ -83,6 +83,9 @@ pub fn simplify_outputs(
         run(matrix.iter_mut().flatten().collect());
         run(drive.iter_mut().collect());
     }
+    if let Some(jacobian) = &mut derived.nonholonomic_derivative {
+        run(jacobian.iter_mut().flatten().collect());
+    }
     for vector in [&mut derived.dissipation, &mut derived.forces]
         .into_iter()
         .flatten()

@@ -4,6 +4,7 @@
 use nalgebra::SMatrix;
 
 use crate::error::StepError;
+use crate::model::Inertia;
 use crate::state::State;
 
 /// Returns `BadStepSize` unless `h` is a positive finite number.
@@ -74,5 +75,26 @@ pub(crate) fn check_max_iterations(max_iterations: usize) -> Result<usize, StepE
         })
     } else {
         Ok(max_iterations)
+    }
+}
+
+/// Returns `Unsupported` unless `Model`'s mass matrix is constant.
+///
+/// The schemes that step `M v̇ = −∇V + …` with `M` frozen at one configuration (SPOOK,
+/// Zhang–Skeel, Newmark, SHAKE, RATTLE, the explicit ones, Cuell's) have no velocity terms
+/// `∂T/∂q − Ṁ v`: with a configuration-dependent `M` they would integrate different equations
+/// without any other sign of it, so they refuse such a model. `mechanism!` refuses the same
+/// combinations at compile time.
+pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
+    integrator: &'static str,
+) -> Result<(), StepError> {
+    if Model::CONSTANT_MASS {
+        Ok(())
+    } else {
+        Err(StepError::Unsupported {
+            integrator,
+            requirement: "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv); \
+                          use Livens or the index-1 Runge–Kutta methods (integrators::stabilized)",
+        })
     }
 }

@@ -3,9 +3,12 @@
 mod checks;
 pub mod energy_momentum;
 pub mod explicit;
+pub mod langevin;
 pub mod linearly_implicit;
 mod mass_factor;
+pub mod nonholonomic;
 pub mod projection;
+pub mod stabilized;
 
 use crate::error::StepError;
 use crate::state::State;

@@ -49,6 +49,15 @@ pub trait Holonomic<const N: usize, const M: usize> {
     /// The constraint names, in row order.
     const CONSTRAINTS: [&'static str; M];
 
+    /// Which coordinates each constraint row depends on: `false` at `[k][i]` promises that
+    /// `g_k(q, t)` does not depend on `q_i`.
+    ///
+    /// Gonzalez's discrete gradient of `g_k` is then formed in the coordinates `g_k` depends on
+    /// only, so its component along `q_i` is exactly zero (see
+    /// [`discrete_gradient`](crate::discrete_gradient), "Masks"). All `true` by default, which
+    /// is always correct; `mechanism!` emits the symbolic dependencies.
+    const CONSTRAINT_DEPENDS_ON: [[bool; N]; M] = [[true; N]; M];
+
     /// Writes `g(q, t)` into `g`.
     fn constraints(&self, q: &SVector<f64, N>, t: f64, g: &mut SVector<f64, M>);
 

@@ -48,9 +48,10 @@ pub trait Forces<const N: usize> {
 /// use mechanism_runtime::{AppliedForces, SVector};
 /// struct Free;
 /// impl AppliedForces<2> for Free {}
+/// let zero = SVector::<f64, 2>::zeros();
 /// let mut f = SVector::<f64, 2>::repeat(7.0);
-/// Free.applied_force(&SVector::zeros(), &SVector::zeros(), 0.0, &mut f);
-/// assert_eq!(f, SVector::zeros());
+/// Free.applied_force(&zero, &zero, 0.0, &mut f);
+/// assert_eq!(f, zero);
 /// ```
 pub trait AppliedForces<const N: usize> {
     /// Writes `f_a(q, v, t)` into `out` (zero by default).

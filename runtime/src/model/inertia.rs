@@ -5,6 +5,16 @@ pub trait Inertia<const N: usize> {
     /// Whether `M` does not depend on `q`: integrators may then factor it once.
     const CONSTANT_MASS: bool;
 
+    /// Which coordinates the mass matrix depends on: `false` at `i` promises that `M(q)` (and
+    /// so `T(q, v)` at fixed `v`) does not depend on `q_i`, e.g. a cyclic coordinate.
+    ///
+    /// Gonzalez's discrete gradient of `T` in `q` is then formed in the coordinates `M` depends
+    /// on only, so its component along a cyclic coordinate is exactly zero and the conjugate
+    /// momentum is conserved (see [`discrete_gradient`](crate::discrete_gradient), "Masks").
+    /// All `true` by default, which is always correct; `mechanism!` emits the symbolic
+    /// dependencies.
+    const MASS_DEPENDS_ON: [bool; N] = [true; N];
+
     /// Writes the symmetric mass matrix `M(q)` into `m`.
     fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>);
 

@@ -85,6 +85,7 @@ impl<const N: usize, Model: Configuration<N>> Configuration<N> for Penalized<Mod
 
 impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
     const CONSTANT_MASS: bool = Model::CONSTANT_MASS;
+    const MASS_DEPENDS_ON: [bool; N] = Model::MASS_DEPENDS_ON;
 
     fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
         self.model.mass_matrix(q, m);

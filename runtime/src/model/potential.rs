@@ -2,6 +2,15 @@ use nalgebra::{SMatrix, SVector};
 
 /// A potential energy `V(q)` and its gradient.
 pub trait Potential<const N: usize> {
+    /// Which coordinates the potential depends on: `false` at `i` promises that `V(q)` does not
+    /// depend on `q_i`.
+    ///
+    /// Gonzalez's discrete gradient of `V` is then formed in the coordinates `V` depends on
+    /// only, so its component along `q_i` is exactly zero (see
+    /// [`discrete_gradient`](crate::discrete_gradient), "Masks"). All `true` by default, which
+    /// is always correct; `mechanism!` emits the symbolic dependencies.
+    const POTENTIAL_DEPENDS_ON: [bool; N] = [true; N];
+
     /// Returns `V(q)`.
     fn potential(&self, q: &SVector<f64, N>) -> f64;
 

@@ -99,6 +99,113 @@ impl DoublePendulum {
     }
 }
 
+/// Reference solutions of the double pendulum computed independently of the Cartesian model:
+/// the constrained motion in angle coordinates, where no constraint exists, and the penalized
+/// ODE with the force written out by hand. Both use [`rk4`](super::ode::rk4).
+impl DoublePendulum {
+    /// Returns `(θ̇, θ̈)` for the angle state `y = (θ1, θ2, θ̇1, θ̇2)` (angles from the downward
+    /// vertical), from `A(θ) θ̈ = f(θ, θ̇)` with `c = cos(θ1 − θ2)`, `s = sin(θ1 − θ2)`:
+    ///
+    /// ```text
+    /// A  = [[(m1 + m2) l1², m2 l1 l2 c], [m2 l1 l2 c, m2 l2²]]
+    /// f1 = −m2 l1 l2 s θ̇2² − (m1 + m2) g l1 sin θ1
+    /// f2 =  m2 l1 l2 s θ̇1² − m2 g l2 sin θ2
+    /// ```
+    pub fn angle_dynamics(&self, y: &SVector<f64, 4>) -> SVector<f64, 4> {
+        let (m1, m2, l1, l2, g) = (self.m1, self.m2, self.l1, self.l2, self.g);
+        let (t1, t2, w1, w2) = (y[0], y[1], y[2], y[3]);
+        let (s, c) = (t1 - t2).sin_cos();
+        let a11 = (m1 + m2) * l1 * l1;
+        let a12 = m2 * l1 * l2 * c;
+        let a22 = m2 * l2 * l2;
+        let f1 = -m2 * l1 * l2 * s * w2 * w2 - (m1 + m2) * g * l1 * t1.sin();
+        let f2 = m2 * l1 * l2 * s * w1 * w1 - m2 * g * l2 * t2.sin();
+        let det = a11 * a22 - a12 * a12;
+        SVector::<f64, 4>::new(
+            w1,
+            w2,
+            (a22 * f1 - a12 * f2) / det,
+            (a11 * f2 - a12 * f1) / det,
+        )
+    }
+
+    /// Returns the angle state `(θ1, θ2, θ̇1, θ̇2)` of a Cartesian state on the constraints.
+    pub fn to_angles(&self, state: &State<4>) -> SVector<f64, 4> {
+        let (q, v) = (&state.q, &state.v);
+        let (dx, dy) = (q[2] - q[0], q[3] - q[1]);
+        let (dvx, dvy) = (v[2] - v[0], v[3] - v[1]);
+        // θ from the downward vertical: x = l sin θ, y = −l cos θ.
+        let t1 = q[0].atan2(-q[1]);
+        let t2 = dx.atan2(-dy);
+        // θ̇ = (x ẏ − y ẋ)/l² for x = l sin θ, y = −l cos θ.
+        let w1 = (q[0] * v[1] - q[1] * v[0]) / (q[0] * q[0] + q[1] * q[1]);
+        let w2 = (dx * dvy - dy * dvx) / (dx * dx + dy * dy);
+        SVector::<f64, 4>::new(t1, t2, w1, w2)
+    }
+
+    /// Returns the Cartesian state at time `t` of the angle state `y`.
+    pub fn from_angles(&self, t: f64, y: &SVector<f64, 4>) -> State<4> {
+        let (l1, l2) = (self.l1, self.l2);
+        let (t1, t2, w1, w2) = (y[0], y[1], y[2], y[3]);
+        let (x1, y1) = (l1 * t1.sin(), -l1 * t1.cos());
+        let (vx1, vy1) = (l1 * t1.cos() * w1, l1 * t1.sin() * w1);
+        State {
+            t,
+            q: SVector::<f64, 4>::new(x1, y1, x1 + l2 * t2.sin(), y1 - l2 * t2.cos()),
+            v: SVector::<f64, 4>::new(vx1, vy1, vx1 + l2 * t2.cos() * w2, vy1 + l2 * t2.sin() * w2),
+        }
+    }
+
+    /// Returns the constrained motion at `t_end` from the consistent state `start`, integrated
+    /// in angle coordinates by RK4 with `steps` steps.
+    pub fn constrained_reference(&self, start: &State<4>, t_end: f64, steps: usize) -> State<4> {
+        let h = (t_end - start.t) / steps as f64;
+        let y = super::ode::rk4(|y| self.angle_dynamics(y), self.to_angles(start), h, steps);
+        self.from_angles(t_end, &y)
+    }
+
+    /// Returns the motion of the penalized model `M q̈ = −∇V − ω² Σᵢ gᵢ ∇gᵢ` (Tao–Owhadi eq. 7)
+    /// at `t_end` from `start`, integrated by RK4 with `steps` steps, with the force written
+    /// out here rather than taken from the [`PenalizedPotential`] impl.
+    pub fn penalized_reference(
+        &self,
+        omega: f64,
+        start: &State<4>,
+        t_end: f64,
+        steps: usize,
+    ) -> State<4> {
+        let h = (t_end - start.t) / steps as f64;
+        let w2 = omega * omega;
+        let (l1_sq, l2_sq) = (self.l1 * self.l1, self.l2 * self.l2);
+        let (m1, m2, g) = (self.m1, self.m2, self.g);
+        let f = |y: &SVector<f64, 8>| {
+            let (x1, y1, x2, y2) = (y[0], y[1], y[2], y[3]);
+            let (dx, dy) = (x2 - x1, y2 - y1);
+            let rod1 = x1 * x1 + y1 * y1 - l1_sq;
+            let rod2 = dx * dx + dy * dy - l2_sq;
+            SVector::<f64, 8>::from([
+                y[4],
+                y[5],
+                y[6],
+                y[7],
+                -w2 * (rod1 * 2.0 * x1 - rod2 * 2.0 * dx) / m1,
+                (-m1 * g - w2 * (rod1 * 2.0 * y1 - rod2 * 2.0 * dy)) / m1,
+                -w2 * rod2 * 2.0 * dx / m2,
+                (-m2 * g - w2 * rod2 * 2.0 * dy) / m2,
+            ])
+        };
+        let mut y0 = SVector::<f64, 8>::zeros();
+        y0.fixed_rows_mut::<4>(0).copy_from(&start.q);
+        y0.fixed_rows_mut::<4>(4).copy_from(&start.v);
+        let y = super::ode::rk4(f, y0, h, steps);
+        State {
+            t: t_end,
+            q: y.fixed_rows::<4>(0).into_owned(),
+            v: y.fixed_rows::<4>(4).into_owned(),
+        }
+    }
+}
+
 impl Configuration<4> for DoublePendulum {
     const COORDINATES: [&'static str; 4] = ["x1", "y1", "x2", "y2"];
 }

@@ -6,8 +6,13 @@
 
 pub mod double_pendulum;
 pub mod harmonic;
+pub mod nonholonomic_particle;
+pub mod ode;
+pub mod planar_oscillator;
 pub mod spherical_pendulum;
 
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
+pub use nonholonomic_particle::NonholonomicParticle;
+pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
 pub use spherical_pendulum::SphericalSpringPendulum;

@@ -15,13 +15,19 @@
 //! (the paper does not fix an orientation; with this one `θ = 0` hangs straight down), which
 //! makes `V` depend on `θ` — what tests of angular derivatives need.
 //!
+//! Neither `T` nor `V` depends on `φ`: it is cyclic and its momentum `p_φ = m r² sin²θ φ̇`, the
+//! angular momentum about the vertical, is conserved. The model says so through
+//! [`Inertia::MASS_DEPENDS_ON`] and [`Potential::POTENTIAL_DEPENDS_ON`], which makes the
+//! Livens/Gonzalez scheme conserve `p_φ` exactly (see [`crate::discrete_gradient`], "Masks").
+//!
 //! Parameters and initial state are the paper's (Table 2, eq. 46): `m = 1`, `EA = 300`,
 //! `l0 = 1`, `q0 = (1.05, π/2, 0)`, `v0 = (0, 1, 1)` ([`initial_state`]).
 
 use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
-    AppliedForces, Configuration, Inertia, InertiaGradient, Potential, PotentialHessian,
+    AppliedForces, Configuration, Holonomic, HolonomicHessians, Inertia, InertiaGradient,
+    Potential, PotentialHessian,
 };
 use crate::state::State;
 
@@ -77,8 +83,31 @@ impl Configuration<3> for SphericalSpringPendulum {
 /// No dissipation or external forces.
 impl AppliedForces<3> for SphericalSpringPendulum {}
 
+/// No constraint rows: what integrators of constrained systems (`Livens<3, 0>`) need of an
+/// unconstrained model.
+impl Holonomic<3, 0> for SphericalSpringPendulum {
+    const CONSTRAINTS: [&'static str; 0] = [];
+
+    fn constraints(&self, _q: &SVector<f64, 3>, _t: f64, _g: &mut SVector<f64, 0>) {}
+
+    fn constraint_jacobian(&self, _q: &SVector<f64, 3>, _t: f64, _jac: &mut SMatrix<f64, 0, 3>) {}
+}
+
+/// No constraint rows, so no Hessians.
+impl HolonomicHessians<3, 0> for SphericalSpringPendulum {
+    fn constraint_hessians(
+        &self,
+        _q: &SVector<f64, 3>,
+        _t: f64,
+        _out: &mut [SMatrix<f64, 3, 3>; 0],
+    ) {
+    }
+}
+
 impl Inertia<3> for SphericalSpringPendulum {
     const CONSTANT_MASS: bool = false;
+    /// `M` depends on `r` and `θ`, not on the cyclic azimuth `φ`.
+    const MASS_DEPENDS_ON: [bool; 3] = [true, true, false];
 
     /// Writes `M = m diag(1, r², r² sin²θ)` (eq. 45).
     fn mass_matrix(&self, q: &SVector<f64, 3>, m: &mut SMatrix<f64, 3, 3>) {
@@ -159,6 +188,9 @@ impl InertiaGradient<3> for SphericalSpringPendulum {
 /// ∂²V/∂r² = EA (r²/l0⁴ + ε/l0²)     ∂²V/∂r∂θ = m g s      ∂²V/∂θ² = m g r c
 /// ```
 impl Potential<3> for SphericalSpringPendulum {
+    /// `V` depends on `r` and, through the optional gravity term, on `θ`; never on `φ`.
+    const POTENTIAL_DEPENDS_ON: [bool; 3] = [true, true, false];
+
     fn potential(&self, q: &SVector<f64, 3>) -> f64 {
         let (r, theta) = (q[0], q[1]);
         let strain = self.strain(r);

@@ -245,6 +245,13 @@ impl<'a> Code<'a> {
         }
     }
 
+    /// Returns `[d_0, …, d_{N−1}]`: whether some expression of `roots` depends on `q_i`, the
+    /// dependency mask of a discrete gradient (structural, so a `false` is exact).
+    fn dependency_mask(&self, roots: &[Id]) -> TokenStream {
+        let mask = self.store().dependency_mask(roots, &self.model.symbols.q);
+        quote!([#(#mask),*])
+    }
+
     fn inertia(&self, derived: &Derived) -> TokenStream {
         let model = self.model;
         let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
@@ -256,6 +263,10 @@ impl<'a> Code<'a> {
                 .iter()
                 .any(|&q| self.store().depends_on(m, q))
         });
+        // `T(q, v)` is emitted from its own expression, so its q-dependence joins M's.
+        let mut roots: Vec<Id> = derived.mass.iter().flatten().copied().collect();
+        roots.push(derived.kinetic);
+        let depends_on = self.dependency_mask(&roots);
         let out = quote!(out);
         let mass = self.body(self.matrix(&out, &derived.mass), &[&out]);
         let kinetic = self.scalar_body(derived.kinetic);
@@ -263,6 +274,7 @@ impl<'a> Code<'a> {
             #allow
             impl #rt::Inertia<#n> for #name {
                 const CONSTANT_MASS: bool = #constant;
+                const MASS_DEPENDS_ON: [bool; #n] = #depends_on;
 
                 #[inline]
                 fn mass_matrix(&self, q: &#rt::SVector<f64, #n>, out: &mut #rt::SMatrix<f64, #n, #n>) {
@@ -283,9 +295,12 @@ impl<'a> Code<'a> {
         let (grad, hess, out) = (quote!(grad), quote!(hess), quote!(out));
         let value = self.scalar_body(v.value);
         let gradient = self.body(self.vector(&grad, &v.gradient), &[&grad]);
+        let depends_on = self.dependency_mask(&[v.value]);
         let mut tokens = quote! {
             #allow
             impl #rt::Potential<#n> for #name {
+                const POTENTIAL_DEPENDS_ON: [bool; #n] = #depends_on;
+
                 #[inline]
                 fn potential(&self, q: &#rt::SVector<f64, #n>) -> f64 {
                     #value
@@ -359,12 +374,29 @@ impl<'a> Code<'a> {
         fused.extend(self.matrix(&jac, &derived.jacobian));
         let fused = self.body(fused, &[&g, &jac]);
         let regularization = self.regularization();
+        let depends_on: Vec<TokenStream> = derived
+            .constraints
+            .iter()
+            .map(|&g| self.dependency_mask(&[g]))
+            .collect();
+        // Without rows, the (empty) Hessians are emitted here, so that `Livens<N, 0>` runs on
+        // an unconstrained model; with rows, `second_order` emits them when planned.
+        let empty_hessians = model.constraints.is_empty().then(|| {
+            quote! {
+                #allow
+                impl #rt::HolonomicHessians<#n, 0> for #name {
+                    #[inline]
+                    fn constraint_hessians(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut [#rt::SMatrix<f64, #n, #n>; 0]) {}
+                }
+            }
+        });
         quote! {
             #allow
             impl #rt::Holonomic<#n, #m> for #name {
                 #regularization
 
                 const CONSTRAINTS: [&'static str; #m] = [#(#names),*];
+                const CONSTRAINT_DEPENDS_ON: [[bool; #n]; #m] = [#(#depends_on),*];
 
                 #[inline]
                 fn constraints(&self, q: &#rt::SVector<f64, #n>, t: f64, g: &mut #rt::SVector<f64, #m>) {
@@ -387,6 +419,8 @@ impl<'a> Code<'a> {
                     #fused
                 }
             }
+
+            #empty_hessians
         }
     }
 
@@ -639,6 +673,24 @@ impl<'a> Code<'a> {
                 Some(quote!(#i => #gamma,))
             })
             .collect();
+        let derivative = derived.nonholonomic_derivative.as_ref().map(|rows| {
+            let out = quote!(out);
+            let body = self.body(self.matrix(&out, rows), &[&out]);
+            quote! {
+                #allow
+                impl #rt::NonholonomicDerivative<#n, #k> for #name {
+                    #[inline]
+                    fn nonholonomic_velocity_jacobian(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        out: &mut #rt::SMatrix<f64, #k, #n>,
+                    ) {
+                        #body
+                    }
+                }
+            }
+        });
         let compliance = (!arms.is_empty()).then(|| {
             quote! {
                 fn nonholonomic_compliance(&self, row: usize) -> f64 {
@@ -666,6 +718,8 @@ impl<'a> Code<'a> {
 
                 #compliance
             }
+
+            #derivative
         }
     }
 

@@ -8,9 +8,11 @@
 //!
 //! The acceleration `−M⁻¹∇V` below is shared with the projection family.
 
+mod rk4;
 mod symplectic_euler;
 mod verlet;
 
+pub use rk4::Rk4;
 pub use symplectic_euler::SymplecticEuler;
 pub use verlet::Verlet;
 

@@ -70,6 +70,7 @@ where
     Model: Inertia<N> + Potential<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("Störmer–Verlet")?;
         check_state(state)?;
         let (h, t) = (self.h, state.t);
         let mut factorizations = 0;

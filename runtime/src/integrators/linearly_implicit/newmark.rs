@@ -533,6 +533,7 @@ where
     Model: Inertia<N> + PotentialHessian<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("Newmark")?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let stop = Stop::Converged(self.newton);
         let mass = &mut self.mass;
@@ -549,6 +550,7 @@ where
     Model: Inertia<N> + PotentialHessian<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("one-iteration Newmark")?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let mass = &mut self.mass;
         self.core.newmark_step(
@@ -564,6 +566,7 @@ where
     Model: Inertia<N> + PotentialHessian<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("push-forward Newmark")?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let stop = Stop::Converged(self.newton);
         self.core.verlet_step(state, |x, guess, t| {

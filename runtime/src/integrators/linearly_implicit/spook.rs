@@ -54,9 +54,11 @@ use crate::state::State;
 ///
 /// The defaults are each row's [`Holonomic::regularization`] (Lacoursière's `ε = 1e-8`,
 /// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`] (`γ = 1e-8`), overridable per row.
-/// When `Inertia::CONSTANT_MASS` holds, the factor of `M` is reused while `M` is unchanged; a
-/// singular `M` (massless coordinates) is handled by eliminating the multipliers instead, which
-/// needs `Σ > 0` and `Γ > 0`. Holonomic constraints are evaluated at `t_k`; an explicit time
+/// The mass matrix must be constant (`Inertia::CONSTANT_MASS`; a configuration-dependent `M`
+/// is left to future work in §4 of the paper, and the step has no velocity terms
+/// `∂T/∂q − Ṁv`), else the step fails with [`StepError::Unsupported`]. Its factor is reused
+/// while `M` is unchanged; a singular `M` (massless coordinates) is handled by eliminating the
+/// multipliers instead, which needs `Σ > 0` and `Γ > 0`. Holonomic constraints are evaluated at `t_k`; an explicit time
 /// dependence of `g` (a `g_t` term) is not part of eq. 29 and is ignored, which is why
 /// `mechanism!` refuses SPOOK for time-dependent holonomic constraints.
 ///
@@ -378,6 +380,7 @@ where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("SPOOK")?;
         check_state(state)?;
         let (h, time, q, v) = (self.h, state.t, &state.q, &state.v);
 

@@ -6,7 +6,7 @@
 //! The scheme needs the total gradient `∇V` and the Hessian of the stiff part only. That is
 //! [`SplitPotential`]. Its main client is a penalized model, where the stiff part is the penalty
 //! `ε⁻¹ V1 = ½ ω² |g|²` ([`Penalized`]): [`Penalized<Model>`] implements [`SplitPotential`]
-//! for every `Model` that implements [`PenalizedPotential`] (the total `∇W`) and
+//! for every `Model` that implements [`PenalizedHessian`] (the total `∇W` and `Hess W`) and
 //! [`PenaltyHessian`] (`Hess ½ ω² |g|²`). `PenaltyHessian` has no constraint-count parameter,
 //! so the blanket impl needs no `M`; a model with constraints computes it from
 //! [`HolonomicHessians`] with [`holonomic_penalty_hessian`], which is what
@@ -37,14 +37,14 @@ const STIFF_MATRIX: &str = "M + βh² ε⁻¹ Hess V1";
 ///
 /// Its main client is a penalized model, where the stiff part is the penalty
 /// `ε⁻¹ V1 = ½ ω² |g|²`: [`Penalized<Model>`] implements `SplitPotential` for every `Model`
-/// that implements [`PenalizedPotential`] (the total `∇W`) and [`PenaltyHessian`]
+/// that implements [`PenalizedHessian`] (the total `∇W` and `Hess W`) and [`PenaltyHessian`]
 /// (`Hess ½ ω² |g|²`). `PenaltyHessian` has no constraint-count parameter, so the blanket impl
 /// needs no `M`; a model with constraints computes it from [`HolonomicHessians`] with
 /// [`holonomic_penalty_hessian`], which is what
 /// [`DoublePendulum`](crate::reference::DoublePendulum) does and what `mechanism!` can
 /// generate for a penalized model (an `impl PenaltyHessian<N>` calling
 /// `holonomic_penalty_hessian::<N, M, _>`, or a symbolic Hessian of `½ ω² |g|²` with `ω` as an
-/// input, as for [`PenalizedPotential`]).
+/// input, as for [`PenalizedPotential`](crate::model::PenalizedPotential)).
 pub trait SplitPotential<const N: usize>: Potential<N> {
     /// Writes the symmetric `ε⁻¹ Hess V1(q)` into `hess`.
     fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
@@ -67,7 +67,7 @@ pub trait SplitPotential<const N: usize>: Potential<N> {
 /// Hess(½ ω² |g|²) = ω² (Gᵀ G + Σ_k g_k Hess g_k),    G = ∂g/∂q
 /// ```
 ///
-/// Together with [`PenalizedPotential`] it makes [`Penalized<Model>`] a [`SplitPotential`]
+/// Together with [`PenalizedHessian`] it makes [`Penalized<Model>`] a [`SplitPotential`]
 /// with `ε⁻¹ = ω²` and `V1 = ½ |g|²`. Scleronomic constraints only, like the penalty itself.
 pub trait PenaltyHessian<const N: usize> {
     /// Writes `Hess(½ ω² |g(q)|²)` into `hess`.
@@ -179,6 +179,7 @@ where
     Model: Inertia<N> + SplitPotential<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("stiff Z&Ss")?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         self.core.verlet_step(state, |x, _guess, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();

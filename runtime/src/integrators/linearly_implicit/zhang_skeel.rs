@@ -117,6 +117,7 @@ where
     Model: Inertia<N> + PotentialThirdDerivative<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("Z&S")?;
         let (h, beta) = (self.core.h, self.core.beta);
         let mass_factor = &mut self.mass;
         self.core.verlet_step(state, |q, _, t| {
@@ -145,6 +146,7 @@ where
     Model: Inertia<N> + PotentialHessian<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("Z&Ss")?;
         let (h, beta) = (self.core.h, self.core.beta);
         self.core.verlet_step(state, |q, _, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();

@@ -81,6 +81,7 @@ where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_constant_mass::<Model, N>("RATTLE")?;
         check_state(state)?;
         let (h, t) = (self.core.h, state.t);
         let t_next = t + h;
