@@ -1,8 +1,8 @@
 //! A counting global allocator shows that a step of a fixed-size model performs no heap
 //! allocation, for every integrator on the generated double pendulum.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "../runtime/tests/common/mod.rs"]
+mod common;
 
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::integrators::stabilized::{
@@ -14,35 +14,10 @@ use mechanism::runtime::{
     ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 
-/// Counts allocations made by the current thread, so other test threads do not interfere.
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+use common::allocations;
 
 /// Runs `steps` steps after one warm-up step and returns the allocations they made.
 fn allocations_in_steps<Model, I: Integrator<Model, 4>>(

@@ -4,36 +4,14 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use common::run;
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
     Inertia, Integrator, Langevin, Potential, SMatrix, SVector, State, StepError, Verlet,
 };
 
-/// Counts the allocations of the current thread, so that tests running in parallel do not
-/// disturb each other's counts.
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: common::CountingAllocator = common::CountingAllocator;
 
 /// Batch means of a correlated series: the mean and its standard error from `B` equal batches
 /// much longer than the correlation time.
@@ -350,11 +328,11 @@ fn a_step_does_not_allocate() {
     let mut langevin = Langevin::new(Verlet::new(0.1).unwrap(), 0.1, 1.0, 1.0, 1).unwrap();
     let mut state = State::new(0.0, [1.0], [0.0]);
     langevin.step(&model, &mut state).unwrap();
-    let before = ALLOCATIONS.with(Cell::get);
+    let before = common::allocations();
     for _ in 0..1000 {
         langevin.step(&model, &mut state).unwrap();
     }
-    assert_eq!(ALLOCATIONS.with(Cell::get), before);
+    assert_eq!(common::allocations(), before);
 }
 
 #[test]

@@ -318,34 +318,13 @@ fn momentum_is_recomputed_for_a_foreign_state() {
 }
 
 /// Returns the Cartesian positions `(x1, y1, x2, y2)` at `t_end` of the double pendulum,
-/// integrated in the angles from the downward vertical by classical RK4 with step `h`.
+/// integrated in the angles from the downward vertical by classical RK4 with step `h`
+/// ([`DoublePendulum::constrained_reference`]).
 fn double_pendulum_reference(t_end: f64, h: f64) -> SVector<f64, 4> {
-    let (m1, m2, l1, l2, g) = (1.0, 1.0, 1.0, 2.0f64.sqrt(), 1.0);
-    // y = (θ1, θ2, θ1', θ2').
-    let rhs = |y: &SVector<f64, 4>| -> SVector<f64, 4> {
-        let (t1, t2, w1, w2) = (y[0], y[1], y[2], y[3]);
-        let (s, c) = (t1 - t2).sin_cos();
-        let a11 = (m1 + m2) * l1 * l1;
-        let a12 = m2 * l1 * l2 * c;
-        let a22 = m2 * l2 * l2;
-        let f1 = -m2 * l1 * l2 * s * w2 * w2 - (m1 + m2) * g * l1 * t1.sin();
-        let f2 = m2 * l1 * l2 * s * w1 * w1 - m2 * g * l2 * t2.sin();
-        let det = a11 * a22 - a12 * a12;
-        let acc1 = (a22 * f1 - a12 * f2) / det;
-        let acc2 = (a11 * f2 - a12 * f1) / det;
-        SVector::<f64, 4>::new(w1, w2, acc1, acc2)
-    };
-    let mut y = SVector::<f64, 4>::new(0.0, std::f64::consts::FRAC_PI_4, 0.0, 0.0);
-    for _ in 0..steps_to(t_end, h) {
-        let k1 = rhs(&y);
-        let k2 = rhs(&(y + k1 * (0.5 * h)));
-        let k3 = rhs(&(y + k2 * (0.5 * h)));
-        let k4 = rhs(&(y + k3 * h));
-        y += (k1 + k2 * 2.0 + k3 * 2.0 + k4) * (h / 6.0);
-    }
-    let (t1, t2) = (y[0], y[1]);
-    let (x1, y1) = (l1 * t1.sin(), -l1 * t1.cos());
-    SVector::<f64, 4>::new(x1, y1, x1 + l2 * t2.sin(), y1 - l2 * t2.cos())
+    let start = mechanism_runtime::reference::double_pendulum::initial_state();
+    DoublePendulum::default()
+        .constrained_reference(&start, t_end, steps_to(t_end, h))
+        .q
 }
 
 /// The double pendulum in Cartesian coordinates: constraints (eq. 30d) and energy hold to

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::f64::consts::{FRAC_PI_4, SQRT_2};
 
 use common::{loglog_slope, report, run, steps_to};
@@ -23,35 +21,10 @@ use mechanism_runtime::{
 // ---------------------------------------------------------------------------------------------
 // Allocation counter: a step of a fixed-size model must not touch the heap.
 
-/// Counts allocations made by the current thread, so other test threads do not interfere.
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+use common::allocations;
 
 // ---------------------------------------------------------------------------------------------
 // The tableaus: order conditions (Hairer–Nørsett–Wanner I, Table II.2.2) and checks.
@@ -192,19 +165,9 @@ const T_END: f64 = 1.0;
 /// `M = [[(m1+m2) l1², m2 l1 l2 c], [m2 l1 l2 c, m2 l2²]]`, `c = cos(θ1 − θ2)`,
 /// `f1 = −m2 l1 l2 s θ̇2² − (m1+m2) g l1 sin θ1`, `f2 = m2 l1 l2 s θ̇1² − m2 g l2 sin θ2`.
 fn angle_rhs(y: [f64; 4]) -> [f64; 4] {
-    let (m1, m2, l1, l2, g) = (1.0, 1.0, 1.0, SQRT_2, 1.0);
-    let [th1, th2, w1, w2] = y;
-    let (s, c) = (th1 - th2).sin_cos();
-    let (a11, a12, a22) = ((m1 + m2) * l1 * l1, m2 * l1 * l2 * c, m2 * l2 * l2);
-    let f1 = -m2 * l1 * l2 * s * w2 * w2 - (m1 + m2) * g * l1 * th1.sin();
-    let f2 = m2 * l1 * l2 * s * w1 * w1 - m2 * g * l2 * th2.sin();
-    let det = a11 * a22 - a12 * a12;
-    [
-        w1,
-        w2,
-        (a22 * f1 - a12 * f2) / det,
-        (a11 * f2 - a12 * f1) / det,
-    ]
+    DoublePendulum::default()
+        .angle_dynamics(&SVector::from(y))
+        .into()
 }
 
 /// Returns the Cartesian `(q, v, q̈)` of the angle state `y = (θ1, θ2, θ̇1, θ̇2)`.

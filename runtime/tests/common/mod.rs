@@ -54,3 +54,35 @@ pub fn report(label: &str, hs: &[f64], errors: &[f64]) -> f64 {
     println!("  log-log slope = {slope:.3}");
     slope
 }
+
+/// A global allocator that counts the allocations (and reallocations) made by the current
+/// thread, so that tests running in parallel do not disturb each other's counts. A test binary
+/// that checks for heap allocation in a step installs it with
+/// `#[global_allocator] static GLOBAL: CountingAllocator = CountingAllocator;` and compares
+/// [`allocations`] before and after.
+pub struct CountingAllocator;
+
+std::thread_local! {
+    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Returns the number of allocations the current thread has made through [`CountingAllocator`].
+pub fn allocations() -> usize {
+    ALLOCATIONS.with(std::cell::Cell::get)
+}
