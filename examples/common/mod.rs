@@ -19,6 +19,8 @@
 // Each example uses a different subset of the harness.
 #![allow(dead_code)]
 
+pub mod stabilization;
+
 use std::error::Error;
 use std::fmt;
 use std::fs;

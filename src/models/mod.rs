@@ -2,13 +2,23 @@
 //! shared by the examples, tests and benchmarks.
 
 mod double_pendulum;
+mod robot_arm;
 mod singular_mass_spring;
 mod spring_pendulum;
+mod squeezer;
 
 pub use double_pendulum::DoublePendulum;
+/// Ascher–Chin–Petzold–Reich (1995) §6, Example 2: the two-link planar robot arm (`M`, `f` of
+/// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,
+/// Table 6.1) or at the prescribed height `y2 = sin²(ωt)` (Case II, Tables 6.2–6.3).
+pub use robot_arm::{RobotArmParabola, RobotArmSine};
 /// Kinon–Betsch–Livens §6.1: two masses, two nonlinear springs, redundant coordinates
 /// `(x1, q2, x2)` and a mass matrix that is singular everywhere (eq. 38–41).
 pub use singular_mass_spring::SingularMassSpring;
 /// Kinon–Betsch–Livens §6.2: the nonlinear spring pendulum in spherical coordinates
 /// `(r, θ, φ)`, with a configuration-dependent mass matrix and a cyclic azimuth (eq. 42–46).
 pub use spring_pendulum::SpringPendulum;
+/// Ascher–Chin–Petzold–Reich (1995) §6, Example 3 (Table 6.4): Andrews' seven-body squeezing
+/// mechanism with Hairer–Wanner's data (*Solving ODEs II* §VII.7, eq. 7.4–7.11), 7 angles and
+/// 6 loop-closure constraints, driven by a torque and loaded by a spring.
+pub use squeezer::Squeezer;
