@@ -2,12 +2,19 @@
 //! shared by the examples, tests and benchmarks.
 
 mod double_pendulum;
+mod nonholonomic_particle;
+mod planar_oscillator;
 mod robot_arm;
 mod singular_mass_spring;
 mod spring_pendulum;
 mod squeezer;
 
 pub use double_pendulum::DoublePendulum;
+/// Cuell §3.1: the free particle in `R³` with the non-integrable constraint `ż = y ẋ`.
+pub use nonholonomic_particle::NonholonomicParticle;
+/// Cuell §4.1 and §5.1: the planar harmonic oscillator, free and with `x ẋ + y ẏ = 0` as a
+/// velocity constraint.
+pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
 /// Ascher–Chin–Petzold–Reich (1995) §6, Example 2: the two-link planar robot arm (`M`, `f` of
 /// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,
 /// Table 6.1) or at the prescribed height `y2 = sin²(ωt)` (Case II, Tables 6.2–6.3).
