@@ -25,7 +25,8 @@
 //!
 //! The same `--seed` gives the same CSV bytes (`tests/langevin_examples.rs`). The CSV holds
 //! every `--every`-th step (default 100), so that 10⁶ steps stay a few MB; the statistics use
-//! every step after `--burn-in`. No plot is drawn: the histogram is printed.
+//! every step after `--burn-in`. `--plot` draws the sampled second moments against their
+//! targets (oscillator) or the histogram of `g` against its Gibbs marginal (pendulum).
 
 #[path = "langevin_oscillator/sampling.rs"]
 mod sampling;
@@ -33,10 +34,12 @@ mod sampling;
 use std::error::Error;
 use std::fs::{self, File};
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use sampling::{discrete_covariance, Estimate, Inner, Settings};
 
 /// The deterministic integrator inside GLA.
@@ -103,6 +106,9 @@ struct Args {
     /// Output CSV file [default: out/langevin_oscillator.csv or out/langevin_pendulum.csv].
     #[arg(long, value_name = "FILE.csv")]
     out: Option<PathBuf>,
+    /// Output plot [default: the CSV's path with the extension png].
+    #[arg(long, value_name = "FILE.png")]
+    plot: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -172,16 +178,148 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         settings.batches,
         (settings.steps - settings.burn_in) / settings.batches
     );
+    let png = args.plot.unwrap_or_else(|| path.with_extension("png"));
     if args.penalized {
-        print_pendulum(&settings, &sampling::run_pendulum(&settings, csv)?);
+        let report = sampling::run_pendulum(&settings, csv)?;
+        print_pendulum(&settings, &report);
+        plot_histogram(&png, &report)?;
     } else {
-        print_oscillator(&settings, &sampling::run_oscillator(&settings, csv)?);
+        let report = sampling::run_oscillator(&settings, csv)?;
+        print_oscillator(&settings, &report);
+        plot_moments(&png, &settings, &report)?;
     }
     println!(
-        "wrote {} (every {}-th step)",
+        "wrote {} (every {}-th step) and {}",
         path.display(),
-        settings.every
+        settings.every,
+        png.display()
     );
+    Ok(())
+}
+
+/// Creates the drawing area of `path`, with the embedded DejaVu font registered (no system fonts
+/// needed).
+fn canvas(path: &Path) -> Result<DrawingArea<BitMapBackend<'_>, Shift>, Box<dyn Error>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
+    }
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "the embedded DejaVu font is invalid")?;
+    let root = BitMapBackend::new(path, (900, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
+
+/// Plots each sampled second moment divided by its Boltzmann–Gibbs value, with ±2σ bars: all
+/// should straddle 1.
+fn plot_moments(
+    path: &Path,
+    settings: &Settings,
+    report: &sampling::OscillatorReport,
+) -> Result<(), Box<dyn Error>> {
+    let (q2, p2) = (settings.kt / settings.k, settings.m * settings.kt);
+    let moments = [
+        ("<x²>", report.q2[0], q2),
+        ("<y²>", report.q2[1], q2),
+        ("<p_x²>", report.p2[0], p2),
+        ("<p_y²>", report.p2[1], p2),
+    ];
+    let spread = moments
+        .iter()
+        .map(|(_, e, target)| ((e.mean - target).abs() + 2.0 * e.error) / target)
+        .fold(0.01, f64::max);
+    let root = canvas(path)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "GLA, planar oscillator: sampled moment / Boltzmann–Gibbs value (±2σ)",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5..3.5f64, (1.0 - 1.5 * spread)..(1.0 + 1.5 * spread))?;
+    chart
+        .configure_mesh()
+        .x_labels(4)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-9 && (0.0..4.0).contains(&i) {
+                moments[i as usize].0.to_string()
+            } else {
+                String::new()
+            }
+        })
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(-0.5, 1.0), (3.5, 1.0)],
+        BLACK.stroke_width(1),
+    ))?;
+    for (i, (_, estimate, target)) in moments.iter().enumerate() {
+        let x = i as f64;
+        let (mean, error) = (estimate.mean / target, estimate.error / target);
+        chart.draw_series(std::iter::once(Circle::new((x, mean), 5, BLUE.filled())))?;
+        chart.draw_series(LineSeries::new(
+            [(x, mean - 2.0 * error), (x, mean + 2.0 * error)],
+            BLUE.stroke_width(2),
+        ))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Plots the sampled histogram of `g` against the exact Gibbs marginal, bin by bin.
+fn plot_histogram(path: &Path, report: &sampling::PendulumReport) -> Result<(), Box<dyn Error>> {
+    let gibbs = &report.gibbs;
+    let centres: Vec<f64> = gibbs
+        .edges
+        .windows(2)
+        .map(|e| 0.5 * (e[0] + e[1]))
+        .collect();
+    let top = report
+        .histogram
+        .iter()
+        .chain(&gibbs.bins)
+        .fold(0.0f64, |m, &p| m.max(p));
+    let (first, last) = (gibbs.edges[0], gibbs.edges[gibbs.edges.len() - 1]);
+    let root = canvas(path)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "GLA, penalized pendulum: distribution of g = x² + y² − l²",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(first..last, 0.0..1.1 * top)?;
+    chart
+        .configure_mesh()
+        .x_desc("g")
+        .y_desc("fraction per bin")
+        .x_label_formatter(&|g| format!("{g:.1e}"))
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new(
+            centres.iter().copied().zip(gibbs.bins.iter().copied()),
+            RED.stroke_width(2),
+        ))?
+        .label("exact Gibbs marginal")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
+    chart
+        .draw_series(
+            centres
+                .iter()
+                .zip(&report.histogram)
+                .map(|(&g, &p)| Circle::new((g, p), 4, BLUE.filled())),
+        )?
+        .label("sampled")
+        .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
     Ok(())
 }
 

@@ -195,6 +195,23 @@ impl<const N: usize> Trajectory<N> {
     pub fn completed(&self) -> Result<(), Failure> {
         self.failure.clone().map_or(Ok(()), Err)
     }
+
+    /// Returns the trajectory with every `every`-th sample and the last one, for writing long
+    /// runs (the summaries are computed before, from every step). `every = 0` is taken as 1.
+    pub fn thinned(&self, every: usize) -> Trajectory<N> {
+        let every = every.max(1);
+        let last = self.samples.len().saturating_sub(1);
+        Trajectory {
+            samples: self
+                .samples
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % every == 0 || *i == last)
+                .map(|(_, s)| s.clone())
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Returns `max_k |x_k − x_0|`: the drift of a quantity that should be conserved.
