@@ -34,15 +34,15 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::stabilization::{Method, Stabilization};
-use common::{Column, RunOptions, Sample, Trajectory};
+use common::stabilization::{adaptive, Method, Stabilization};
+use common::{Column, RunOptions, Trajectory};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
 use mechanism::runtime::{
-    observers, AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Integrator,
-    Potential, State, StepError,
+    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Integrator, Potential,
+    State, StepError,
 };
 
 /// Which constraint the free end obeys.
@@ -290,68 +290,6 @@ fn fixed_step<Model: ArmModel, const S: usize>(
     Ok(common::simulate(
         &mut rk, model, model, initial, steps, &columns,
     ))
-}
-
-/// Records a DOPRI5 run to exactly `t_end`, one sample per accepted step, with the columns
-/// `names` from `extra` and the step taken, `h`. The common harness steps a fixed number of
-/// times; an adaptive run stops at a time instead.
-fn adaptive<Model: ArmModel>(
-    dopri: &mut Dopri5<2, 1>,
-    model: &Model,
-    initial: State<2>,
-    t_end: f64,
-    names: &[&str],
-    extra: impl Fn(&State<2>) -> Vec<f64>,
-) -> Result<Trajectory<2>, Box<dyn Error>> {
-    if !(t_end.is_finite() && t_end >= 0.0) {
-        return Err(format!("--t-end must be a non-negative number, got {t_end}").into());
-    }
-    let sample = |state: &State<2>, h: f64| {
-        let mut values = extra(state);
-        values.push(h);
-        Sample {
-            state: *state,
-            energy: observers::energy(model, state),
-            position_residual: observers::position_residual(model, state),
-            velocity_residual: observers::velocity_residual(model, state),
-            extra: values,
-        }
-    };
-    let mut trajectory = Trajectory {
-        coordinates: Model::COORDINATES,
-        extra: names
-            .iter()
-            .map(|s| s.to_string())
-            .chain(["h".to_string()])
-            .collect(),
-        samples: vec![sample(&initial, 0.0)],
-        failure: None,
-    };
-    let mut state = initial;
-    let mut step = 0;
-    while state.t < t_end {
-        match dopri.step_toward(model, &mut state, t_end) {
-            Ok(taken) => trajectory.samples.push(sample(&state, taken.h)),
-            Err(error) => {
-                trajectory.failure = Some(common::Failure {
-                    step,
-                    t: state.t,
-                    error,
-                });
-                break;
-            }
-        }
-        step += 1;
-    }
-    let stats = dopri.statistics();
-    println!(
-        "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
-        stats.accepted,
-        stats.rejected,
-        stats.steps(),
-        stats.evaluations
-    );
-    Ok(trajectory)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,13 +30,13 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::stabilization::{Method, Stabilization};
-use common::{Column, RunOptions, Sample, Trajectory};
+use common::stabilization::{adaptive, Method, Stabilization};
+use common::{Column, RunOptions, Trajectory};
 use mechanism::models::Squeezer;
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
-use mechanism::runtime::{observers, Configuration, State, StepError};
+use mechanism::runtime::{State, StepError};
 
 /// Simulates Andrews' squeezer (Ascher et al. 1995 Example 3) and writes a CSV file and a plot,
 /// or prints Table 6.4.
@@ -110,7 +110,18 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             if let Some(h) = args.run.h {
                 dopri = dopri.with_initial_step(h)?;
             }
-            let trajectory = adaptive(&mut dopri, &model, t_end)?;
+            let extra = |s: &State<7>| {
+                let d = drift::<_, 7, 6>(&model, s);
+                vec![d.position, d.velocity]
+            };
+            let trajectory = adaptive(
+                &mut dopri,
+                &model,
+                Squeezer::initial_state(),
+                t_end,
+                &["drift.position", "drift.velocity"],
+                extra,
+            )?;
             (
                 trajectory,
                 format!("DOPRI5, rtol = {rtol:e}, atol = {atol:e}"),
@@ -164,62 +175,6 @@ fn fixed_step<const S: usize>(
         steps,
         &columns,
     ))
-}
-
-/// Records a DOPRI5 run to exactly `t_end`, one sample per accepted step (the common harness
-/// steps a fixed number of times; an adaptive run stops at a time instead).
-fn adaptive(
-    dopri: &mut Dopri5<7, 6>,
-    model: &Squeezer,
-    t_end: f64,
-) -> Result<Trajectory<7>, Box<dyn Error>> {
-    if !(t_end.is_finite() && t_end >= 0.0) {
-        return Err(format!("--t-end must be a non-negative number, got {t_end}").into());
-    }
-    let sample = |state: &State<7>, h: f64| {
-        let d = drift::<_, 7, 6>(model, state);
-        Sample {
-            state: *state,
-            energy: observers::energy(model, state),
-            position_residual: observers::position_residual(model, state),
-            velocity_residual: observers::velocity_residual(model, state),
-            extra: vec![d.position, d.velocity, h],
-        }
-    };
-    let initial = Squeezer::initial_state();
-    let mut trajectory = Trajectory {
-        coordinates: <Squeezer as Configuration<7>>::COORDINATES,
-        extra: ["drift.position", "drift.velocity", "h"]
-            .map(String::from)
-            .to_vec(),
-        samples: vec![sample(&initial, 0.0)],
-        failure: None,
-    };
-    let mut state = initial;
-    let mut step = 0;
-    while state.t < t_end {
-        match dopri.step_toward(model, &mut state, t_end) {
-            Ok(taken) => trajectory.samples.push(sample(&state, taken.h)),
-            Err(error) => {
-                trajectory.failure = Some(common::Failure {
-                    step,
-                    t: state.t,
-                    error,
-                });
-                break;
-            }
-        }
-        step += 1;
-    }
-    let stats = dopri.statistics();
-    println!(
-        "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
-        stats.accepted,
-        stats.rejected,
-        stats.steps(),
-        stats.evaluations
-    );
-    Ok(trajectory)
 }
 
 // ---------------------------------------------------------------------------------------------
