@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::linalg::LinalgError;
+
 /// Why a step (or the set-up of an integrator) failed.
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum StepError {
@@ -66,4 +68,21 @@ pub enum StepError {
         /// What the scheme needs of the model, and what to use instead.
         requirement: &'static str,
     },
+    /// A linear system of the step could not be factored or solved (sparse tier).
+    #[error("{matrix} at t = {t}: {source}")]
+    LinearAlgebra {
+        /// Which matrix failed (`SPOOK matrix [[M, Gᵀ], [G, −Σ]]`, …).
+        matrix: &'static str,
+        /// The time of the state the step started from.
+        t: f64,
+        /// What the solver found.
+        source: LinalgError,
+    },
+}
+
+impl StepError {
+    /// Returns a closure that wraps a [`LinalgError`] with the matrix's name and the step's time.
+    pub fn linear_algebra(matrix: &'static str, t: f64) -> impl Fn(LinalgError) -> StepError {
+        move |source| StepError::LinearAlgebra { matrix, t, source }
+    }
 }

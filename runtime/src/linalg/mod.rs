@@ -1,10 +1,36 @@
-//! Dense linear algebra for fixed-size models: factorizations that fail with a typed error.
+//! The linear-solver seam: every factorization of a step goes through [`LinearSolver`].
 //!
-//! Every factorization here checks its input and its pivots and returns
-//! [`StepError`](crate::StepError) instead of nalgebra's `bool`-plus-garbage convention, so a
-//! successful factorization always yields finite solves for finite right-hand sides. All types
-//! are fixed-size (`SMatrix<f64, N, N>`) and never touch the heap.
+//! Two backends sit behind it:
+//!
+//! - **dense, fixed size** ([`Cholesky`], [`Lu`], [`SymmetricFactor`]): `SMatrix<f64, N, N>`
+//!   kernels on plain arrays for small models, never on the heap;
+//! - **sparse** ([`SparseLdlt`], on `faer`): for the sparse tier, whose sizes are known when a
+//!   model is constructed. The pattern is analysed once; each step refills values in place and
+//!   factors and solves without allocating.
+//!
+//! Failures are [`LinalgError`]s that say what went wrong with the matrix (a non-finite entry,
+//! a vanishing or wrong-signed pivot); an integrator wraps them with the matrix's name and the
+//! time of the step ([`StepError::LinearAlgebra`](crate::StepError::LinearAlgebra)).
 
 mod dense;
+mod error;
+mod sparse;
 
 pub use dense::{Cholesky, Lu, SymmetricFactor};
+pub use error::LinalgError;
+pub use sparse::{PivotSign, SparseLdlt};
+
+/// A factorization that is set up once and then factors and solves at every step.
+///
+/// Setting up is the implementor's constructor (a sparse solver analyses its pattern there and
+/// sizes all scratch memory); `factor` and `solve_in_place` never allocate.
+pub trait LinearSolver {
+    /// What is factored: a fixed-size matrix, or the values on an analysed pattern.
+    type Matrix: ?Sized;
+
+    /// Factors `a`, replacing any previous factorization; on error the solver holds none.
+    fn factor(&mut self, a: &Self::Matrix) -> Result<(), LinalgError>;
+
+    /// Overwrites `b` with `A⁻¹ b` for the last successful factorization.
+    fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError>;
+}
