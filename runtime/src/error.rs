@@ -68,6 +68,17 @@ pub enum StepError {
         /// What the scheme needs of the model, and what to use instead.
         requirement: &'static str,
     },
+    /// A sparse-tier model's description is inconsistent (sizes, sparsity patterns), or a state
+    /// does not fit it; found when an integrator is built for the model or steps it.
+    #[error("invalid {what} at index {index}: {reason}")]
+    InvalidModel {
+        /// What is invalid (`constraint jacobian pattern`, `body sizes`, `state q`, …).
+        what: &'static str,
+        /// The offending entry, row or length.
+        index: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A linear system of the step could not be factored or solved (sparse tier).
     #[error("{matrix} at t = {t}: {source}")]
     LinearAlgebra {

@@ -52,7 +52,7 @@ pub use integrators::explicit::{Rk4, SymplecticEuler, Verlet};
 pub use integrators::langevin::Langevin;
 pub use integrators::linearly_implicit::{
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,
@@ -61,7 +61,7 @@ pub use integrators::projection::{Rattle, Shake};
 pub use integrators::stabilized::{
     AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, StabilizedRk,
 };
-pub use integrators::{Integrator, StepReport};
+pub use integrators::{Integrator, SparseIntegrator, StepReport};
 pub use model::{
     AppliedForces, Configuration, Dissipation, Forces, Holonomic, HolonomicHessians,
     HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedHessian,
@@ -69,4 +69,4 @@ pub use model::{
     PotentialThirdDerivative, Regularization, Relaxation,
 };
 pub use nalgebra::{SMatrix, SVector};
-pub use state::State;
+pub use state::{DynState, State};

@@ -5,7 +5,7 @@ use nalgebra::SMatrix;
 
 use crate::error::StepError;
 use crate::model::Inertia;
-use crate::state::State;
+use crate::state::{DynState, State};
 
 /// Returns `BadStepSize` unless `h` is a positive finite number.
 pub(crate) fn check_step_size(h: f64) -> Result<f64, StepError> {
@@ -22,10 +22,42 @@ pub(crate) fn check_finite<const R: usize, const C: usize>(
     quantity: &'static str,
     t: f64,
 ) -> Result<(), StepError> {
+    check_finite_slice(x.as_slice(), quantity, t)
+}
+
+/// Returns `NonFinite` for the first non-finite component of `x`, named `quantity`.
+pub(crate) fn check_finite_slice(
+    x: &[f64],
+    quantity: &'static str,
+    t: f64,
+) -> Result<(), StepError> {
     match x.iter().position(|c| !c.is_finite()) {
         Some(index) => Err(StepError::NonFinite { quantity, index, t }),
         None => Ok(()),
     }
+}
+
+/// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite,
+/// and `InvalidModel` unless `q` and `v` have the model's `n` components.
+pub(crate) fn check_dyn_state(state: &DynState, n: usize) -> Result<(), StepError> {
+    for (what, len) in [("state q", state.q.len()), ("state v", state.v.len())] {
+        if len != n {
+            return Err(StepError::InvalidModel {
+                what,
+                index: len,
+                reason: "its length differs from the model's number of coordinates",
+            });
+        }
+    }
+    if !state.t.is_finite() {
+        return Err(StepError::NonFinite {
+            quantity: "t",
+            index: 0,
+            t: state.t,
+        });
+    }
+    check_finite_slice(&state.q, "q", state.t)?;
+    check_finite_slice(&state.v, "v", state.t)
 }
 
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.

@@ -11,12 +11,22 @@ pub mod projection;
 pub mod stabilized;
 
 use crate::error::StepError;
-use crate::state::State;
+use crate::state::{DynState, State};
 
 /// Advances a state of a model by one step.
 pub trait Integrator<Model, const N: usize> {
     /// Advances `state` by one step; on error `state` is left unchanged.
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError>;
+}
+
+/// Advances a state of a sparse-tier model (sizes known at construction) by one step.
+///
+/// An integrator of this tier is built for one model ([`SparseSpook::new`](crate::SparseSpook)
+/// analyses the model's sparsity patterns); stepping it with a model of other sizes or patterns
+/// is an [`StepError::InvalidModel`].
+pub trait SparseIntegrator<Model: ?Sized> {
+    /// Advances `state` by one step; on error `state` is left unchanged.
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError>;
 }
 
 /// What one step cost, for statistics and tests.

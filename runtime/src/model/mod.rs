@@ -13,6 +13,7 @@ mod inertia;
 mod nonholonomic;
 mod penalty;
 mod potential;
+pub mod sparse;
 
 pub use constraints::{
     Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
@@ -22,6 +23,9 @@ pub use inertia::{Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
+pub use sparse::{
+    SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+};
 
 /// Names a model's coordinates and parameters, for output files and error messages.
 pub trait Configuration<const N: usize> {

@@ -8,11 +8,15 @@ pub mod double_pendulum;
 pub mod harmonic;
 pub mod nonholonomic_particle;
 pub mod ode;
+pub mod pendulum_chain;
 pub mod planar_oscillator;
 pub mod spherical_pendulum;
+pub mod spook_ladder;
 
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
 pub use nonholonomic_particle::NonholonomicParticle;
+pub use pendulum_chain::PendulumChain;
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
 pub use spherical_pendulum::SphericalSpringPendulum;
+pub use spook_ladder::SpookLadder;

@@ -7,7 +7,10 @@ mod stiff;
 mod zhang_skeel;
 
 pub use newmark::{Newmark, NewmarkOneIteration, PushForwardNewmark};
-pub use spook::Spook;
+pub use spook::{
+    DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
+    SpookSystem,
+};
 pub use stiff::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential, ZhangSkeelStiff};
 pub use zhang_skeel::{ZhangSkeel, ZhangSkeelSimplified};
 

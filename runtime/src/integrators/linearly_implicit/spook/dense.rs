@@ -1,0 +1,342 @@
+//! SPOOK's linear algebra on the fixed-size tier: Schur complements with stack-allocated
+//! Cholesky factors (eq. 30), or the elimination of the multipliers for a singular `M`.
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
+use crate::error::StepError;
+use crate::integrators::checks::{check_constant_mass, check_finite, check_state};
+use crate::integrators::mass_factor::MassFactor;
+use crate::integrators::{Integrator, StepReport};
+use crate::linalg::Cholesky;
+use crate::model::{AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, Regularization};
+use crate::state::State;
+
+/// The system of eq. 29 for `N` coordinates, `M` holonomic and `K` nonholonomic rows, in
+/// fixed-size storage; see [`Spook`](super::Spook).
+#[derive(Clone, Copy, Debug)]
+pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
+    overrides: [Option<Regularization>; M],
+    compliance_overrides: [Option<f64>; K],
+    /// `M(q_k)`.
+    mass: SMatrix<f64, N, N>,
+    /// `G(q_k)`.
+    jac: SMatrix<f64, M, N>,
+    /// `A(q_k)`.
+    nonholonomic: SMatrix<f64, K, N>,
+    /// `g(q_k)`.
+    g: SVector<f64, M>,
+    /// `G v_k`.
+    jac_v: SVector<f64, M>,
+    /// The diagonal of `Σ`.
+    sigma: SVector<f64, M>,
+    /// The diagonal of `Γ`.
+    gamma: SVector<f64, K>,
+    /// `r = M v_k − h ∇V + h f`.
+    r: SVector<f64, N>,
+    /// `s = w(t_k)`.
+    s: SVector<f64, K>,
+    /// `t = −(4/h) Υ g + Υ G v_k`.
+    t: SVector<f64, M>,
+    /// Whether `M` is constant (from the model's `Inertia::CONSTANT_MASS`).
+    constant_mass: bool,
+    /// The solution `v_{k+1}`, `α`, `λ` of the last solve.
+    v_next: SVector<f64, N>,
+    alpha: SVector<f64, K>,
+    lambda: SVector<f64, M>,
+    /// The multipliers of the last successful step.
+    multipliers: SVector<f64, M>,
+    nonholonomic_multipliers: SVector<f64, K>,
+    mass_factor: MassFactor<N>,
+}
+
+impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M, K> {
+    fn default() -> Self {
+        DenseSpook {
+            overrides: [None; M],
+            compliance_overrides: [None; K],
+            mass: SMatrix::zeros(),
+            jac: SMatrix::zeros(),
+            nonholonomic: SMatrix::zeros(),
+            g: SVector::zeros(),
+            jac_v: SVector::zeros(),
+            sigma: SVector::zeros(),
+            gamma: SVector::zeros(),
+            r: SVector::zeros(),
+            s: SVector::zeros(),
+            t: SVector::zeros(),
+            constant_mass: false,
+            v_next: SVector::zeros(),
+            alpha: SVector::zeros(),
+            lambda: SVector::zeros(),
+            multipliers: SVector::zeros(),
+            nonholonomic_multipliers: SVector::zeros(),
+            mass_factor: MassFactor::default(),
+        }
+    }
+}
+
+impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M, K>> {
+    /// Creates a SPOOK stepper with step size `h` and the model's regularization on every row.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        scheme(h, DenseSpook::default())
+    }
+
+    /// Overrides the regularization of every holonomic row.
+    pub fn with_regularizations(
+        mut self,
+        regularizations: [Regularization; M],
+    ) -> Result<Self, StepError> {
+        for (row, regularization) in regularizations.into_iter().enumerate() {
+            self = self.with_regularization(row, regularization)?;
+        }
+        Ok(self)
+    }
+
+    /// Returns the holonomic multipliers `λ` of the last successful step, as in eq. 29.
+    ///
+    /// `λ` absorbs one factor of `h` (§5): `Gᵀλ` is the constraint impulse over the step, so
+    /// the constraint force is `Gᵀλ / h`, with the sign of `M q̈ = −∇V + f + Gᵀλ/h + Aᵀα/h`.
+    pub fn multipliers(&self) -> &SVector<f64, M> {
+        &self.system.multipliers
+    }
+
+    /// Returns the nonholonomic multipliers `α` of the last successful step (eq. 24, 29): `Aᵀα`
+    /// is the impulse of the nonholonomic rows over the step.
+    pub fn nonholonomic_multipliers(&self) -> &SVector<f64, K> {
+        &self.system.nonholonomic_multipliers
+    }
+}
+
+impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpook<N, M, K> {
+    fn overrides_mut(&mut self) -> &mut [Option<Regularization>] {
+        &mut self.overrides
+    }
+    fn compliance_overrides_mut(&mut self) -> &mut [Option<f64>] {
+        &mut self.compliance_overrides
+    }
+}
+
+impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
+    /// Solves through the Schur complements (`M` invertible); returns the number of
+    /// factorizations.
+    fn solve_schur(&mut self, mass_factor: &Cholesky<N>, time: f64) -> Result<u32, StepError> {
+        let (jac, a) = (&self.jac, &self.nonholonomic);
+        let mut minv_jac_t = jac.transpose();
+        mass_factor.solve_in_place(&mut minv_jac_t);
+        let mut minv_a_t = a.transpose();
+        mass_factor.solve_in_place(&mut minv_a_t);
+        let minv_r = mass_factor.solve(&self.r);
+
+        let mut s_gg = jac * minv_jac_t;
+        for row in 0..M {
+            s_gg[(row, row)] += self.sigma[row];
+        }
+        let s_gg = Cholesky::try_new(&s_gg, "Schur complement G M⁻¹ Gᵀ + Σ", time)?;
+        let b_g = self.t - jac * minv_r;
+        let b_a = self.s - a * minv_r;
+        if K == 0 {
+            self.lambda = s_gg.solve(&b_g);
+            self.v_next = minv_r + minv_jac_t * self.lambda;
+            self.alpha = SVector::zeros();
+            return Ok(1);
+        }
+        // Eliminate λ, then solve the reduced system for α.
+        let s_ag = a * minv_jac_t;
+        let mut s_gg_inv_s_ga = s_ag.transpose();
+        s_gg.solve_in_place(&mut s_gg_inv_s_ga);
+        let mut reduced = a * minv_a_t - s_ag * s_gg_inv_s_ga;
+        for row in 0..K {
+            reduced[(row, row)] += self.gamma[row];
+        }
+        let reduced = Cholesky::try_new(
+            &reduced,
+            "Schur complement A M⁻¹ Aᵀ + Γ − S_AG S_GG⁻¹ S_GA",
+            time,
+        )?;
+        self.alpha = reduced.solve(&(b_a - s_ag * s_gg.solve(&b_g)));
+        self.lambda = s_gg.solve(&(b_g - s_ag.transpose() * self.alpha));
+        self.v_next = minv_r + minv_a_t * self.alpha + minv_jac_t * self.lambda;
+        Ok(if M == 0 { 1 } else { 2 })
+    }
+
+    /// Solves with a singular `M` (massless coordinates, Kinon–Betsch §6.1) by eliminating the
+    /// multipliers, `λ = Σ⁻¹ (t − G v)` and `α = Γ⁻¹ (s − A v)`, which leaves
+    /// `(M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A) v = r + Gᵀ Σ⁻¹ t + Aᵀ Γ⁻¹ s`: positive definite when the
+    /// constraints fix every massless direction, and only defined for `Σ > 0`, `Γ > 0`.
+    fn solve_primal(&mut self, time: f64) -> Result<(), StepError> {
+        let ideal = StepError::Singular {
+            matrix: "mass matrix (and an ideal row, ε = 0 or γ = 0, so no regularized form \
+                     exists)",
+            t: time,
+        };
+        let mut sigma_inv_jac = self.jac;
+        let mut sigma_inv_t = self.t;
+        for row in 0..M {
+            let sigma = self.sigma[row];
+            if sigma <= 0.0 {
+                return Err(ideal);
+            }
+            sigma_inv_jac.row_mut(row).scale_mut(1.0 / sigma);
+            sigma_inv_t[row] /= sigma;
+        }
+        let mut gamma_inv_a = self.nonholonomic;
+        let mut gamma_inv_s = self.s;
+        for row in 0..K {
+            let gamma = self.gamma[row];
+            if gamma <= 0.0 {
+                return Err(ideal);
+            }
+            gamma_inv_a.row_mut(row).scale_mut(1.0 / gamma);
+            gamma_inv_s[row] /= gamma;
+        }
+        let primal = self.mass
+            + self.jac.transpose() * sigma_inv_jac
+            + self.nonholonomic.transpose() * gamma_inv_a;
+        let factor = Cholesky::try_new(
+            &primal,
+            "M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A (singular mass matrix)",
+            time,
+        )?;
+        let rhs = self.r
+            + self.jac.transpose() * sigma_inv_t
+            + self.nonholonomic.transpose() * gamma_inv_s;
+        self.v_next = factor.solve(&rhs);
+        self.lambda = sigma_inv_t - sigma_inv_jac * self.v_next;
+        self.alpha = gamma_inv_s - gamma_inv_a * self.v_next;
+        Ok(())
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const K: usize> SpookSystem<Model>
+    for DenseSpook<N, M, K>
+where
+    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
+{
+    fn evaluate(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        v: &[f64],
+        time: f64,
+        h: f64,
+    ) -> Result<(), StepError> {
+        let q = SVector::<f64, N>::from_column_slice(q);
+        let v = SVector::<f64, N>::from_column_slice(v);
+        self.constant_mass = Model::CONSTANT_MASS;
+        model.mass_matrix(&q, &mut self.mass);
+        let mut grad = SVector::<f64, N>::zeros();
+        model.potential_gradient(&q, &mut grad);
+        check_finite(&grad, "gradient", time)?;
+        let mut force = SVector::<f64, N>::zeros();
+        model.applied_force(&q, &v, time, &mut force);
+        check_finite(&force, "applied force", time)?;
+        model.constraints_and_jacobian(&q, time, &mut self.g, &mut self.jac);
+        check_finite(&self.g, "constraints", time)?;
+        check_finite(&self.jac, "constraint jacobian", time)?;
+        model.nonholonomic_matrix(&q, &mut self.nonholonomic);
+        check_finite(&self.nonholonomic, "nonholonomic matrix A", time)?;
+        model.nonholonomic_drive(time, &mut self.s);
+        check_finite(&self.s, "nonholonomic drive w", time)?;
+        self.jac_v = self.jac * v;
+        self.r = self.mass * v - grad * h + force * h;
+        Ok(())
+    }
+
+    fn model_regularization(model: &Model, row: usize) -> Regularization {
+        model.regularization(row)
+    }
+
+    fn model_compliance(model: &Model, row: usize) -> f64 {
+        model.nonholonomic_compliance(row)
+    }
+
+    fn rows(&mut self) -> SpookRows<'_> {
+        SpookRows {
+            g: self.g.as_slice(),
+            jac_v: self.jac_v.as_slice(),
+            sigma: self.sigma.as_mut_slice(),
+            rhs: self.t.as_mut_slice(),
+            gamma: self.gamma.as_mut_slice(),
+            overrides: &self.overrides,
+            compliance_overrides: &self.compliance_overrides,
+        }
+    }
+
+    fn solve(&mut self, time: f64) -> Result<u32, StepError> {
+        match self
+            .mass_factor
+            .factor(&self.mass, self.constant_mass, time)
+        {
+            Ok((mass_factor, mass_factorizations)) => {
+                Ok(mass_factorizations + self.solve_schur(&mass_factor, time)?)
+            }
+            Err(StepError::Singular { .. }) => self.solve_primal(time).map(|()| 1),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn solution(&self) -> (&[f64], &[f64], &[f64]) {
+        (
+            self.v_next.as_slice(),
+            self.lambda.as_slice(),
+            self.alpha.as_slice(),
+        )
+    }
+
+    fn accept(&mut self) {
+        self.multipliers = self.lambda;
+        self.nonholonomic_multipliers = self.alpha;
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N>
+    for SpookScheme<DenseSpook<N, M, K>>
+where
+    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        check_constant_mass::<Model, N>("SPOOK")?;
+        check_state(state)?;
+        let report = self.advance(
+            model,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
+        )?;
+        state.t += self.h;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Spook;
+    use crate::error::StepError;
+    use crate::model::{Regularization, Relaxation};
+
+    #[test]
+    fn rejects_bad_step_sizes_and_regularizations() {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let err = Spook::<4, 2>::new(h).unwrap_err();
+            assert!(matches!(err, StepError::BadStepSize { h: x } if x.to_bits() == h.to_bits()));
+        }
+        let spook = Spook::<4, 2>::new(0.01).unwrap();
+        let err = spook
+            .with_regularization(2, Regularization::default())
+            .unwrap_err();
+        assert!(matches!(err, StepError::BadParameter { name: "row", .. }));
+        let negative = Regularization {
+            epsilon: -1.0,
+            tau: Relaxation::Steps(2.0),
+        };
+        let err = spook.with_regularization(0, negative).unwrap_err();
+        assert!(matches!(
+            err,
+            StepError::BadParameter {
+                name: "epsilon",
+                ..
+            }
+        ));
+    }
+}

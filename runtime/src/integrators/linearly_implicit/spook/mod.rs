@@ -1,0 +1,370 @@
+//! SPOOK: the regularized and stabilized linearly implicit stepper of Lacoursière (2007).
+//!
+//! One scheme, two tiers. [`SpookScheme`] holds the method (the step size, per-row overrides
+//! of `ε`, `τ`, `γ`) and runs the step of eq. 27–29 once for both tiers: it asks a
+//! [`SpookSystem`] to evaluate the model at `q_k`, forms `Σ`, `Υ`, `Γ` and the row right-hand
+//! sides, asks the system to solve eq. 29, and commits `q_{k+1} = q_k + h v_{k+1}`. Only the
+//! linear algebra differs, behind the system:
+//!
+//! - [`Spook`] = `SpookScheme<DenseSpook<N, M, K>>`, the fixed-size tier: the Schur complements
+//!   of eq. 30 with stack-allocated Cholesky factors, and the elimination of the multipliers
+//!   when `M` is singular;
+//! - [`SparseSpook`] = `SpookScheme<SparseSpookSystem>`, the sparse tier: the quasi-definite
+//!   matrix of eq. 29 factored by a sparse `LDLᵀ` whose pattern is analysed once, with the
+//!   unknowns numbered body by body and each row right after the last body it touches.
+
+mod dense;
+mod sparse;
+
+pub use dense::DenseSpook;
+pub use sparse::SparseSpookSystem;
+
+use crate::error::StepError;
+use crate::integrators::checks::{check_finite_slice, check_step_size};
+use crate::integrators::StepReport;
+use crate::model::{Regularization, Relaxation};
+
+/// SPOOK for `M` holonomic and `K` nonholonomic constraints on `N` coordinates: one linear
+/// solve per step.
+///
+/// From C. Lacoursière, *Regularized, Stabilized, Variational Methods for Multibodies* (SIMS
+/// 2007), §3–4. Each holonomic row `i` has a compliance `εᵢ ≥ 0` and a relaxation time
+/// `τᵢ ≥ 0`, each nonholonomic row `j` a compliance `γⱼ ≥ 0` (eq. 27):
+///
+/// ```text
+/// Γ = (1/h) diag(γⱼ),    Σ = (4/h²) diag(εᵢ / (1 + 4τᵢ/h)),    Υ = diag(1 / (1 + 4τᵢ/h))
+/// ```
+///
+/// Linearizing the holonomic constraints (eq. 28), the step from `(q_k, v_k)` solves (eq. 29)
+///
+/// ```text
+/// [ M   −Aᵀ  −Gᵀ ] [ v_{k+1} ]   [ r ]      r = M v_k − h ∇V(q_k) + h f(q_k, v_k, t_k)
+/// [ A    Γ    0  ] [    α    ] = [ s ],     s = w(t_k)
+/// [ G    0    Σ  ] [    λ    ]   [ t ]      t = −(4/h) Υ g(q_k) + Υ G v_k
+/// ```
+///
+/// with `M`, `A`, `G` evaluated at `q_k`, followed by `q_{k+1} = q_k + h v_{k+1}` (the
+/// discretization of eq. 12). Here `A(q) v = w(t)` are the nonholonomic rows
+/// ([`Nonholonomic`]; `Γα + A v_{k+1} = w` is eq. 24 with its driving term, relaxed by `γ` as
+/// the Rayleigh function of eq. 18–19 prescribes) and `f` is the model's non-potential force
+/// ([`AppliedForces`]: dissipation `−∂R/∂v` plus the `forces` section), taken explicitly at the
+/// start of the step as eq. 29's `h f⁽⁺⁾(k−1, k)`. A model without nonholonomic rows has
+/// `K = 0`, the default, and one without forces the zero `AppliedForces`; `mechanism!` emits
+/// both, so a model's rows and forces are never dropped silently.
+///
+/// The system is solved through the Schur complement of eq. 30, block by block:
+///
+/// ```text
+/// S_GG = G M⁻¹ Gᵀ + Σ,   S_AA = A M⁻¹ Aᵀ + Γ,   S_AG = A M⁻¹ Gᵀ
+/// (S_AA − S_AG S_GG⁻¹ S_AGᵀ) α = (s − A M⁻¹ r) − S_AG S_GG⁻¹ (t − G M⁻¹ r)
+/// λ = S_GG⁻¹ (t − G M⁻¹ r − S_AGᵀ α),    v_{k+1} = M⁻¹ (r + Aᵀ α + Gᵀ λ)
+/// ```
+///
+/// Both factored matrices are symmetric positive definite as soon as `Σ > 0` and `Γ > 0`, even
+/// when `G` or `A` is rank deficient (redundant constraints; the scheme is then still linearly
+/// stable, Theorem 5.1). With `ε = 0` or `γ = 0` (ideal rows) the rows must be independent, or
+/// the step fails with [`StepError::Singular`].
+///
+/// The defaults are each row's [`Holonomic::regularization`] (Lacoursière's `ε = 1e-8`,
+/// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`] (`γ = 1e-8`), overridable per row.
+/// The mass matrix must be constant (`Inertia::CONSTANT_MASS`; a configuration-dependent `M`
+/// is left to future work in §4 of the paper, and the step has no velocity terms
+/// `∂T/∂q − Ṁv`), else the step fails with [`StepError::Unsupported`]. Its factor is reused
+/// while `M` is unchanged; a singular `M` (massless coordinates) is handled by eliminating the
+/// multipliers instead, which needs `Σ > 0` and `Γ > 0`. Holonomic constraints are evaluated at `t_k`; an explicit time
+/// dependence of `g` (a `g_t` term) is not part of eq. 29 and is ignored, which is why
+/// `mechanism!` refuses SPOOK for time-dependent holonomic constraints.
+///
+/// # Example
+///
+/// A unit mass in the plane whose velocity along `x` is driven, `ẋ = cos t` (a nonholonomic
+/// row with `A = (1, 0)` and `w(t) = cos t`), so that `x(t) = sin t`:
+///
+/// ```
+/// use mechanism_runtime::{
+///     AppliedForces, Holonomic, Inertia, Integrator, Nonholonomic, Potential, SMatrix,
+///     SVector, Spook, State,
+/// };
+/// struct Driven;
+/// impl Inertia<2> for Driven {
+///     const CONSTANT_MASS: bool = true;
+///     fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
+///         *m = SMatrix::identity();
+///     }
+/// }
+/// impl Potential<2> for Driven {
+///     fn potential(&self, _q: &SVector<f64, 2>) -> f64 { 0.0 }
+///     fn potential_gradient(&self, _q: &SVector<f64, 2>, g: &mut SVector<f64, 2>) {
+///         g.fill(0.0);
+///     }
+/// }
+/// impl Holonomic<2, 0> for Driven {
+///     const CONSTRAINTS: [&'static str; 0] = [];
+///     fn constraints(&self, _: &SVector<f64, 2>, _: f64, _: &mut SVector<f64, 0>) {}
+///     fn constraint_jacobian(&self, _: &SVector<f64, 2>, _: f64, _: &mut SMatrix<f64, 0, 2>) {}
+/// }
+/// impl Nonholonomic<2, 1> for Driven {
+///     const NONHOLONOMIC: [&'static str; 1] = ["drive"];
+///     fn nonholonomic_matrix(&self, _q: &SVector<f64, 2>, a: &mut SMatrix<f64, 1, 2>) {
+///         *a = SMatrix::<f64, 1, 2>::new(1.0, 0.0);
+///     }
+///     fn nonholonomic_drive(&self, t: f64, w: &mut SVector<f64, 1>) {
+///         w[0] = t.cos();
+///     }
+/// }
+/// impl AppliedForces<2> for Driven {}
+///
+/// let mut spook = Spook::<2, 0, 1>::new(1e-3)?;
+/// let mut state = State::new(0.0, [0.0, 0.0], [1.0, 0.0]);
+/// for _ in 0..1000 {
+///     spook.step(&Driven, &mut state)?;
+/// }
+/// assert!((state.q[0] - 1f64.sin()).abs() < 1e-3);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type Spook<const N: usize, const M: usize, const K: usize = 0> =
+    SpookScheme<DenseSpook<N, M, K>>;
+
+/// SPOOK on the sparse tier: a model with sizes known at construction
+/// ([`SparseInertia`](crate::model::SparseInertia) and friends), stepped through one sparse
+/// `LDLᵀ` of the quasi-definite matrix of eq. 29 per step; see [`SparseSpookSystem`].
+pub type SparseSpook = SpookScheme<SparseSpookSystem>;
+
+/// The SPOOK method over a tier's linear algebra `S`: the step size and the per-row overrides.
+///
+/// Use it through [`Spook`] (fixed size) or [`SparseSpook`]; the scheme's equations are in the
+/// docs of [`Spook`].
+#[derive(Clone, Copy, Debug)]
+pub struct SpookScheme<S> {
+    h: f64,
+    system: S,
+}
+
+/// The rows of eq. 29 at one step, as the tier's system stores them.
+#[derive(Debug)]
+pub struct SpookRows<'a> {
+    /// `g(q_k)` (holonomic rows).
+    pub g: &'a [f64],
+    /// `G(q_k) v_k`.
+    pub jac_v: &'a [f64],
+    /// The diagonal of `Σ`, to be written.
+    pub sigma: &'a mut [f64],
+    /// The holonomic right-hand side `t = −(4/h) Υ g + Υ G v_k`, to be written.
+    pub rhs: &'a mut [f64],
+    /// The diagonal of `Γ` (nonholonomic rows), to be written.
+    pub gamma: &'a mut [f64],
+    /// Per-row overrides of the holonomic regularization.
+    pub overrides: &'a [Option<Regularization>],
+    /// Per-row overrides of the nonholonomic compliance.
+    pub compliance_overrides: &'a [Option<f64>],
+}
+
+/// The linear algebra of one SPOOK step on one tier: the seam between [`SpookScheme`] and a
+/// backend of [`linalg`](crate::linalg).
+pub trait SpookSystem<Model: ?Sized> {
+    /// Evaluates the model at `(q_k, v_k, t_k)`: `M`, `∇V`, the applied force `f`, `g`, `G`,
+    /// `A` and `w`, and forms `r = M v_k − h ∇V + h f` and `G v_k`; fails on a non-finite value
+    /// or a model the system was not built for.
+    fn evaluate(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        v: &[f64],
+        t: f64,
+        h: f64,
+    ) -> Result<(), StepError>;
+
+    /// Returns the model's default regularization of holonomic row `row`.
+    fn model_regularization(model: &Model, row: usize) -> Regularization;
+
+    /// Returns the model's default compliance of nonholonomic row `row`.
+    fn model_compliance(model: &Model, row: usize) -> f64;
+
+    /// Returns the rows of the last evaluation and the buffers for their coefficients.
+    fn rows(&mut self) -> SpookRows<'_>;
+
+    /// Solves eq. 29 with the coefficients now in the rows; returns the number of
+    /// factorizations.
+    fn solve(&mut self, t: f64) -> Result<u32, StepError>;
+
+    /// Returns `(v_{k+1}, λ, α)` of the last solve.
+    fn solution(&self) -> (&[f64], &[f64], &[f64]);
+
+    /// Keeps the multipliers of the last solve as those of the last successful step.
+    fn accept(&mut self);
+}
+
+impl<S> SpookScheme<S> {
+    /// Returns the step size `h`.
+    pub fn step_size(&self) -> f64 {
+        self.h
+    }
+
+    /// Runs one step of eq. 27–29 from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on
+    /// success.
+    fn advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<StepReport, StepError>
+    where
+        S: SpookSystem<Model>,
+    {
+        let h = self.h;
+        self.system.evaluate(model, q, v, t, h)?;
+
+        // Σ, Υ and Γ of eq. 27, and the right-hand side t of eq. 29.
+        let rows = self.system.rows();
+        for row in 0..rows.g.len() {
+            let regularization =
+                rows.overrides[row].unwrap_or_else(|| S::model_regularization(model, row));
+            check_regularization(&regularization)?;
+            let upsilon = 1.0 / (1.0 + 4.0 * regularization.tau.at_step(h) / h);
+            rows.sigma[row] = 4.0 / (h * h) * regularization.epsilon * upsilon;
+            rows.rhs[row] = upsilon * (rows.jac_v[row] - 4.0 / h * rows.g[row]);
+        }
+        for row in 0..rows.gamma.len() {
+            let compliance =
+                rows.compliance_overrides[row].unwrap_or_else(|| S::model_compliance(model, row));
+            check_gamma(compliance)?;
+            rows.gamma[row] = compliance / h;
+        }
+
+        let factorizations = self.system.solve(t)?;
+        let (v_next, lambda, alpha) = self.system.solution();
+        check_finite_slice(lambda, "multipliers", t)?;
+        check_finite_slice(alpha, "nonholonomic multipliers", t)?;
+        check_finite_slice(v_next, "v", t)?;
+        if let Some(index) = q
+            .iter()
+            .zip(v_next)
+            .position(|(q, v)| !(q + h * v).is_finite())
+        {
+            return Err(StepError::NonFinite {
+                quantity: "q",
+                index,
+                t,
+            });
+        }
+        for ((q, v), v_next) in q.iter_mut().zip(v.iter_mut()).zip(v_next) {
+            *q += h * v_next;
+            *v = *v_next;
+        }
+        self.system.accept();
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: 0,
+        })
+    }
+}
+
+/// Returns `BadParameter` unless `γ` is finite and non-negative.
+fn check_gamma(gamma: f64) -> Result<(), StepError> {
+    if gamma.is_finite() && gamma >= 0.0 {
+        Ok(())
+    } else {
+        Err(StepError::BadParameter {
+            name: "gamma",
+            value: gamma,
+            requirement: "must be finite and non-negative",
+        })
+    }
+}
+
+/// Returns `BadParameter` unless `ε` and `τ` are finite and non-negative.
+fn check_regularization(regularization: &Regularization) -> Result<(), StepError> {
+    let epsilon = regularization.epsilon;
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(StepError::BadParameter {
+            name: "epsilon",
+            value: epsilon,
+            requirement: "must be finite and non-negative",
+        });
+    }
+    let (name, tau) = match regularization.tau {
+        Relaxation::Seconds(tau) => ("tau", tau),
+        Relaxation::Steps(k) => ("tau / h", k),
+    };
+    if !(tau.is_finite() && tau >= 0.0) {
+        return Err(StepError::BadParameter {
+            name,
+            value: tau,
+            requirement: "must be finite and non-negative",
+        });
+    }
+    Ok(())
+}
+
+/// Returns `BadParameter` unless `row < rows`.
+fn check_row(row: usize, rows: usize, requirement: &'static str) -> Result<(), StepError> {
+    if row < rows {
+        Ok(())
+    } else {
+        Err(StepError::BadParameter {
+            name: "row",
+            value: row as f64,
+            requirement,
+        })
+    }
+}
+
+/// Creates the scheme around a system, checking the step size.
+fn scheme<S>(h: f64, system: S) -> Result<SpookScheme<S>, StepError> {
+    Ok(SpookScheme {
+        h: check_step_size(h)?,
+        system,
+    })
+}
+
+/// The setters shared by both tiers: per-row overrides, validated as they are set.
+impl<S: SpookOverrides> SpookScheme<S> {
+    /// Overrides the regularization of holonomic row `row`.
+    ///
+    /// Fails with `BadParameter` if `row` is not a holonomic row, or if `ε` or `τ` is negative
+    /// or not finite.
+    pub fn with_regularization(
+        mut self,
+        row: usize,
+        regularization: Regularization,
+    ) -> Result<Self, StepError> {
+        let overrides = self.system.overrides_mut();
+        check_row(
+            row,
+            overrides.len(),
+            "must be less than the number of holonomic constraint rows",
+        )?;
+        check_regularization(&regularization)?;
+        overrides[row] = Some(regularization);
+        Ok(self)
+    }
+
+    /// Overrides the compliance `γ` of nonholonomic row `row`.
+    ///
+    /// Fails with `BadParameter` if `row` is not a nonholonomic row, or if `γ` is negative or
+    /// not finite.
+    pub fn with_nonholonomic_compliance(
+        mut self,
+        row: usize,
+        gamma: f64,
+    ) -> Result<Self, StepError> {
+        let overrides = self.system.compliance_overrides_mut();
+        check_row(
+            row,
+            overrides.len(),
+            "must be less than the number of nonholonomic rows",
+        )?;
+        check_gamma(gamma)?;
+        overrides[row] = Some(gamma);
+        Ok(self)
+    }
+}
+
+/// Where a tier's system keeps the per-row overrides of [`SpookScheme`].
+pub trait SpookOverrides {
+    /// The holonomic rows' regularization overrides.
+    fn overrides_mut(&mut self) -> &mut [Option<Regularization>];
+    /// The nonholonomic rows' compliance overrides.
+    fn compliance_overrides_mut(&mut self) -> &mut [Option<f64>];
+}

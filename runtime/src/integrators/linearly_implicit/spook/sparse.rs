@@ -1,0 +1,481 @@
+//! SPOOK's linear algebra on the sparse tier: one sparse `LDLᵀ` of the quasi-definite matrix
+//! of eq. 29 per step, on a pattern analysed once.
+//!
+//! With `λ → −λ` and `α → −α`, eq. 29 is the symmetric quasi-definite system
+//!
+//! ```text
+//! [ M   Gᵀ   Aᵀ ] [ v_{k+1} ]   [ r ]
+//! [ G   −Σ   0  ] [   −λ    ] = [ t ]
+//! [ A   0    −Γ ] [   −α    ]   [ s ]
+//! ```
+//!
+//! which has an `LDLᵀ` factorization with diagonal `D` (positive on the coordinates, negative
+//! on the rows) in every symmetric order as soon as `M ≻ 0`, `Σ ≻ 0`, `Γ ≻ 0` (Vanderbei 1995).
+//! The unknowns are numbered body by body, each constraint row right after the last body it
+//! touches: for chains and ladders this order is banded, needs no fill-reducing permutation,
+//! and keeps the factorization accurate as `ε → 0` (see [`SparseLdlt`]). Rows with `ε = 0`
+//! (ideal constraints) keep a zero diagonal; the factorization then still exists when the rows
+//! are independent, and a dependent set is reported as a vanishing pivot.
+
+use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
+use crate::error::StepError;
+use crate::integrators::checks::{check_dyn_state, check_finite_slice};
+use crate::integrators::{SparseIntegrator, StepReport};
+use crate::linalg::{LinalgError, LinearSolver, PivotSign, SparseLdlt};
+use crate::model::{
+    Regularization, SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic,
+    SparsePotential,
+};
+use crate::state::DynState;
+
+/// The name of SPOOK's matrix in errors.
+const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0, −Γ]]";
+
+/// The system of eq. 29 of one sparse-tier model: its numbering, sparsity pattern, symbolic
+/// factorization and every buffer of a step, all sized when it is built.
+#[derive(Debug)]
+pub struct SparseSpookSystem {
+    /// The sizes of the model's bodies, as when the system was built.
+    body_sizes: Vec<usize>,
+    /// The number of entries of `G`'s and `A`'s patterns, as when the system was built.
+    pattern_lengths: (usize, usize),
+    /// Position of coordinate `i`, holonomic row `j`, nonholonomic row `j` among the unknowns.
+    coordinate_unknown: Vec<usize>,
+    row_unknown: Vec<usize>,
+    nonholonomic_unknown: Vec<usize>,
+    /// Value slot of each upper entry of the mass blocks, and its index in the blocks array.
+    mass_slots: Vec<(usize, usize)>,
+    /// Value slot of each entry of `G`'s and `A`'s patterns, and of each row's diagonal.
+    jacobian_slots: Vec<usize>,
+    nonholonomic_slots: Vec<usize>,
+    sigma_slots: Vec<usize>,
+    gamma_slots: Vec<usize>,
+    /// The coordinates of each entry of `G`'s and `A`'s patterns, and the row.
+    jacobian_pattern: Vec<(usize, usize)>,
+    nonholonomic_pattern: Vec<(usize, usize)>,
+    ldlt: SparseLdlt,
+    /// The matrix's values on the analysed pattern, the right-hand side and the solution.
+    values: Vec<f64>,
+    rhs: Vec<f64>,
+    unknowns: Vec<f64>,
+    /// The model's values at `q_k`.
+    mass_blocks: Vec<f64>,
+    gradient: Vec<f64>,
+    force: Vec<f64>,
+    jacobian: Vec<f64>,
+    nonholonomic: Vec<f64>,
+    /// The rows of eq. 29.
+    g: Vec<f64>,
+    jac_v: Vec<f64>,
+    sigma: Vec<f64>,
+    t: Vec<f64>,
+    gamma: Vec<f64>,
+    s: Vec<f64>,
+    r: Vec<f64>,
+    /// The solution of the last solve and the multipliers of the last successful step.
+    v_next: Vec<f64>,
+    lambda: Vec<f64>,
+    alpha: Vec<f64>,
+    multipliers: Vec<f64>,
+    nonholonomic_multipliers: Vec<f64>,
+    overrides: Vec<Option<Regularization>>,
+    compliance_overrides: Vec<Option<f64>>,
+}
+
+impl SpookScheme<SparseSpookSystem> {
+    /// Creates a SPOOK stepper with step size `h` for `model`: numbers the unknowns, builds the
+    /// sparsity pattern and its symbolic factorization, and sizes every buffer, so that no step
+    /// allocates.
+    ///
+    /// Fails with `InvalidModel` if the body sizes do not add up to the number of coordinates,
+    /// a pattern entry lies outside the model, or a row has no entry (it cannot depend on the
+    /// coordinates).
+    pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
+    {
+        scheme(h, SparseSpookSystem::new(model)?)
+    }
+
+    /// Returns the holonomic multipliers `λ` of the last successful step, as for
+    /// [`Spook::multipliers`](super::Spook): `Gᵀλ / h` is the constraint force.
+    pub fn multipliers(&self) -> &[f64] {
+        &self.system.multipliers
+    }
+
+    /// Returns the nonholonomic multipliers `α` of the last successful step.
+    pub fn nonholonomic_multipliers(&self) -> &[f64] {
+        &self.system.nonholonomic_multipliers
+    }
+
+    /// Returns the sparse system, for its statistics and residual.
+    pub fn system(&self) -> &SparseSpookSystem {
+        &self.system
+    }
+}
+
+impl SparseSpookSystem {
+    /// Builds the system for `model`; see [`SparseSpook::new`](super::SparseSpook).
+    fn new<Model>(model: &Model) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
+    {
+        let n = model.coordinate_count();
+        let body_sizes = model.body_sizes().to_vec();
+        let mut body_of = Vec::with_capacity(n);
+        for (body, &size) in body_sizes.iter().enumerate() {
+            body_of.extend(std::iter::repeat_n(body, size));
+        }
+        if body_of.len() != n {
+            return Err(StepError::InvalidModel {
+                what: "body sizes",
+                index: body_of.len(),
+                reason: "they do not add up to the number of coordinates",
+            });
+        }
+        let (m, k) = (model.constraint_count(), model.nonholonomic_count());
+        let jacobian_pattern = model.jacobian_pattern().to_vec();
+        let nonholonomic_pattern = model.nonholonomic_pattern().to_vec();
+        let last_body = |pattern: &[(usize, usize)], rows: usize, what| {
+            let mut last: Vec<Option<usize>> = vec![None; rows];
+            for (entry, &(row, col)) in pattern.iter().enumerate() {
+                if row >= rows || col >= n {
+                    return Err(StepError::InvalidModel {
+                        what,
+                        index: entry,
+                        reason: "the entry lies outside the model's rows or coordinates",
+                    });
+                }
+                last[row] = last[row].max(Some(body_of[col]));
+            }
+            last.iter()
+                .enumerate()
+                .map(|(row, body)| {
+                    body.ok_or(StepError::InvalidModel {
+                        what,
+                        index: row,
+                        reason: "the row has no entry, so it does not depend on the coordinates",
+                    })
+                })
+                .collect::<Result<Vec<usize>, StepError>>()
+        };
+        let row_body = last_body(&jacobian_pattern, m, "constraint jacobian pattern")?;
+        let nonholonomic_body = last_body(&nonholonomic_pattern, k, "nonholonomic pattern")?;
+
+        // Number the unknowns: each body's coordinates, then the rows whose last body it is.
+        let mut rows_of_body: Vec<Vec<(bool, usize)>> = vec![Vec::new(); body_sizes.len()];
+        for (row, &body) in row_body.iter().enumerate() {
+            rows_of_body[body].push((true, row));
+        }
+        for (row, &body) in nonholonomic_body.iter().enumerate() {
+            rows_of_body[body].push((false, row));
+        }
+        let (mut coordinate_unknown, mut row_unknown, mut nonholonomic_unknown) =
+            (vec![0; n], vec![0; m], vec![0; k]);
+        let mut signs = Vec::with_capacity(n + m + k);
+        let mut coordinate = 0;
+        for (body, &size) in body_sizes.iter().enumerate() {
+            for _ in 0..size {
+                coordinate_unknown[coordinate] = signs.len();
+                signs.push(PivotSign::Positive);
+                coordinate += 1;
+            }
+            for &(holonomic, row) in &rows_of_body[body] {
+                let unknowns = if holonomic {
+                    &mut row_unknown
+                } else {
+                    &mut nonholonomic_unknown
+                };
+                unknowns[row] = signs.len();
+                signs.push(PivotSign::Negative);
+            }
+        }
+
+        // The pattern: the mass blocks' upper triangles, G, A, and the rows' diagonals.
+        let mut entries = Vec::new();
+        let mut mass_entries = Vec::new();
+        let (mut first, mut offset) = (0, 0);
+        for &size in &body_sizes {
+            for a in 0..size {
+                for c in a..size {
+                    entries.push((coordinate_unknown[first + a], coordinate_unknown[first + c]));
+                    mass_entries.push(offset + a * size + c);
+                }
+            }
+            first += size;
+            offset += size * size;
+        }
+        let mass_end = entries.len();
+        entries.extend(
+            jacobian_pattern
+                .iter()
+                .map(|&(row, col)| (coordinate_unknown[col], row_unknown[row])),
+        );
+        let jacobian_end = entries.len();
+        entries.extend(
+            nonholonomic_pattern
+                .iter()
+                .map(|&(row, col)| (coordinate_unknown[col], nonholonomic_unknown[row])),
+        );
+        let nonholonomic_end = entries.len();
+        entries.extend(row_unknown.iter().map(|&u| (u, u)));
+        entries.extend(nonholonomic_unknown.iter().map(|&u| (u, u)));
+        let (ldlt, slots) = SparseLdlt::analyse(signs.len(), &entries, &signs)
+            .map_err(StepError::linear_algebra(SPOOK_MATRIX, 0.0))?;
+        let mass_slots = slots[..mass_end]
+            .iter()
+            .copied()
+            .zip(mass_entries)
+            .collect();
+        let unknowns = signs.len();
+        Ok(SparseSpookSystem {
+            pattern_lengths: (jacobian_pattern.len(), nonholonomic_pattern.len()),
+            mass_blocks: vec![0.0; offset],
+            body_sizes,
+            coordinate_unknown,
+            row_unknown,
+            nonholonomic_unknown,
+            mass_slots,
+            jacobian_slots: slots[mass_end..jacobian_end].to_vec(),
+            nonholonomic_slots: slots[jacobian_end..nonholonomic_end].to_vec(),
+            sigma_slots: slots[nonholonomic_end..nonholonomic_end + m].to_vec(),
+            gamma_slots: slots[nonholonomic_end + m..].to_vec(),
+            jacobian: vec![0.0; jacobian_pattern.len()],
+            nonholonomic: vec![0.0; nonholonomic_pattern.len()],
+            jacobian_pattern,
+            nonholonomic_pattern,
+            values: vec![0.0; ldlt.value_count()],
+            ldlt,
+            rhs: vec![0.0; unknowns],
+            unknowns: vec![0.0; unknowns],
+            gradient: vec![0.0; n],
+            force: vec![0.0; n],
+            g: vec![0.0; m],
+            jac_v: vec![0.0; m],
+            sigma: vec![0.0; m],
+            t: vec![0.0; m],
+            gamma: vec![0.0; k],
+            s: vec![0.0; k],
+            r: vec![0.0; n],
+            v_next: vec![0.0; n],
+            lambda: vec![0.0; m],
+            alpha: vec![0.0; k],
+            multipliers: vec![0.0; m],
+            nonholonomic_multipliers: vec![0.0; k],
+            overrides: vec![None; m],
+            compliance_overrides: vec![None; k],
+        })
+    }
+
+    /// Returns the number of unknowns of eq. 29, `n + m + k`.
+    pub fn unknown_count(&self) -> usize {
+        self.unknowns.len()
+    }
+
+    /// Returns the number of stored entries of the factor `L` (the fill of the numbering).
+    pub fn factor_entry_count(&self) -> usize {
+        self.ldlt.factor_entry_count()
+    }
+
+    /// Returns the relative residual `‖A x − b‖∞ / ‖b‖∞` of the last solve of eq. 29, in the
+    /// symmetric form above: the accuracy of the factorization for this matrix. Allocates; a
+    /// diagnostic, not part of a step.
+    pub fn relative_residual(&self) -> Result<f64, LinalgError> {
+        let mut product = vec![0.0; self.unknowns.len()];
+        self.ldlt
+            .multiply(&self.values, &self.unknowns, &mut product)?;
+        let scale = self.rhs.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        let error = product
+            .iter()
+            .zip(&self.rhs)
+            .fold(0.0f64, |a, (p, b)| a.max((p - b).abs()));
+        Ok(error / scale)
+    }
+
+    /// Returns `InvalidModel` unless `model` has the sizes and patterns this system was built
+    /// for.
+    fn check_model<Model>(&self, model: &Model) -> Result<(), StepError>
+    where
+        Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
+    {
+        let mismatch = |what, index| StepError::InvalidModel {
+            what,
+            index,
+            reason: "differs from the model the integrator was built for",
+        };
+        if model.body_sizes() != self.body_sizes.as_slice() {
+            return Err(mismatch("body sizes", model.body_sizes().len()));
+        }
+        let (jacobian, nonholonomic) = (model.jacobian_pattern(), model.nonholonomic_pattern());
+        if model.constraint_count() != self.g.len() || jacobian != self.jacobian_pattern {
+            return Err(mismatch("constraint jacobian pattern", jacobian.len()));
+        }
+        if model.nonholonomic_count() != self.s.len() || nonholonomic != self.nonholonomic_pattern {
+            return Err(mismatch("nonholonomic pattern", nonholonomic.len()));
+        }
+        debug_assert_eq!(self.pattern_lengths, (jacobian.len(), nonholonomic.len()));
+        Ok(())
+    }
+}
+
+impl SpookOverrides for SparseSpookSystem {
+    fn overrides_mut(&mut self) -> &mut [Option<Regularization>] {
+        &mut self.overrides
+    }
+    fn compliance_overrides_mut(&mut self) -> &mut [Option<f64>] {
+        &mut self.compliance_overrides
+    }
+}
+
+impl<Model> SpookSystem<Model> for SparseSpookSystem
+where
+    Model: SparseInertia
+        + SparsePotential
+        + SparseHolonomic
+        + SparseNonholonomic
+        + SparseAppliedForces
+        + ?Sized,
+{
+    fn evaluate(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        v: &[f64],
+        time: f64,
+        h: f64,
+    ) -> Result<(), StepError> {
+        self.check_model(model)?;
+        model.mass_blocks(q, &mut self.mass_blocks);
+        check_finite_slice(&self.mass_blocks, "mass matrix", time)?;
+        model.potential_gradient(q, &mut self.gradient);
+        check_finite_slice(&self.gradient, "gradient", time)?;
+        model.applied_force(q, v, time, &mut self.force);
+        check_finite_slice(&self.force, "applied force", time)?;
+        model.constraints_and_jacobian(q, time, &mut self.g, &mut self.jacobian);
+        check_finite_slice(&self.g, "constraints", time)?;
+        check_finite_slice(&self.jacobian, "constraint jacobian", time)?;
+        model.nonholonomic_matrix(q, &mut self.nonholonomic);
+        check_finite_slice(&self.nonholonomic, "nonholonomic matrix A", time)?;
+        model.nonholonomic_drive(time, &mut self.s);
+        check_finite_slice(&self.s, "nonholonomic drive w", time)?;
+
+        // r = M v − h ∇V + h f, block by block.
+        let (mut first, mut offset) = (0, 0);
+        for &size in &self.body_sizes {
+            for a in 0..size {
+                let row = &self.mass_blocks[offset + a * size..offset + (a + 1) * size];
+                let mv: f64 = row
+                    .iter()
+                    .zip(&v[first..first + size])
+                    .map(|(m, v)| m * v)
+                    .sum();
+                let i = first + a;
+                self.r[i] = mv - h * self.gradient[i] + h * self.force[i];
+            }
+            first += size;
+            offset += size * size;
+        }
+        self.jac_v.fill(0.0);
+        for (&(row, col), value) in self.jacobian_pattern.iter().zip(&self.jacobian) {
+            self.jac_v[row] += value * v[col];
+        }
+        Ok(())
+    }
+
+    fn model_regularization(model: &Model, row: usize) -> Regularization {
+        model.regularization(row)
+    }
+
+    fn model_compliance(model: &Model, row: usize) -> f64 {
+        model.nonholonomic_compliance(row)
+    }
+
+    fn rows(&mut self) -> SpookRows<'_> {
+        SpookRows {
+            g: &self.g,
+            jac_v: &self.jac_v,
+            sigma: &mut self.sigma,
+            rhs: &mut self.t,
+            gamma: &mut self.gamma,
+            overrides: &self.overrides,
+            compliance_overrides: &self.compliance_overrides,
+        }
+    }
+
+    fn solve(&mut self, time: f64) -> Result<u32, StepError> {
+        let values = &mut self.values;
+        values.fill(0.0);
+        for &(slot, entry) in &self.mass_slots {
+            values[slot] += self.mass_blocks[entry];
+        }
+        for (&slot, value) in self.jacobian_slots.iter().zip(&self.jacobian) {
+            values[slot] += value;
+        }
+        for (&slot, value) in self.nonholonomic_slots.iter().zip(&self.nonholonomic) {
+            values[slot] += value;
+        }
+        for (&slot, sigma) in self.sigma_slots.iter().zip(&self.sigma) {
+            values[slot] -= sigma;
+        }
+        for (&slot, gamma) in self.gamma_slots.iter().zip(&self.gamma) {
+            values[slot] -= gamma;
+        }
+        for (&unknown, r) in self.coordinate_unknown.iter().zip(&self.r) {
+            self.rhs[unknown] = *r;
+        }
+        for (&unknown, t) in self.row_unknown.iter().zip(&self.t) {
+            self.rhs[unknown] = *t;
+        }
+        for (&unknown, s) in self.nonholonomic_unknown.iter().zip(&self.s) {
+            self.rhs[unknown] = *s;
+        }
+        let wrap = StepError::linear_algebra(SPOOK_MATRIX, time);
+        self.ldlt.factor(&self.values).map_err(&wrap)?;
+        self.unknowns.copy_from_slice(&self.rhs);
+        self.ldlt
+            .solve_in_place(&mut self.unknowns)
+            .map_err(&wrap)?;
+        for (v, &unknown) in self.v_next.iter_mut().zip(&self.coordinate_unknown) {
+            *v = self.unknowns[unknown];
+        }
+        for (lambda, &unknown) in self.lambda.iter_mut().zip(&self.row_unknown) {
+            *lambda = -self.unknowns[unknown];
+        }
+        for (alpha, &unknown) in self.alpha.iter_mut().zip(&self.nonholonomic_unknown) {
+            *alpha = -self.unknowns[unknown];
+        }
+        Ok(1)
+    }
+
+    fn solution(&self) -> (&[f64], &[f64], &[f64]) {
+        (&self.v_next, &self.lambda, &self.alpha)
+    }
+
+    fn accept(&mut self) {
+        self.multipliers.copy_from_slice(&self.lambda);
+        self.nonholonomic_multipliers.copy_from_slice(&self.alpha);
+    }
+}
+
+impl<Model> SparseIntegrator<Model> for SpookScheme<SparseSpookSystem>
+where
+    Model: SparseInertia
+        + SparsePotential
+        + SparseHolonomic
+        + SparseNonholonomic
+        + SparseAppliedForces
+        + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        if !model.constant_mass() {
+            return Err(StepError::Unsupported {
+                integrator: "SPOOK",
+                requirement: "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv)",
+            });
+        }
+        check_dyn_state(state, model.coordinate_count())?;
+        let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
+        state.t += self.h;
+        Ok(report)
+    }
+}
