@@ -226,7 +226,7 @@ impl SparseLdlt {
             // The simplicial factor stores D_k first in column k of L.
             let d = self.factor_values[col_ptr[k]];
             let expected_positive = *sign == PivotSign::Positive;
-            if !(d.abs() > tolerance * self.column_scale[k]) {
+            if d.abs() <= tolerance * self.column_scale[k] {
                 return Err(LinalgError::ZeroPivot { index: k, value: d });
             }
             if (d > 0.0) != expected_positive {
@@ -329,7 +329,9 @@ mod tests {
 
     /// The quasi-definite matrix of a chain of `links` unit masses in the plane, unknowns
     /// numbered per link `(x_i, y_i, λ_i)`, with a random-ish Jacobian and `−σ` on the rows.
-    fn chain(links: usize, sigma: f64) -> (usize, Vec<(usize, usize)>, Vec<f64>, Vec<PivotSign>) {
+    type Problem = (usize, Vec<(usize, usize)>, Vec<f64>, Vec<PivotSign>);
+
+    fn chain(links: usize, sigma: f64) -> Problem {
         let n = 3 * links;
         let (mut entries, mut values) = (Vec::new(), Vec::new());
         for i in 0..links {
