@@ -311,7 +311,7 @@ where
 }
 
 /// Creates the parent directory of `path` if it has one and it does not exist.
-fn create_parent(path: &Path) -> Result<(), Box<dyn Error>> {
+pub fn create_parent(path: &Path) -> Result<(), Box<dyn Error>> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
@@ -355,7 +355,7 @@ pub fn write_csv<const N: usize>(
 }
 
 /// Formats `x` so that it reads back to the same `f64`, in scientific notation when tiny or huge.
-fn format_number(x: f64) -> String {
+pub fn format_number(x: f64) -> String {
     if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
         x.to_string()
     } else {
