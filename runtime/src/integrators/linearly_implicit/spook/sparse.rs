@@ -37,8 +37,6 @@ const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0,
 pub struct SparseSpookSystem {
     /// The sizes of the model's bodies, as when the system was built.
     body_sizes: Vec<usize>,
-    /// The number of entries of `G`'s and `A`'s patterns, as when the system was built.
-    pattern_lengths: (usize, usize),
     /// Position of coordinate `i`, holonomic row `j`, nonholonomic row `j` among the unknowns.
     coordinate_unknown: Vec<usize>,
     row_unknown: Vec<usize>,
@@ -229,7 +227,6 @@ impl SparseSpookSystem {
             .collect();
         let unknowns = signs.len();
         Ok(SparseSpookSystem {
-            pattern_lengths: (jacobian_pattern.len(), nonholonomic_pattern.len()),
             mass_blocks: vec![0.0; offset],
             body_sizes,
             coordinate_unknown,
@@ -292,8 +289,11 @@ impl SparseSpookSystem {
         Ok(error / scale)
     }
 
-    /// Returns `InvalidModel` unless `model` has the sizes and patterns this system was built
-    /// for.
+    /// Returns `InvalidModel` unless `model` has the sizes this system was built for.
+    ///
+    /// Patterns are fixed for a model's lifetime (the traits' contract), so comparing their
+    /// lengths and the body sizes catches a foreign model without reading the patterns at every
+    /// step.
     fn check_model<Model>(&self, model: &Model) -> Result<(), StepError>
     where
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
@@ -307,13 +307,14 @@ impl SparseSpookSystem {
             return Err(mismatch("body sizes", model.body_sizes().len()));
         }
         let (jacobian, nonholonomic) = (model.jacobian_pattern(), model.nonholonomic_pattern());
-        if model.constraint_count() != self.g.len() || jacobian != self.jacobian_pattern {
+        if model.constraint_count() != self.g.len() || jacobian.len() != self.jacobian.len() {
             return Err(mismatch("constraint jacobian pattern", jacobian.len()));
         }
-        if model.nonholonomic_count() != self.s.len() || nonholonomic != self.nonholonomic_pattern {
+        if model.nonholonomic_count() != self.s.len()
+            || nonholonomic.len() != self.nonholonomic.len()
+        {
             return Err(mismatch("nonholonomic pattern", nonholonomic.len()));
         }
-        debug_assert_eq!(self.pattern_lengths, (jacobian.len(), nonholonomic.len()));
         Ok(())
     }
 }

@@ -1,0 +1,163 @@
+//! Per-step cost of SPOOK on the sparse tier against the model size: the chain of `N` pendula
+//! (`N = 10 … 10 000`) and the ladder of `L` links (`L = 10 … 1000`); and, at `N = 10`, the
+//! sparse tier against the fixed-size tier on the same chain, in the same run.
+//!
+//! Criterion reports the time per step; divide by `N` or `L` for the per-link cost, which is
+//! flat when the cost is linear. The chain's state is reset every 2000 steps so that every size
+//! steps through the same motion.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mechanism::runtime::model::{
+    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseInertia,
+};
+use mechanism::runtime::reference::{PendulumChain, SpookLadder};
+use mechanism::runtime::{
+    DynState, Integrator, SMatrix, SVector, SparseIntegrator, SparseSpook, Spook, State,
+};
+
+const H: f64 = 1.0 / 60.0;
+
+/// Steps `model` with the sparse SPOOK from `start`, restarting every 2000 steps.
+fn bench_sparse<Model>(b: &mut criterion::Bencher<'_>, model: &Model, start: &DynState)
+where
+    SparseSpook: SparseIntegrator<Model>,
+    Model: SparseInertia
+        + mechanism::runtime::model::SparseHolonomic
+        + mechanism::runtime::model::SparseNonholonomic,
+{
+    let mut spook = SparseSpook::new(model, H).expect("valid model");
+    let mut state = start.clone();
+    let mut steps = 0;
+    b.iter(|| {
+        if steps == 2000 {
+            state.clone_from(start);
+            steps = 0;
+        }
+        steps += 1;
+        spook.step(black_box(model), &mut state).expect("step")
+    });
+}
+
+fn chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sparse_spook_chain");
+    for links in [10, 100, 1000, 10_000] {
+        let model = PendulumChain::tao_owhadi(links);
+        let start = model.tao_owhadi_state();
+        group.throughput(Throughput::Elements(links as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
+            bench_sparse(b, &model, &start)
+        });
+    }
+    group.finish();
+}
+
+fn ladder(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sparse_spook_ladder");
+    for links in [10, 20, 100, 1000] {
+        let model = SpookLadder::new(links);
+        let start = model.horizontal_state();
+        group.throughput(Throughput::Elements(links as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
+            bench_sparse(b, &model, &start)
+        });
+    }
+    group.finish();
+}
+
+/// The chain of 10 pendula of Tao–Owhadi §4.2 written for the fixed-size tier by hand.
+struct FixedChain;
+
+const LINKS: usize = 10;
+const LENGTH_SQUARED: f64 = 5.0;
+
+impl Inertia<20> for FixedChain {
+    const CONSTANT_MASS: bool = true;
+    fn mass_matrix(&self, _q: &SVector<f64, 20>, m: &mut SMatrix<f64, 20, 20>) {
+        *m = SMatrix::identity();
+    }
+}
+
+impl Potential<20> for FixedChain {
+    fn potential(&self, q: &SVector<f64, 20>) -> f64 {
+        (0..LINKS).map(|i| q[2 * i + 1]).sum()
+    }
+    fn potential_gradient(&self, _q: &SVector<f64, 20>, grad: &mut SVector<f64, 20>) {
+        for i in 0..LINKS {
+            grad[2 * i] = 0.0;
+            grad[2 * i + 1] = 1.0;
+        }
+    }
+}
+
+impl Holonomic<20, 10> for FixedChain {
+    const CONSTRAINTS: [&'static str; 10] = ["rod"; 10];
+    fn constraints(&self, q: &SVector<f64, 20>, _t: f64, g: &mut SVector<f64, 10>) {
+        for i in 0..LINKS {
+            let (px, py) = if i == 0 {
+                (0.0, 0.0)
+            } else {
+                (q[2 * i - 2], q[2 * i - 1])
+            };
+            let (dx, dy) = (q[2 * i] - px, q[2 * i + 1] - py);
+            g[i] = dx * dx + dy * dy - LENGTH_SQUARED;
+        }
+    }
+    fn constraint_jacobian(&self, q: &SVector<f64, 20>, _t: f64, jac: &mut SMatrix<f64, 10, 20>) {
+        jac.fill(0.0);
+        for i in 0..LINKS {
+            let (px, py) = if i == 0 {
+                (0.0, 0.0)
+            } else {
+                (q[2 * i - 2], q[2 * i - 1])
+            };
+            let (dx, dy) = (q[2 * i] - px, q[2 * i + 1] - py);
+            jac[(i, 2 * i)] = 2.0 * dx;
+            jac[(i, 2 * i + 1)] = 2.0 * dy;
+            if i > 0 {
+                jac[(i, 2 * i - 2)] = -2.0 * dx;
+                jac[(i, 2 * i - 1)] = -2.0 * dy;
+            }
+        }
+    }
+}
+
+impl Nonholonomic<20, 0> for FixedChain {
+    const NONHOLONOMIC: [&'static str; 0] = [];
+    fn nonholonomic_matrix(&self, _q: &SVector<f64, 20>, _a: &mut SMatrix<f64, 0, 20>) {}
+    fn nonholonomic_drive(&self, _t: f64, _w: &mut SVector<f64, 0>) {}
+}
+
+impl AppliedForces<20> for FixedChain {}
+
+fn dense_vs_sparse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spook_chain_of_10");
+    let sparse_model = PendulumChain::tao_owhadi(LINKS);
+    let start = sparse_model.tao_owhadi_state();
+    group.bench_function("sparse", |b| bench_sparse(b, &sparse_model, &start));
+    let fixed_start = State::<20>::new(
+        0.0,
+        start.q.clone().try_into().expect("20 coordinates"),
+        [0.0; 20],
+    );
+    let mut spook = Spook::<20, 10>::new(H).expect("valid step size");
+    let mut state = fixed_start;
+    let mut steps = 0;
+    group.bench_function("fixed_size", |b| {
+        b.iter(|| {
+            if steps == 2000 {
+                state = fixed_start;
+                steps = 0;
+            }
+            steps += 1;
+            spook
+                .step(black_box(&FixedChain), &mut state)
+                .expect("step")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, chain, ladder, dense_vs_sparse);
+criterion_main!(benches);
