@@ -48,9 +48,8 @@ pub struct SparseSpookSystem {
     nonholonomic_slots: Vec<usize>,
     sigma_slots: Vec<usize>,
     gamma_slots: Vec<usize>,
-    /// The coordinates of each entry of `G`'s and `A`'s patterns, and the row.
+    /// `G`'s pattern, `(row, coordinate)`, for `G v`.
     jacobian_pattern: Vec<(usize, usize)>,
-    nonholonomic_pattern: Vec<(usize, usize)>,
     ldlt: SparseLdlt,
     /// The matrix's values on the analysed pattern, the right-hand side and the solution.
     values: Vec<f64>,
@@ -240,7 +239,6 @@ impl SparseSpookSystem {
             jacobian: vec![0.0; jacobian_pattern.len()],
             nonholonomic: vec![0.0; nonholonomic_pattern.len()],
             jacobian_pattern,
-            nonholonomic_pattern,
             values: vec![0.0; ldlt.value_count()],
             ldlt,
             rhs: vec![0.0; unknowns],
