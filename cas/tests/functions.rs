@@ -152,6 +152,9 @@ fn fd_bound(f: &dyn Fn(f64) -> f64, x: f64, fifth: f64, slope: f64) -> f64 {
     2.0 * (H.powi(4) / 480.0 * fifth + 3.0 * e / H + 4.0 * EPS * slope.abs())
 }
 
+/// A function of one real variable, for finite differences.
+type Line<'a> = &'a dyn Fn(f64) -> f64;
+
 fn at(store: &Store, id: Id, values: &[(Symbol, f64)]) -> f64 {
     eval(store, id, &|s| {
         values.iter().find(|(v, _)| *v == s).map(|&(_, x)| x)
@@ -288,7 +291,7 @@ proptest! {
         let g = gradient(&mut s, theta, &[sx, sy]);
         let along_x = |t: f64| at(&s, theta, &[(sx, t), (sy, y)]);
         let along_y = |t: f64| at(&s, theta, &[(sx, x), (sy, t)]);
-        let lines: [(&dyn Fn(f64) -> f64, f64); 2] = [(&along_x, x), (&along_y, y)];
+        let lines: [(Line, f64); 2] = [(&along_x, x), (&along_y, y)];
         for (i, (line, centre)) in lines.into_iter().enumerate() {
             let slope = at(&s, g[i], &[(sx, x), (sy, y)]);
             let estimate = fd(line, centre);
@@ -345,7 +348,7 @@ proptest! {
         let env = [(sx, x), (sb, b)];
         let in_x = |t: f64| at(&s, f, &[(sx, t), (sb, b)]);
         let in_b = |t: f64| at(&s, f, &[(sx, x), (sb, t)]);
-        let lines: [(&dyn Fn(f64) -> f64, f64, f64); 2] = [(&in_x, x, 1_200.0), (&in_b, b, 170.0)];
+        let lines: [(Line, f64, f64); 2] = [(&in_x, x, 1_200.0), (&in_b, b, 170.0)];
         for (i, (line, centre, fifth)) in lines.into_iter().enumerate() {
             let slope = at(&s, g[i], &env);
             let estimate = fd(line, centre);
