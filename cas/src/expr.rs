@@ -48,7 +48,8 @@ egg::define_language! {
     ///   derivative-based integrators do not notice it, but energies, energy observers and
     ///   discrete gradients (which difference `V`) do: keep a model's configurations away from
     ///   the cut, e.g. measure a pendulum's angle with `atan2(x, -y)` so that the cut is the
-    ///   upright position.
+    ///   upright position. [`Math::non_smooth_name`] does not report it: no derivative of any
+    ///   order has a kink or jump there.
     /// * `sinh`, `cosh`, `tanh` and `atan` are smooth on the whole real line.
     ///
     /// # Non-smooth nodes
