@@ -45,9 +45,12 @@
 //!
 //! Expressions are Rust tokens: `+ - * /`, unary `-`, parentheses, number literals, names of
 //! coordinates and parameters, `dot(x)` for the velocity of coordinate `x`, `t` for time, and
-//! `powi(n)`, `powf(y)`, `sqrt`, `sin`, `cos`, `tan`, `exp`, `ln`, `abs`, `signum`, `min`, `max`
-//! as methods (`x.sin()`) or functions (`sin(x)`). `^` is XOR in Rust and is rejected with a
-//! hint; write `x.powi(2)`.
+//! `powi(n)`, `powf(y)`, `sqrt`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `atan2`, `sinh`,
+//! `cosh`, `tanh`, `exp`, `ln`, `log(base)`, `abs`, `signum`, `min`, `max` as methods
+//! (`x.sin()`, `y.atan2(x)`) or functions with the receiver first (`sin(x)`, `atan2(y, x)`),
+//! each meaning what the `f64` method means. `^` is XOR in Rust and is rejected with a hint;
+//! write `x.powi(2)`. The [`mechanism!`] reference lists the domains of the functions (e.g.
+//! `asin` on `[-1, 1]`, the branch cut of `atan2`).
 //!
 //! | section | meaning |
 //! | --- | --- |

@@ -1,6 +1,7 @@
 //! Generated derivatives of the `Driven` model (configuration-dependent mass, a rheonomic
-//! constraint, a nonholonomic row, dissipation, forces) against central finite differences of
-//! the generated values themselves: independent of the symbolic derivation.
+//! constraint, a nonholonomic row, dissipation, forces) and of the `Exotic` model (every
+//! function of the language) against central finite differences of the generated values
+//! themselves: independent of the symbolic derivation.
 
 include!("models/exotic.rs");
 
@@ -149,5 +150,39 @@ proptest! {
         };
         let fd = SMatrix::<f64, 2, 3>::from_fn(|i, j| partial(rows, &q, j)[i]);
         assert_close("∂(A v)/∂q", &jac, &fd);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `Exotic` uses every function of the language (`atan2`, `tanh`, `sinh`, `cosh`, `asin`,
+    /// `acos`, `atan`, `log` among them) in its potential and an `atan2` in a constraint.
+    /// Central differences with step `STEP = 1e-6` err by at most `STEP²/6 · |f'''|` plus
+    /// `ε |f| / STEP`; on `[-0.6, 0.6]³` both the values (|f| < 50) and the third derivatives
+    /// (< 1e3) are small, so the error is below 2e-8, well inside the `1e-6` of `assert_close`.
+    #[test]
+    fn exotic_derivatives_match_finite_differences(q in prop::array::uniform3(-0.6..0.6f64)) {
+        use mechanism::runtime::{Potential, PotentialHessian};
+        let model = Exotic::default();
+        let q = SVector::from(q);
+        let (mut grad, mut hess) = (SVector::<f64, 3>::zeros(), SMatrix::<f64, 3, 3>::zeros());
+        model.potential_gradient_hessian(&q, &mut grad, &mut hess);
+        let value = |x: &SVector<f64, 3>| SVector::<f64, 1>::new(model.potential(x));
+        assert_close("∇V", &grad, &SVector::<f64, 3>::from_fn(|j, _| partial(value, &q, j)[0]));
+        let gradient = |x: &SVector<f64, 3>| {
+            let (mut g, mut h) = (SVector::<f64, 3>::zeros(), SMatrix::<f64, 3, 3>::zeros());
+            model.potential_gradient_hessian(x, &mut g, &mut h);
+            g
+        };
+        assert_close("∇²V", &hess, &SMatrix::<f64, 3, 3>::from_fn(|i, j| partial(gradient, &q, j)[i]));
+        let (mut g, mut jac) = (SVector::<f64, 2>::zeros(), SMatrix::<f64, 2, 3>::zeros());
+        model.constraints_and_jacobian(&q, 0.0, &mut g, &mut jac);
+        let rows = |x: &SVector<f64, 3>| {
+            let mut g = SVector::<f64, 2>::zeros();
+            model.constraints(x, 0.0, &mut g);
+            g
+        };
+        assert_close("G", &jac, &SMatrix::<f64, 2, 3>::from_fn(|i, j| partial(rows, &q, j)[i]));
     }
 }

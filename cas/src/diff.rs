@@ -5,6 +5,25 @@
 //! linear in the size of the expression and every result is built through the [`Store`]'s
 //! smart constructors (folded, hash-consed and shared with everything else in the model).
 //!
+//! # Smooth functions
+//!
+//! Each rule is exact wherever the function is differentiable, and builds on the node itself
+//! where it can (`n` below), so a function and its derivative share work:
+//!
+//! | `f(u)` | `f'(u)` | not differentiable at |
+//! | --- | --- | --- |
+//! | `sqrt u` | `1 / (2 n)` | `u = 0` (infinite) |
+//! | `sin u`, `cos u`, `tan u` | `cos u`, `−sin u`, `1 + n²` | poles of `tan` |
+//! | `exp u`, `ln u` | `n`, `1 / u` | `u = 0` for `ln` |
+//! | `asin u`, `acos u` | `±1 / sqrt((1 − u)(1 + u))` | `u = ±1` (infinite); NaN beyond |
+//! | `atan u` | `1 / (1 + u²)` | nowhere |
+//! | `sinh u`, `cosh u`, `tanh u` | `cosh u`, `sinh u`, `(1 − n)(1 + n)` | nowhere |
+//! | `atan2(y, x)` | `(x dy − y dx) / (x² + y²)` | the origin (`0/0`) |
+//!
+//! `atan2` also jumps by `2π` across its branch cut `y = 0, x < 0`; the rule above is the
+//! derivative on either side, since both branches differ by a constant. `log_b u` is built as
+//! `ln u / ln b` ([`Store::log`]) and needs no rule of its own.
+//!
 //! # Non-smooth functions
 //!
 //! The derivatives of the non-smooth nodes are exact wherever the function is differentiable
@@ -95,6 +114,39 @@ pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
             }
             Math::Exp(u) => store.mul(n, dv(u)),
             Math::Ln(u) => store.div(dv(u), u),
+            Math::Asin(u) | Math::Acos(u) => {
+                let root = unit_root(store, u);
+                let d = store.div(dv(u), root);
+                if matches!(node, Math::Acos(_)) {
+                    store.neg(d)
+                } else {
+                    d
+                }
+            }
+            Math::Atan(u) => {
+                let den = one_plus_square(store, u);
+                store.div(dv(u), den)
+            }
+            Math::Atan2([y, x]) => {
+                // (x dy - y dx) / (x² + y²)
+                let r2 = squared_norm(store, x, y);
+                let l = store.mul(x, dv(y));
+                let r = store.mul(y, dv(x));
+                let num = store.sub(l, r);
+                store.div(num, r2)
+            }
+            Math::Sinh(u) => {
+                let c = store.cosh(u);
+                store.mul(c, dv(u))
+            }
+            Math::Cosh(u) => {
+                let s = store.sinh(u);
+                store.mul(s, dv(u))
+            }
+            Math::Tanh(u) => {
+                let sech2 = one_minus_square(store, n);
+                store.mul(sech2, dv(u))
+            }
             Math::Abs(u) => {
                 let s = store.signum(u);
                 store.mul(s, dv(u))
@@ -208,6 +260,41 @@ pub fn gradient(store: &mut Store, f: Id, vars: &[Symbol]) -> Vec<Id> {
             }),
             Math::Exp(u) => push(store, u, &|s| s.mul(a, n)),
             Math::Ln(u) => push(store, u, &|s| s.div(a, u)),
+            Math::Asin(u) => push(store, u, &|s| {
+                let root = unit_root(s, u);
+                s.div(a, root)
+            }),
+            Math::Acos(u) => push(store, u, &|s| {
+                let root = unit_root(s, u);
+                let q = s.div(a, root);
+                s.neg(q)
+            }),
+            Math::Atan(u) => push(store, u, &|s| {
+                let den = one_plus_square(s, u);
+                s.div(a, den)
+            }),
+            Math::Atan2([y, x]) => {
+                // ∂/∂y = x / (x² + y²), ∂/∂x = -y / (x² + y²): share a / (x² + y²).
+                let r2 = squared_norm(store, x, y);
+                let q = store.div(a, r2);
+                push(store, y, &|s| s.mul(q, x));
+                push(store, x, &|s| {
+                    let t = s.mul(q, y);
+                    s.neg(t)
+                });
+            }
+            Math::Sinh(u) => push(store, u, &|s| {
+                let c = s.cosh(u);
+                s.mul(a, c)
+            }),
+            Math::Cosh(u) => push(store, u, &|s| {
+                let sn = s.sinh(u);
+                s.mul(a, sn)
+            }),
+            Math::Tanh(u) => push(store, u, &|s| {
+                let sech2 = one_minus_square(s, n);
+                s.mul(a, sech2)
+            }),
             Math::Abs(u) => push(store, u, &|s| {
                 let sg = s.signum(u);
                 s.mul(a, sg)
@@ -338,9 +425,38 @@ fn two_times(store: &mut Store, n: Id) -> Id {
     store.mul(two, n)
 }
 
-/// Builds `1 + n²` (`sec²` when `n = tan u`).
+/// Builds `1 + n²` (`sec²` when `n = tan u`, and the denominator of `atan' u`).
 fn one_plus_square(store: &mut Store, n: Id) -> Id {
     let one = store.num(1.0);
     let sq = store.powi(n, 2);
     store.add(one, sq)
+}
+
+/// Builds `(1 − n)(1 + n) = 1 − n²` (`sech²` when `n = tanh u`).
+///
+/// The factored form keeps its relative accuracy as `|n| → 1`, where `1 − n·n` cancels: for
+/// `|n| ≥ ½` the factor `1 − n` is exact (Sterbenz), so the result is within a few rounding
+/// errors of `1 − n²` for the stored `n`.
+fn one_minus_square(store: &mut Store, n: Id) -> Id {
+    let one = store.num(1.0);
+    let minus = store.sub(one, n);
+    let plus = store.add(one, n);
+    store.mul(minus, plus)
+}
+
+/// Builds `sqrt((1 − u)(1 + u))`, the derivative denominator of `asin u` and `acos u`.
+///
+/// It is `0` at `u = ±1`, where the derivatives are infinite, and NaN for `|u| > 1`, where
+/// `asin` and `acos` are themselves NaN.
+fn unit_root(store: &mut Store, u: Id) -> Id {
+    let w = one_minus_square(store, u);
+    store.sqrt(w)
+}
+
+/// Builds `x² + y²`, the derivative denominator of `atan2(y, x)`, which is `0` only at the
+/// origin, where `atan2` is not differentiable.
+fn squared_norm(store: &mut Store, x: Id, y: Id) -> Id {
+    let x2 = store.powi(x, 2);
+    let y2 = store.powi(y, 2);
+    store.add(x2, y2)
 }

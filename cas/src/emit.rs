@@ -220,6 +220,16 @@ fn node_code(
         Math::Tan(a) => method(a, "tan", TokenStream::new()),
         Math::Exp(a) => method(a, "exp", TokenStream::new()),
         Math::Ln(a) => method(a, "ln", TokenStream::new()),
+        Math::Asin(a) => method(a, "asin", TokenStream::new()),
+        Math::Acos(a) => method(a, "acos", TokenStream::new()),
+        Math::Atan(a) => method(a, "atan", TokenStream::new()),
+        Math::Atan2([y, x]) => {
+            let x = child(x).tokens;
+            method(y, "atan2", x)
+        }
+        Math::Sinh(a) => method(a, "sinh", TokenStream::new()),
+        Math::Cosh(a) => method(a, "cosh", TokenStream::new()),
+        Math::Tanh(a) => method(a, "tanh", TokenStream::new()),
         Math::Abs(a) => method(a, "abs", TokenStream::new()),
         Math::Min([a, b]) => {
             let b = child(b).tokens;

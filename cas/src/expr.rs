@@ -21,6 +21,9 @@ egg::define_language! {
     /// | `Powi` | `(powi a n)` | `a.powi(n)`; `n` is always an integer-valued `Num` node |
     /// | `Pow` | `(pow a b)` | `a.powf(b)` |
     /// | `Sqrt`, `Sin`, `Cos`, `Tan`, `Exp`, `Ln` | `(sqrt a)`, … | `f64` methods of the same name |
+    /// | `Asin`, `Acos`, `Atan` | `(asin a)`, … | `f64` methods of the same name (see below) |
+    /// | `Sinh`, `Cosh`, `Tanh` | `(sinh a)`, … | `f64` methods of the same name |
+    /// | `Atan2` | `(atan2 y x)` | `y.atan2(x)`, the angle of the point `(x, y)` in `[-π, π]` |
     /// | `Abs` | `(abs a)` | `a.abs()` |
     /// | `Signum` | `(signum a)` | `-1`, `0` or `1` by the sign of `a` (see below) |
     /// | `Min`, `Max` | `(min a b)`, `(max a b)` | `a.min(b)`, `a.max(b)` |
@@ -28,7 +31,26 @@ egg::define_language! {
     /// | `Symbol` | `q0` | a variable or parameter |
     ///
     /// Keeping the exponent of `Powi` a literal lets emitted code call `f64::powi`, which LLVM
-    /// expands into multiplications.
+    /// expands into multiplications. There is no logarithm to a base: `log_b(x)` is
+    /// `ln(x) / ln(b)`, which is how [`f64::log`] computes it.
+    ///
+    /// # Domains
+    ///
+    /// Every node computes what the `f64` method computes, NaN outside its domain included, and
+    /// its derivatives (see [`diff`](crate::diff)) are exact wherever the function is
+    /// differentiable:
+    ///
+    /// * `asin` and `acos` are defined on `[-1, 1]` and differentiable only inside: their
+    ///   derivatives `±1/sqrt(1 − a²)` are infinite at `a = ±1` and NaN beyond.
+    /// * `atan2(y, x)` is smooth everywhere except at the origin, where its derivatives are NaN
+    ///   (`0/0`), and on the branch cut `y = 0, x < 0`, where the angle jumps by `2π` between
+    ///   `π` and `-π`. The derivatives are the same from both sides of the cut, so
+    ///   derivative-based integrators do not notice it, but energies, energy observers and
+    ///   discrete gradients (which difference `V`) do: keep a model's configurations away from
+    ///   the cut, e.g. measure a pendulum's angle with `atan2(x, -y)` so that the cut is the
+    ///   upright position. [`Math::non_smooth_name`] does not report it: no derivative of any
+    ///   order has a kink or jump there.
+    /// * `sinh`, `cosh`, `tanh` and `atan` are smooth on the whole real line.
     ///
     /// # Non-smooth nodes
     ///
@@ -61,6 +83,13 @@ egg::define_language! {
         "tan" = Tan(Id),
         "exp" = Exp(Id),
         "ln" = Ln(Id),
+        "asin" = Asin(Id),
+        "acos" = Acos(Id),
+        "atan" = Atan(Id),
+        "atan2" = Atan2([Id; 2]),
+        "sinh" = Sinh(Id),
+        "cosh" = Cosh(Id),
+        "tanh" = Tanh(Id),
         "abs" = Abs(Id),
         "signum" = Signum(Id),
         "min" = Min([Id; 2]),
@@ -163,6 +192,13 @@ pub(crate) fn fold_node(node: &Math, value: impl Fn(Id) -> Option<f64>) -> Optio
         Math::Tan(a) => value(*a)?.tan(),
         Math::Exp(a) => value(*a)?.exp(),
         Math::Ln(a) => value(*a)?.ln(),
+        Math::Asin(a) => value(*a)?.asin(),
+        Math::Acos(a) => value(*a)?.acos(),
+        Math::Atan(a) => value(*a)?.atan(),
+        Math::Atan2([y, x]) => value(*y)?.atan2(value(*x)?),
+        Math::Sinh(a) => value(*a)?.sinh(),
+        Math::Cosh(a) => value(*a)?.cosh(),
+        Math::Tanh(a) => value(*a)?.tanh(),
         Math::Abs(a) => value(*a)?.abs(),
         Math::Signum(a) => signum(value(*a)?),
         Math::Min([a, b]) => value(*a)?.min(value(*b)?),
@@ -591,32 +627,80 @@ impl Store {
 
     /// Builds `sqrt(a)`.
     pub fn sqrt(&mut self, a: Id) -> Id {
-        self.unary(Math::Sqrt(a))
+        self.fold_or_intern(Math::Sqrt(a))
     }
 
     /// Builds `sin(a)`.
     pub fn sin(&mut self, a: Id) -> Id {
-        self.unary(Math::Sin(a))
+        self.fold_or_intern(Math::Sin(a))
     }
 
     /// Builds `cos(a)`.
     pub fn cos(&mut self, a: Id) -> Id {
-        self.unary(Math::Cos(a))
+        self.fold_or_intern(Math::Cos(a))
     }
 
     /// Builds `tan(a)`.
     pub fn tan(&mut self, a: Id) -> Id {
-        self.unary(Math::Tan(a))
+        self.fold_or_intern(Math::Tan(a))
     }
 
     /// Builds `exp(a)`.
     pub fn exp(&mut self, a: Id) -> Id {
-        self.unary(Math::Exp(a))
+        self.fold_or_intern(Math::Exp(a))
     }
 
     /// Builds `ln(a)`, the natural logarithm.
     pub fn ln(&mut self, a: Id) -> Id {
-        self.unary(Math::Ln(a))
+        self.fold_or_intern(Math::Ln(a))
+    }
+
+    /// Builds `asin(a)`, defined for `-1 ≤ a ≤ 1`.
+    pub fn asin(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Asin(a))
+    }
+
+    /// Builds `acos(a)`, defined for `-1 ≤ a ≤ 1`.
+    pub fn acos(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Acos(a))
+    }
+
+    /// Builds `atan(a)`.
+    pub fn atan(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Atan(a))
+    }
+
+    /// Builds `atan2(y, x)`, Rust's `y.atan2(x)`: the angle of the point `(x, y)`.
+    ///
+    /// See [`Math`] for its branch cut and its singularity at the origin.
+    pub fn atan2(&mut self, y: Id, x: Id) -> Id {
+        self.fold_or_intern(Math::Atan2([y, x]))
+    }
+
+    /// Builds `sinh(a)`.
+    pub fn sinh(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Sinh(a))
+    }
+
+    /// Builds `cosh(a)`.
+    pub fn cosh(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Cosh(a))
+    }
+
+    /// Builds `tanh(a)`.
+    pub fn tanh(&mut self, a: Id) -> Id {
+        self.fold_or_intern(Math::Tanh(a))
+    }
+
+    /// Builds `log_b(a) = ln(a) / ln(b)`, the logarithm of `a` to the base `b`, as
+    /// [`f64::log`] computes it.
+    ///
+    /// It is defined for `a > 0` and `b > 0`, `b ≠ 1`; a base that is the constant `1` leaves
+    /// a division by the constant `0` in the store (see [`Store::div`]).
+    pub fn log(&mut self, a: Id, b: Id) -> Id {
+        let ln_a = self.ln(a);
+        let ln_b = self.ln(b);
+        self.div(ln_a, ln_b)
     }
 
     /// Builds `|a|`.
@@ -681,7 +765,8 @@ impl Store {
         }
     }
 
-    fn unary(&mut self, node: Math) -> Id {
+    /// Folds `node` when its operands are constants and the result is finite, else interns it.
+    fn fold_or_intern(&mut self, node: Math) -> Id {
         match self.fold(&node) {
             Some(id) => id,
             None => self.intern(node),
@@ -720,6 +805,13 @@ impl Store {
             Math::Tan(a) => self.tan(a),
             Math::Exp(a) => self.exp(a),
             Math::Ln(a) => self.ln(a),
+            Math::Asin(a) => self.asin(a),
+            Math::Acos(a) => self.acos(a),
+            Math::Atan(a) => self.atan(a),
+            Math::Atan2([y, x]) => self.atan2(y, x),
+            Math::Sinh(a) => self.sinh(a),
+            Math::Cosh(a) => self.cosh(a),
+            Math::Tanh(a) => self.tanh(a),
             Math::Abs(a) => self.abs(a),
             Math::Signum(a) => self.signum(a),
             Math::Min([a, b]) => self.min(a, b),
@@ -889,6 +981,13 @@ impl fmt::Display for Infix<'_> {
                 Math::Tan(a) => (format!("tan({})", get(a, 0)), 5),
                 Math::Exp(a) => (format!("exp({})", get(a, 0)), 5),
                 Math::Ln(a) => (format!("ln({})", get(a, 0)), 5),
+                Math::Asin(a) => (format!("asin({})", get(a, 0)), 5),
+                Math::Acos(a) => (format!("acos({})", get(a, 0)), 5),
+                Math::Atan(a) => (format!("atan({})", get(a, 0)), 5),
+                Math::Atan2([y, x]) => (format!("atan2({}, {})", get(y, 0), get(x, 0)), 5),
+                Math::Sinh(a) => (format!("sinh({})", get(a, 0)), 5),
+                Math::Cosh(a) => (format!("cosh({})", get(a, 0)), 5),
+                Math::Tanh(a) => (format!("tanh({})", get(a, 0)), 5),
                 Math::Abs(a) => (format!("abs({})", get(a, 0)), 5),
                 Math::Signum(a) => (format!("signum({})", get(a, 0)), 5),
                 Math::Min([a, b]) => (format!("min({}, {})", get(a, 0), get(b, 0)), 5),

@@ -287,3 +287,63 @@ fn non_smooth_functions_emit_methods_and_an_inline_signum() {
     assert_eq!(emitted_signum(0.0), 0.0);
     assert_ne!(0.0f64.signum(), 0.0);
 }
+
+/// The emitted form of the outputs of the test below, copied from its assertion, to check it
+/// against the interpreter.
+fn emitted_functions(q: [f64; 3]) -> [f64; 3] {
+    let mut out = [0.0; 3];
+    let t0: f64 = q[0].tanh();
+    out[0] = q[1].atan2(q[0]) + q[2].asin() * q[2].acos() + q[0].atan();
+    out[1] = t0 + q[0].sinh() / q[1].cosh();
+    out[2] = (1f64 - t0) * (1f64 + t0) + q[0].ln() / 1.0986122886681098f64;
+    out
+}
+
+#[test]
+fn elementary_functions_emit_f64_methods() {
+    let mut s = Store::new();
+    let f = s
+        .parse("(+ (+ (atan2 q1 q0) (* (asin q2) (acos q2))) (atan q0))")
+        .unwrap();
+    let tanh = s.parse("(tanh q0)").unwrap();
+    let g = s.parse("(+ (/ (sinh q0) (cosh q1)) (tanh q0))").unwrap();
+    // d tanh = (1 − tanh)(1 + tanh) shares the tanh of `g`; log to the base 3 is ln q0 / ln 3,
+    // with ln 3 folded.
+    let sech2 = mechanism_cas::derivative(&mut s, tanh, Symbol::from("q0"));
+    let (q0, three) = (s.var("q0"), s.num(3.0));
+    let log = s.log(q0, three);
+    let h = s.add(sech2, log);
+    let outputs: Vec<Output> = [f, g, h]
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| {
+            let i = proc_macro2::Literal::usize_unsuffixed(i);
+            Output {
+                target: quote!(out[#i]),
+                value,
+            }
+        })
+        .collect();
+    let code = emit(&s, &outputs, &symbol, &EmitOptions::default());
+    assert_block(&code);
+    assert_eq!(
+        pretty(&code),
+        "fn f() {\n    let t0: f64 = q[0].tanh();\n    out[0] = q[1].atan2(q[0]) + q[2].asin() * q[2].acos() + q[0].atan();\n    out[1] = t0 + q[0].sinh() / q[1].cosh();\n    out[2] = (1f64 - t0) * (1f64 + t0) + q[0].ln() / 1.0986122886681098f64;\n}\n"
+    );
+    for q in [[0.3, -1.2, 0.5], [2.0, 0.7, -0.9], [0.01, -3.0, 1.0]] {
+        let env = |sym: Symbol| {
+            ["q0", "q1", "q2"]
+                .iter()
+                .position(|n| *n == sym.as_str())
+                .map(|i| q[i])
+        };
+        let want = mechanism_cas::Evaluator::new(&s)
+            .eval_many(&[f, g, h], &env)
+            .unwrap();
+        assert_eq!(
+            emitted_functions(q),
+            [want[0], want[1], want[2]],
+            "at {q:?}"
+        );
+    }
+}

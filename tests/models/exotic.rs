@@ -8,10 +8,12 @@ mechanism::mechanism! {
         kinetic: 0.5 * dot(x).powi(2) + 0.5 * r * dot(y).powi(2)
             + 0.5 * dot(z).powi(2) + 0.1 * c * dot(y) * dot(z),
         potential: k * (x * y).sin() + c * sqrt(1.0 + z.powi(2)) + (y / (1.0 + x.powi(2))).exp()
-            + ln(2.0 + z.cos()) + (1.0 + x.powi(2)).powf(c) + 0.1 * (x - y).tan() - 3.0 / (2.0 + y.powi(2)),
+            + ln(2.0 + z.cos()) + (1.0 + x.powi(2)).powf(c) + 0.1 * (x - y).tan() - 3.0 / (2.0 + y.powi(2))
+            + k * (x * y).atan2(1.5 + z) + (c * z).tanh() + 0.1 * x.sinh() * y.cosh()
+            + (0.5 * y).asin() + 0.3 * acos(0.5 * x) + z.atan() + (2.0 + y).log(1.0 + r),
         holonomic: {
             cubic: x.powi(3) - y * z + r,
-            wave: (x * z).cos() + y.powi(2) - 1.0,
+            wave: (x * z).cos() + y.powi(2) - 1.0 + 0.1 * atan2(y, 2.0 + x),
         },
         integrators: [zs, zss, spook],
     }

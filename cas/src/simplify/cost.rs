@@ -31,9 +31,19 @@ pub fn node_flops(node: &Math, powi_exponent: Option<f64>) -> f64 {
             Some(n) => powi_flops(n),
             None => CALL,
         },
-        Math::Pow(_) | Math::Sin(_) | Math::Cos(_) | Math::Tan(_) | Math::Exp(_) | Math::Ln(_) => {
-            CALL
-        }
+        Math::Pow(_)
+        | Math::Sin(_)
+        | Math::Cos(_)
+        | Math::Tan(_)
+        | Math::Exp(_)
+        | Math::Ln(_)
+        | Math::Asin(_)
+        | Math::Acos(_)
+        | Math::Atan(_)
+        | Math::Atan2(_)
+        | Math::Sinh(_)
+        | Math::Cosh(_)
+        | Math::Tanh(_) => CALL,
     }
 }
 

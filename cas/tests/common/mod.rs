@@ -1,4 +1,7 @@
 //! Random expressions over x, y, z that are defined and smooth everywhere, for property tests.
+//!
+//! Functions with a restricted domain get arguments inside it: `ln`, `sqrt` and `powf` see
+//! `u² + 1`, `asin` and `acos` see `½ sin u` and `½ cos u`, `atan2` sees a positive abscissa.
 
 #![allow(dead_code)]
 
@@ -29,6 +32,18 @@ pub enum Tree {
     Exp(Box<Tree>),
     /// ln(u² + 1)
     Ln(Box<Tree>),
+    /// asin(½ sin u)
+    Asin(Box<Tree>),
+    /// acos(½ cos u)
+    Acos(Box<Tree>),
+    Atan(Box<Tree>),
+    /// atan2(u, w² + 1): right of the origin, away from the branch cut
+    Atan2(Box<Tree>, Box<Tree>),
+    /// sinh(sin u)
+    Sinh(Box<Tree>),
+    /// cosh(sin u)
+    Cosh(Box<Tree>),
+    Tanh(Box<Tree>),
 }
 
 pub fn vars() -> [Symbol; 3] {
@@ -56,7 +71,14 @@ pub fn tree() -> impl Strategy<Value = Tree> {
             inner.clone().prop_map(move |u| Tree::Cos(b(u))),
             inner.clone().prop_map(move |u| Tree::Tan(b(u))),
             inner.clone().prop_map(move |u| Tree::Exp(b(u))),
-            inner.prop_map(move |u| Tree::Ln(b(u))),
+            inner.clone().prop_map(move |u| Tree::Ln(b(u))),
+            inner.clone().prop_map(move |u| Tree::Asin(b(u))),
+            inner.clone().prop_map(move |u| Tree::Acos(b(u))),
+            inner.clone().prop_map(move |u| Tree::Atan(b(u))),
+            (inner.clone(), inner.clone()).prop_map(move |(u, w)| Tree::Atan2(b(u), b(w))),
+            inner.clone().prop_map(move |u| Tree::Sinh(b(u))),
+            inner.clone().prop_map(move |u| Tree::Cosh(b(u))),
+            inner.prop_map(move |u| Tree::Tanh(b(u))),
         ]
     })
 }
@@ -66,6 +88,12 @@ fn positive(store: &mut Store, u: Id) -> Id {
     let sq = store.mul(u, u);
     let one = store.num(1.0);
     store.add(sq, one)
+}
+
+/// Builds `u / 2`, in `[-½, ½]` for `u` in `[-1, 1]`.
+fn half(store: &mut Store, u: Id) -> Id {
+    let h = store.num(0.5);
+    store.mul(h, u)
 }
 
 pub fn build(store: &mut Store, t: &Tree) -> Id {
@@ -130,6 +158,41 @@ pub fn build(store: &mut Store, t: &Tree) -> Id {
             let u = build(store, u);
             let p = positive(store, u);
             store.ln(p)
+        }
+        Tree::Asin(u) => {
+            let u = build(store, u);
+            let s = store.sin(u);
+            let h = half(store, s);
+            store.asin(h)
+        }
+        Tree::Acos(u) => {
+            let u = build(store, u);
+            let c = store.cos(u);
+            let h = half(store, c);
+            store.acos(h)
+        }
+        Tree::Atan(u) => {
+            let u = build(store, u);
+            store.atan(u)
+        }
+        Tree::Atan2(u, w) => {
+            let (u, w) = (build(store, u), build(store, w));
+            let p = positive(store, w);
+            store.atan2(u, p)
+        }
+        Tree::Sinh(u) => {
+            let u = build(store, u);
+            let s = store.sin(u);
+            store.sinh(s)
+        }
+        Tree::Cosh(u) => {
+            let u = build(store, u);
+            let s = store.sin(u);
+            store.cosh(s)
+        }
+        Tree::Tanh(u) => {
+            let u = build(store, u);
+            store.tanh(u)
         }
     }
 }

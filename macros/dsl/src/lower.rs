@@ -2,9 +2,9 @@
 //!
 //! The accepted language is a small, Rust-spelled subset: `+ - * /`, unary `-`, parentheses,
 //! numeric literals, names of coordinates and parameters, `dot(x)` for the velocity of a
-//! coordinate, methods `powi(n)`, `powf(e)`, `sqrt()`, `sin()`, `cos()`, `tan()`, `exp()`,
-//! `ln()`, the non-smooth `abs()`, `signum()`, `min(y)`, `max(y)`, and the same functions in
-//! call form (`sqrt(x)`, `powi(x, n)`, `powf(x, e)`, `max(x, y)`).
+//! coordinate, the methods of [`FUNCTIONS`] (`x.powi(n)`, `x.sin()`, `y.atan2(x)`, `x.log(b)`,
+//! the non-smooth `abs()`, `signum()`, `min(y)`, `max(y)`, …), and the same functions in call
+//! form with the receiver first (`sqrt(x)`, `powi(x, n)`, `atan2(y, x)`, `max(x, y)`).
 //! Every unsupported construct is a spanned error saying what to write instead.
 
 use std::collections::HashMap;
@@ -14,6 +14,10 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, UnOp};
 
 use crate::errors::Errors;
+
+/// The functions of the language, as listed in messages: methods of `f64` with Rust's meaning.
+pub const FUNCTIONS: &str = "powi, powf, sqrt, sin, cos, tan, asin, acos, atan, atan2, sinh, \
+                             cosh, tanh, exp, ln, log, abs, signum, min, max";
 
 /// What a name in the model refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,9 +144,10 @@ impl Lowerer<'_> {
             other => {
                 self.errors.error_spanned(
                     other,
-                    "unsupported expression in a model; use arithmetic (`+ - * /`), numbers, \
-                     names, `dot(x)` and the functions `powi`, `powf`, `sqrt`, `sin`, `cos`, \
-                     `tan`, `exp`, `ln`",
+                    format!(
+                        "unsupported expression in a model; use arithmetic (`+ - * /`), numbers, \
+                         names, `dot(x)` and the functions {FUNCTIONS}"
+                    ),
                 );
                 None
             }
@@ -313,18 +318,23 @@ impl Lowerer<'_> {
     ) -> Option<Id> {
         let unary = |store: &mut Store, f: fn(&mut Store, Id) -> Id| Some(f(store, x));
         let arity = match name.to_string().as_str() {
-            "sqrt" | "sin" | "cos" | "tan" | "exp" | "ln" | "abs" | "signum" => 0,
-            "powi" | "powf" | "min" | "max" => 1,
+            "sqrt" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh"
+            | "tanh" | "exp" | "ln" | "abs" | "signum" => 0,
+            "powi" | "powf" | "atan2" | "log" | "min" | "max" => 1,
             other => {
                 let hint = match other {
                     "pow" => "; write `x.powi(n)` for an integer or `x.powf(y)` for a real power",
-                    "log" | "log10" | "log2" => "; write `x.ln()` and scale by a constant",
+                    "log10" => "; write `x.log(10.0)`",
+                    "log2" => "; write `x.log(2.0)`",
+                    "arcsin" | "arccos" | "arctan" => {
+                        "; the inverse functions are `asin`, `acos`, `atan` and `y.atan2(x)`"
+                    }
                     _ => "",
                 };
                 self.errors.error_spanned(
                     name,
                     format!(
-                        "unsupported function `{other}` in a model; supported: powi, powf, sqrt, sin, cos, tan, exp, ln, abs, signum, min, max{hint}"
+                        "unsupported function `{other}` in a model; supported: {FUNCTIONS}{hint}"
                     ),
                 );
                 return None;
@@ -347,7 +357,17 @@ impl Lowerer<'_> {
             "tan" => unary(self.store, Store::tan),
             "exp" => unary(self.store, Store::exp),
             "ln" => unary(self.store, Store::ln),
+            "asin" => unary(self.store, Store::asin),
+            "acos" => unary(self.store, Store::acos),
+            "atan" => unary(self.store, Store::atan),
+            "sinh" => unary(self.store, Store::sinh),
+            "cosh" => unary(self.store, Store::cosh),
+            "tanh" => unary(self.store, Store::tanh),
             "powf" => Some(self.store.pow(x, args[0])),
+            // Rust's `y.atan2(x)`: the receiver is the ordinate.
+            "atan2" => Some(self.store.atan2(x, args[0])),
+            // Rust's `x.log(base)`, computed as `x.ln() / base.ln()` like `f64::log`.
+            "log" => Some(self.store.log(x, args[0])),
             "abs" => {
                 self.uses.non_smooth.push((name.span(), "abs"));
                 Some(self.store.abs(x))
