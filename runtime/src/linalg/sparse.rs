@@ -21,7 +21,7 @@
 //! `LDLᵀ` without pivoting exists for every symmetric quasi-definite matrix (Vanderbei 1995),
 //! and each pivot's sign is known in advance: positive for coordinates, negative for the rows of
 //! `−Σ`. After every factorization each pivot `d_k` is checked for its expected sign and against
-//! `n·ε` times the largest entry of its column; a violation is a typed [`LinalgError`], never a
+//! `n·ε` times the largest entry of its column in the upper triangle; a violation is a typed [`LinalgError`], never a
 //! silently regularized pivot.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
@@ -75,7 +75,8 @@ pub struct SparseLdlt {
     scratch: MemBuffer,
     /// The sign each pivot must have.
     signs: Vec<PivotSign>,
-    /// Per-column scale of `A` (largest absolute entry), refreshed by each factorization.
+    /// Per-column scale of the upper triangle of `A` (largest absolute entry), refreshed by
+    /// each factorization.
     column_scale: Vec<f64>,
     /// Whether `factor_values` holds a successful factorization.
     factored: bool,
@@ -271,14 +272,14 @@ impl LinearSolver for SparseLdlt {
         if let Some(index) = values.iter().position(|x| !x.is_finite()) {
             return Err(LinalgError::NonFinite { index });
         }
-        self.column_scale.fill(0.0);
-        let (col_ptr, row_idx) = (self.pattern.col_ptr(), self.pattern.row_idx());
-        for col in 0..self.dimension() {
-            for p in col_ptr[col]..col_ptr[col + 1] {
-                let (row, a) = (row_idx[p], values[p].abs());
-                self.column_scale[col] = self.column_scale[col].max(a);
-                self.column_scale[row] = self.column_scale[row].max(a);
-            }
+        // Each pivot is measured against the largest entry of its column of the upper
+        // triangle (its couplings to the unknowns eliminated before it, and the diagonal),
+        // read contiguously.
+        let col_ptr = self.pattern.col_ptr();
+        for (col, scale) in self.column_scale.iter_mut().enumerate() {
+            *scale = values[col_ptr[col]..col_ptr[col + 1]]
+                .iter()
+                .fold(0.0f64, |m, a| m.max(a.abs()));
         }
         let matrix = SparseColMatRef::new(self.pattern.as_ref(), values);
         let stack = MemStack::new(&mut self.scratch);
