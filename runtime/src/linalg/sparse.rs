@@ -21,8 +21,8 @@
 //! `LDLᵀ` without pivoting exists for every symmetric quasi-definite matrix (Vanderbei 1995),
 //! and each pivot's sign is known in advance: positive for coordinates, negative for the rows of
 //! `−Σ`. After every factorization each pivot `d_k` is checked for its expected sign and against
-//! `n·ε` times the largest entry of its column in the upper triangle; a violation is a typed [`LinalgError`], never a
-//! silently regularized pivot.
+//! `n·ε` times the largest entry of its column in the upper triangle; a violation is a typed
+//! [`LinalgError`], never a silently regularized pivot.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
