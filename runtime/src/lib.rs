@@ -8,7 +8,7 @@
 //!
 //! | integrator | paper | needs |
 //! | --- | --- | --- |
-//! | [`Spook`] | Lacoursière 2007, eq. 24–29 | [`Inertia`] (constant), [`Potential`], [`Holonomic`], [`Nonholonomic`], [`AppliedForces`] |
+//! | [`Spook`], [`SparseSpook`] | Lacoursière 2007, eq. 24–29 | [`Inertia`] (constant), [`Potential`], [`Holonomic`], [`Nonholonomic`], [`AppliedForces`] |
 //! | [`ZhangSkeelSimplified`] (Z&Ss) | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] |
 //! | [`ZhangSkeel`] (Z&S) | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] |
 //! | [`ZhangSkeelStiff`] (stiff Z&Ss) | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] |
@@ -26,6 +26,35 @@
 //! scheme that freezes the mass matrix over a step (all but Livens and the index-1 Runge–Kutta
 //! methods) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
 //! integrate equations without the velocity terms `∂T/∂q − Ṁv`.
+//!
+//! # Two tiers
+//!
+//! Small models use the **fixed-size tier**: const-generic traits ([`Inertia<N>`](Inertia),
+//! [`Holonomic<N, M>`](Holonomic), …), `SMatrix`/`SVector` on the stack, dense kernels.
+//! Large models — a ladder of 1000 rods, a chain of 10 000 pendula — use the **sparse tier**:
+//! sizes known when the model is constructed, a block-diagonal mass matrix, Jacobians as a fixed
+//! sparsity pattern plus values ([`model::sparse`]), states as [`DynState`], and integrators
+//! implementing [`SparseIntegrator`]. An integrator that serves both tiers is written once as a
+//! scheme over a small "system" trait that each tier implements with its own linear algebra
+//! behind [`linalg::LinearSolver`] (dense kernels, or a sparse `LDLᵀ` on faer analysed once and
+//! refilled in place, with no heap allocation per step). So far [`SparseSpook`] runs on the
+//! sparse tier; [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
+//! models of it.
+//!
+//! ```
+//! use mechanism_runtime::reference::PendulumChain;
+//! use mechanism_runtime::{SparseIntegrator, SparseSpook};
+//!
+//! // Tao–Owhadi's chain of pendula, 1000 links, released at rest.
+//! let chain = PendulumChain::tao_owhadi(1000);
+//! let mut state = chain.tao_owhadi_state();
+//! let mut spook = SparseSpook::new(&chain, 0.01)?; // numbering, pattern, symbolic LDLᵀ
+//! for _ in 0..100 {
+//!     spook.step(&chain, &mut state)?; // one sparse LDLᵀ per step, no allocation
+//! }
+//! assert!((state.t - 1.0).abs() < 1e-12);
+//! # Ok::<(), mechanism_runtime::StepError>(())
+//! ```
 //!
 //! [`discrete_gradient`] provides Gonzalez discrete gradients of the potential, the constraints
 //! and the kinetic energy (Kinon–Betsch–Livens eq. 26–29) for every model with the matching

@@ -45,14 +45,16 @@ use crate::model::{Regularization, Relaxation};
 ///
 /// with `M`, `A`, `G` evaluated at `q_k`, followed by `q_{k+1} = q_k + h v_{k+1}` (the
 /// discretization of eq. 12). Here `A(q) v = w(t)` are the nonholonomic rows
-/// ([`Nonholonomic`]; `Γα + A v_{k+1} = w` is eq. 24 with its driving term, relaxed by `γ` as
+/// ([`Nonholonomic`](crate::model::Nonholonomic); `Γα + A v_{k+1} = w` is eq. 24 with its driving term, relaxed by `γ` as
 /// the Rayleigh function of eq. 18–19 prescribes) and `f` is the model's non-potential force
-/// ([`AppliedForces`]: dissipation `−∂R/∂v` plus the `forces` section), taken explicitly at the
+/// ([`AppliedForces`](crate::model::AppliedForces): dissipation `−∂R/∂v` plus the `forces` section), taken explicitly at the
 /// start of the step as eq. 29's `h f⁽⁺⁾(k−1, k)`. A model without nonholonomic rows has
 /// `K = 0`, the default, and one without forces the zero `AppliedForces`; `mechanism!` emits
 /// both, so a model's rows and forces are never dropped silently.
 ///
-/// The system is solved through the Schur complement of eq. 30, block by block:
+/// On the fixed-size tier the system is solved through the Schur complement of eq. 30, block
+/// by block (the sparse tier factors the whole quasi-definite matrix instead, see
+/// [`SparseSpookSystem`]):
 ///
 /// ```text
 /// S_GG = G M⁻¹ Gᵀ + Σ,   S_AA = A M⁻¹ Aᵀ + Γ,   S_AG = A M⁻¹ Gᵀ
@@ -65,8 +67,8 @@ use crate::model::{Regularization, Relaxation};
 /// stable, Theorem 5.1). With `ε = 0` or `γ = 0` (ideal rows) the rows must be independent, or
 /// the step fails with [`StepError::Singular`].
 ///
-/// The defaults are each row's [`Holonomic::regularization`] (Lacoursière's `ε = 1e-8`,
-/// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`] (`γ = 1e-8`), overridable per row.
+/// The defaults are each row's [`Holonomic::regularization`](crate::model::Holonomic::regularization) (Lacoursière's `ε = 1e-8`,
+/// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`](crate::model::Nonholonomic::nonholonomic_compliance) (`γ = 1e-8`), overridable per row.
 /// The mass matrix must be constant (`Inertia::CONSTANT_MASS`; a configuration-dependent `M`
 /// is left to future work in §4 of the paper, and the step has no velocity terms
 /// `∂T/∂q − Ṁv`), else the step fails with [`StepError::Unsupported`]. Its factor is reused
