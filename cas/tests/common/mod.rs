@@ -217,24 +217,67 @@ pub fn no_extra(_: Symbol) -> Option<f64> {
     None
 }
 
+/// A finite-difference derivative and an estimate of its absolute error.
+#[derive(Clone, Copy, Debug)]
+pub struct Difference {
+    /// The derivative.
+    pub value: f64,
+    /// A bound on `|value − f'(x)|`, from the convergence of the estimates and round-off.
+    pub error: f64,
+}
+
 /// Central difference with one Richardson step (error O(h⁴)), at the step size where it has
 /// converged: the estimates at `h = 1e-3 · 2⁻ᵏ`, `k = 0..6`, are compared pairwise and the
 /// later one of the closest successive pair is returned. A fixed `h` is not enough for the
 /// steep random expressions of these tests (`tan(sin(u^2.25))` has fifth derivatives of order
 /// 1e5, which leaves a fixed-step truncation error of ~1e-6 relative), while shrinking `h`
 /// further only adds round-off `~ε |f| / h`.
-pub fn richardson(f: &dyn Fn(f64) -> f64, x: f64) -> f64 {
+///
+/// The error bound is the gap between the two chosen estimates (the truncation error of the
+/// coarser one, which bounds the finer one's once an O(h⁴) sequence has started to converge)
+/// plus the round-off of the finer one, `2⁶ ε max|f| / h` (each value of a deep random tree may
+/// carry tens of ulps). A test that compares a symbolic derivative with this difference allows
+/// for that error, so a steep sample that finite differences cannot resolve is not mistaken
+/// for a wrong derivative, while a wrong derivative still differs by far more than the bound.
+pub fn richardson(f: &dyn Fn(f64) -> f64, x: f64) -> Difference {
     let d = |h: f64| (f(x + h) - f(x - h)) / (2.0 * h);
     let estimate = |h: f64| (4.0 * d(h / 2.0) - d(h)) / 3.0;
-    let estimates: Vec<f64> = (0..6).map(|k| estimate(1e-3 / f64::powi(2.0, k))).collect();
-    let mut best = (f64::INFINITY, estimates[0]);
-    for pair in estimates.windows(2) {
-        let gap = (pair[1] - pair[0]).abs();
+    let steps: Vec<f64> = (0..6).map(|k| 1e-3 / f64::powi(2.0, k)).collect();
+    let estimates: Vec<f64> = steps.iter().map(|&h| estimate(h)).collect();
+    let mut best = (f64::INFINITY, 1);
+    for k in 1..estimates.len() {
+        let gap = (estimates[k] - estimates[k - 1]).abs();
         if gap < best.0 {
-            best = (gap, pair[1]);
+            best = (gap, k);
         }
     }
-    best.1
+    let (gap, k) = best;
+    let h = steps[k] / 2.0;
+    let size = [x - 2.0 * h, x - h, x + h, x + 2.0 * h]
+        .iter()
+        .fold(f(x).abs(), |m, &y| m.max(f(y).abs()));
+    Difference {
+        value: estimates[k],
+        error: gap + 64.0 * f64::EPSILON * size / h,
+    }
+}
+
+impl Difference {
+    /// Returns whether the estimates converged, to a thousandth of the derivative's size: a
+    /// sample whose function varies too fast for the stencil (`cos(u^20)` with `u ~ 2`) gives
+    /// estimates that never settle, and then finite differences say nothing about the
+    /// symbolic derivative.
+    pub fn converged(&self) -> bool {
+        self.error <= 1e-3 * self.value.abs().max(1.0)
+    }
+}
+
+/// Returns whether the symbolic `sym` agrees with the finite difference `fd` to the relative
+/// tolerance `tol` (of the largest of `scale`, `sym`, `fd` and 1) plus four times `fd`'s error
+/// bound.
+pub fn agrees(sym: f64, fd: Difference, tol: f64, scale: f64) -> bool {
+    (sym - fd.value).abs()
+        <= tol * scale.abs().max(1.0).max(sym.abs()).max(fd.value.abs()) + 4.0 * fd.error
 }
 
 pub fn close(a: f64, b: f64, tol: f64, scale: f64) -> bool {
