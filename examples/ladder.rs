@@ -269,7 +269,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         })?;
         averages.push(sum / steps as f64);
     }
-    let slope = loglog_slope(&hs, &averages);
+    let slope = common::loglog_slope(&hs, &averages);
     println!("## (b) Fig. 6: average violation ⟨‖g‖⟩ over T = 10, L = 20\n");
     println!("| h | ⟨‖g‖⟩ ours | ⟨‖g‖⟩ pilot (SciPy, EXPERIMENTS-M2 §A.7) |\n|---|---|---|");
     for ((h, a), p) in hs.iter().zip(&averages).zip(pilot) {
@@ -318,7 +318,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         );
     }
     let xs: Vec<f64> = links.iter().map(|&l| l as f64).collect();
-    let exponent = loglog_slope(&xs, &times);
+    let exponent = common::loglog_slope(&xs, &times);
     println!("\nfitted exponent: **{exponent:.2}** (paper: \"linear as it should\")\n");
     loglog_chart(
         Path::new("out/ladder_fig7.png"),
@@ -379,16 +379,6 @@ fn tables() -> Result<(), Box<dyn Error>> {
     )?;
     println!("\nwrote out/ladder_fig6.png, out/ladder_fig7.png, out/ladder_fig45.png");
     Ok(())
-}
-
-/// Returns the least-squares slope of `ln y` against `ln x`.
-fn loglog_slope(xs: &[f64], ys: &[f64]) -> f64 {
-    let (lx, ly): (Vec<f64>, Vec<f64>) = xs.iter().zip(ys).map(|(x, y)| (x.ln(), y.ln())).unzip();
-    let n = lx.len() as f64;
-    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
-    let sxy: f64 = lx.iter().zip(&ly).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = lx.iter().map(|x| (x - mx) * (x - mx)).sum();
-    sxy / sxx
 }
 
 /// Registers the embedded font and returns a white drawing area of `size` at `path`.

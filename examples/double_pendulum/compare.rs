@@ -408,10 +408,10 @@ fn fig2a(
     }
     println!(
         "| log-log slope vs ω | {:.2} | — | {:.2} (of max ‖g‖) | {:.2} | — | {:.2} |\n",
-        loglog_slope(&OMEGAS, &g_end),
-        loglog_slope(&OMEGAS, &g_max),
-        loglog_slope(&OMEGAS, &error_end),
-        loglog_slope(&OMEGAS, &error_max),
+        common::loglog_slope(&OMEGAS, &g_end),
+        common::loglog_slope(&OMEGAS, &g_max),
+        common::loglog_slope(&OMEGAS, &error_end),
+        common::loglog_slope(&OMEGAS, &error_max),
     );
     Ok(())
 }
@@ -480,17 +480,6 @@ fn max_distance(a: &[SVector<f64, 4>], b: &[SVector<f64, 4>]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).norm())
         .fold(0.0, f64::max)
-}
-
-/// Returns the least-squares slope of `log y` against `log x`.
-fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
-    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
-    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
-    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
-    sxy / sxx
 }
 
 /// Runs `f` once for its result, then again until at least 0.2 s have passed (at most 1000

@@ -355,31 +355,38 @@ impl RepeatedRow {
     }
 }
 
-impl SparseInertia for RepeatedRow {
-    fn coordinate_count(&self) -> usize {
-        4
-    }
-    fn body_sizes(&self) -> &[usize] {
-        self.chain.body_sizes()
-    }
-    fn constant_mass(&self) -> bool {
-        true
-    }
-    fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
-        self.chain.mass_blocks(q, blocks);
-    }
-    fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64 {
-        self.chain.kinetic_energy(q, v)
-    }
+/// Implements the inertia and potential of a test model as those of its field `chain`.
+macro_rules! chain_bodies {
+    ($model:ty) => {
+        impl SparseInertia for $model {
+            fn coordinate_count(&self) -> usize {
+                self.chain.coordinate_count()
+            }
+            fn body_sizes(&self) -> &[usize] {
+                self.chain.body_sizes()
+            }
+            fn constant_mass(&self) -> bool {
+                true
+            }
+            fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
+                self.chain.mass_blocks(q, blocks);
+            }
+            fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64 {
+                self.chain.kinetic_energy(q, v)
+            }
+        }
+        impl SparsePotential for $model {
+            fn potential(&self, q: &[f64]) -> f64 {
+                self.chain.potential(q)
+            }
+            fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
+                self.chain.potential_gradient(q, grad);
+            }
+        }
+    };
 }
-impl SparsePotential for RepeatedRow {
-    fn potential(&self, q: &[f64]) -> f64 {
-        self.chain.potential(q)
-    }
-    fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
-        self.chain.potential_gradient(q, grad);
-    }
-}
+
+chain_bodies!(RepeatedRow);
 impl SparseHolonomic for RepeatedRow {
     fn constraint_count(&self) -> usize {
         3
@@ -498,31 +505,7 @@ impl DrivenChain {
     }
 }
 
-impl SparseInertia for DrivenChain {
-    fn coordinate_count(&self) -> usize {
-        6
-    }
-    fn body_sizes(&self) -> &[usize] {
-        self.chain.body_sizes()
-    }
-    fn constant_mass(&self) -> bool {
-        true
-    }
-    fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
-        self.chain.mass_blocks(q, blocks);
-    }
-    fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64 {
-        self.chain.kinetic_energy(q, v)
-    }
-}
-impl SparsePotential for DrivenChain {
-    fn potential(&self, q: &[f64]) -> f64 {
-        self.chain.potential(q)
-    }
-    fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
-        self.chain.potential_gradient(q, grad);
-    }
-}
+chain_bodies!(DrivenChain);
 impl SparseHolonomic for DrivenChain {
     fn constraint_count(&self) -> usize {
         3
