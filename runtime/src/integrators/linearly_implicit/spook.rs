@@ -375,6 +375,7 @@ impl<const N: usize, const M: usize, const K: usize> StepSystem<N, M, K> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N> for Spook<N, M, K>
 where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
