@@ -1,5 +1,5 @@
 //! Generated derivatives of the `Driven` model (configuration-dependent mass, a rheonomic
-//! constraint, a nonholonomic row, dissipation, forces) against central finite differences of
+//! constraint, dissipation, forces) against central finite differences of
 //! the generated values themselves: independent of the symbolic derivation.
 
 include!("models/exotic.rs");
