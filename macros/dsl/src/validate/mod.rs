@@ -2,6 +2,8 @@
 //! tokens. All checks of a stage run and accumulate; stages are separated by barriers
 //! ([`Errors::finish`]), so that later checks only ever see well-formed input.
 
+mod degenerate;
+mod inertia;
 mod integrators;
 mod names;
 mod options;
@@ -156,6 +158,9 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         potential: energy.potential,
     };
     let mut errors = Errors::new();
+    inertia::check(&model, &sections, &mut errors);
+    degenerate::check(&mut model, &sections, &mut errors);
+    errors.barrier()?;
     let non_smooth = integrators::NonSmooth {
         energy: energy_uses.non_smooth,
         constraints: constraint_non_smooth,
