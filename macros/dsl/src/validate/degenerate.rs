@@ -14,8 +14,8 @@ use super::Sections;
 use crate::errors::Errors;
 use crate::model::Model;
 
-/// Iterations of the projection onto a row's zero set (a squared row halves its distance per
-/// iteration, so 60 reach round-off).
+/// Iterations of the projection onto a row's zero set at most (a squared row halves its
+/// distance per iteration, so about 50 reach round-off).
 const ITERATIONS: usize = 80;
 
 /// Reports every holonomic row whose gradient vanishes at every sample point projected onto
@@ -57,6 +57,13 @@ pub fn check(model: &mut Model, sections: &Sections, errors: &mut Errors) {
 fn project(model: &Model, g: Id, grad: &[Id], point: &mut Point) -> Option<(f64, f64)> {
     let store = &model.store;
     let q = &model.symbols.q;
+    // Only the coordinates the row depends on move.
+    let (q, grad): (Vec<_>, Vec<Id>) = q
+        .iter()
+        .zip(grad)
+        .filter(|(_, &d)| !store.is_zero(d))
+        .map(|(&s, &d)| (s, d))
+        .unzip();
     let gradient_at = |point: &Point| -> Option<Vec<f64>> {
         grad.iter().map(|&d| point.eval(store, d)).collect()
     };
@@ -73,13 +80,18 @@ fn project(model: &Model, g: Id, grad: &[Id], point: &mut Point) -> Option<(f64,
             break;
         }
         let mut step = 0.0f64;
+        let mut size = 1.0f64;
         for (&s, dc) in q.iter().zip(&d) {
             let delta = value * dc / squared;
             step = step.max(delta.abs());
+            size = size.max(point.get(s).abs());
             point.set(s, point.get(s) - delta);
         }
         value = point.eval(store, g)?;
-        if step <= 1e-300 {
+        // Converged to round-off: a regular row after a few steps; a squared one (which
+        // halves its distance per step) when the distance, and with it its gradient, is
+        // below 1e-14.
+        if step <= 1e-14 * size {
             break;
         }
     }
