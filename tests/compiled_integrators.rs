@@ -195,3 +195,39 @@ fn language_docs_agree_with_the_table() {
         );
     }
 }
+
+/// The run-time side of the table: a family without `varying_mass` refuses a
+/// configuration-dependent mass matrix with `Unsupported`, whose text names the families the
+/// table says can step it. (Only the explicit families need no model code beyond what every
+/// model has, so they can be tried on a model compiled without them.)
+#[test]
+fn families_without_varying_mass_refuse_it_at_run_time() {
+    use mechanism::runtime::capabilities::Family;
+    use mechanism::runtime::{Integrator, StepError, SymplecticEuler, Verlet};
+    let model = PolarParticle::new();
+    let start = State::new(0.0, [1.2, 0.0], [0.1, 1.0]);
+    let errors = [
+        (
+            Family::SymplecticEuler,
+            SymplecticEuler::<2>::new(0.001)
+                .unwrap()
+                .step(&model, &mut start.clone()),
+        ),
+        (
+            Family::Verlet,
+            Verlet::<2>::new(0.001)
+                .unwrap()
+                .step(&model, &mut start.clone()),
+        ),
+    ];
+    for (family, outcome) in errors {
+        assert!(!family.capabilities().varying_mass);
+        match outcome {
+            Err(StepError::Unsupported { requirement, .. }) => {
+                let steppers = Family::list(Family::those_that(|c| c.varying_mass));
+                assert!(requirement.contains(&steppers), "{requirement}");
+            }
+            other => panic!("{family:?} on a varying mass: {other:?}"),
+        }
+    }
+}
