@@ -126,9 +126,11 @@ impl Family {
         Family::Dlda,
     ];
 
-    /// The families a model that names none is compiled for: those of this list that can
-    /// step it, in this order (the linearly implicit ones first, then the ones that treat more
-    /// kinds of models).
+    /// The families a model that names none is compiled for: those of the first
+    /// [`Family::DEFAULT_COUNT`] that can step it, or, if none can, those of the rest that can
+    /// (the linearly implicit ones first, then the ones that treat more kinds of models). A
+    /// mass matrix singular in a direction no constraint fixes gets no default: the macro asks
+    /// for an explicit `integrators: [livens]`.
     pub const DEFAULT: [Family; 6] = [
         Family::Spook,
         Family::Zss,
@@ -138,9 +140,8 @@ impl Family {
         Family::Dlda,
     ];
 
-    /// How many of [`Family::DEFAULT`] a model gets at most: the first three that fit (so a
-    /// model SPOOK and Z&S can step is not also compiled for the rest, which keeps the
-    /// macro's cost bounded).
+    /// How many entries of [`Family::DEFAULT`] are tried first (so that a model SPOOK and Z&S
+    /// can step is not also compiled for the rest, which keeps the macro's cost bounded).
     pub const DEFAULT_COUNT: usize = 3;
 
     /// Returns the name used in `integrators: [..]`.
