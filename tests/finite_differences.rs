@@ -1,7 +1,7 @@
 //! Generated derivatives of the `Driven` model (configuration-dependent mass, a rheonomic
-//! constraint, a nonholonomic row, dissipation, forces) and of the `Exotic` model (every
-//! function of the language) against central finite differences of the generated values
-//! themselves: independent of the symbolic derivation.
+//! constraint, dissipation, forces) and of the `Exotic` model (every function of the
+//! language) against central finite differences of the generated values themselves:
+//! independent of the symbolic derivation.
 
 include!("models/exotic.rs");
 

@@ -177,14 +177,6 @@ proptest! {
         generated.constraint_acceleration_bias(&q, &v, t, &mut g);
         check.vector("acceleration bias", &g, &kinematics.acceleration_bias);
 
-        let (matrix, drive) = d.nonholonomic.as_ref().expect("the model has a nonholonomic row");
-        let mut a = SMatrix::<f64, 1, 3>::zeros();
-        generated.nonholonomic_matrix(&q, &mut a);
-        check.matrix("A", &a, matrix);
-        let mut wv = SVector::<f64, 1>::zeros();
-        generated.nonholonomic_drive(t, &mut wv);
-        check.vector("w", &wv, drive);
-
         let dissipation = d.dissipation.as_ref().expect("the model has dissipation");
         generated.dissipation_force(&q, &v, &mut v3);
         check.vector("dissipation force", &v3, &dissipation.value);
@@ -197,6 +189,25 @@ proptest! {
         generated.force_jacobians(&q, &v, t, &mut m3, &mut n3);
         check.matrix("force dq", &m3, &forces.dq);
         check.matrix("force dv", &n3, &forces.dv);
+    }
+
+    #[test]
+    fn skating_matches_interpreter(
+        q in prop::array::uniform3(-0.6..0.6f64),
+        p in (0.5..2.0f64, 1.0..3.0f64, 0.1..1.0f64),
+        t in 0.0..3.0f64,
+    ) {
+        let (model, d) = interpreted(3);
+        let check = Check::new(&model, q, [0.0; 3], [0.0; 3], [p.0, p.1, p.2], t, 1.0);
+        let generated = Skating { k: p.0, w: p.1, c: p.2 };
+        let q = vec3(q);
+        let (matrix, drive) = d.nonholonomic.as_ref().expect("the model has a nonholonomic row");
+        let mut a = SMatrix::<f64, 1, 3>::zeros();
+        generated.nonholonomic_matrix(&q, &mut a);
+        check.matrix("A", &a, matrix);
+        let mut wv = SVector::<f64, 1>::zeros();
+        generated.nonholonomic_drive(t, &mut wv);
+        check.vector("w", &wv, drive);
     }
 
     /// `g̈ = G q̈ + bias` along any path `q(s) = q + v s + ½ a s²`: the bias, computed

@@ -17,10 +17,13 @@
 //! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
 //! | [`Shake`], [`Rattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`], [`Potential`], [`Holonomic`] |
 //! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
-//! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | as above + [`NonholonomicDerivative`] |
+//! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
 //! | [`StabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
 //! | [`Langevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] + the wrapped integrator's |
+//!
+//! The table is the documentation of [`capabilities`], the data `mechanism!` checks a model
+//! against; a unit test keeps the two in agreement.
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]). Every
 //! scheme that freezes the mass matrix over a step (all but Livens and the index-1 Runge–Kutta
@@ -61,6 +64,7 @@
 //! capability, the building blocks of energy-consistent implicit schemes.
 #![warn(missing_docs)]
 
+pub mod capabilities;
 pub mod discrete_gradient;
 pub mod error;
 pub mod fma;

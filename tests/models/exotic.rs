@@ -20,8 +20,9 @@ mechanism::mechanism! {
 }
 
 mechanism::mechanism! {
-    /// A configuration-dependent mass matrix with time-dependent constraints, nonholonomic
-    /// rows, dissipation and forces, compiled for index reduction and discrete gradients.
+    /// A configuration-dependent mass matrix with time-dependent constraints, dissipation and
+    /// forces, compiled for index reduction (whose runtime integrators have no nonholonomic
+    /// rows: those are in `Skating`).
     pub struct Driven {
         coordinates: [x, y, z],
         parameters: { k = 1.3, c = 0.7, w = 2.0 },
@@ -30,9 +31,6 @@ mechanism::mechanism! {
         potential: k * (x * y).sin() + c * sqrt(1.0 + z.powi(2)),
         holonomic: {
             path: x.powi(3) - y * z + (w * t).sin() * z - 0.1 * t.powi(2) * (x * z).cos(),
-        },
-        nonholonomic: {
-            skate: dot(x) * z.sin() - dot(y) * z.cos() + x * dot(z) - (w * t).cos(),
         },
         dissipation: 0.5 * c * (dot(x).powi(2) + x.powi(2) * dot(y).powi(2)) + 0.1 * dot(z).powi(4),
         forces: { x: k * t.sin() * dot(y), z: -c * x * dot(z) },
@@ -50,5 +48,21 @@ mechanism::mechanism! {
         potential: 0.5 * ea / l0 * (r - l0).powi(2) - m * 9.81 * r * theta.cos(),
         holonomic: { cone: theta - 0.3 * phi.sin() * r },
         integrators: [livens],
+    }
+}
+
+mechanism::mechanism! {
+    /// A driven nonholonomic row with configuration-dependent coefficients, for the integrators
+    /// that treat nonholonomic rows (constant mass).
+    pub struct Skating {
+        coordinates: [x, y, z],
+        parameters: { k = 1.3, w = 2.0, c = 0.1 },
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2) + 2.0 * dot(z).powi(2)),
+        potential: k * (x * y).sin(),
+        nonholonomic: {
+            skate: dot(x) * z.sin() - dot(y) * z.cos() + x * dot(z) - (w * t).cos(),
+        },
+        dissipation: c * dot(z).powi(2),
+        integrators: [dlda, spook],
     }
 }

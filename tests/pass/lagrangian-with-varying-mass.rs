@@ -16,7 +16,12 @@ mechanism! {
     }
 }
 
+include!("../support/steps.rs");
+
 fn main() {
+    ten_steps!(SpringPendulum, mechanism::runtime::State::new(0.0, [1.0, 0.5, 0.0], [0.0, 1.0, 1.0]),
+        <3, 0, 0>, h: 0.001, penalty: false, [livens, rk]);
+
     let model = SpringPendulum::new();
     assert!(!<SpringPendulum as Inertia<3>>::CONSTANT_MASS);
     let mut out = SVector::<f64, 3>::zeros();

@@ -27,7 +27,13 @@ mechanism! {
     }
 }
 
+include!("../support/steps.rs");
+
 fn main() {
+    let state = mechanism::runtime::State::new(0.0, [0.5], [0.0]);
+    ten_steps!(Well, state, <1, 0, 0>, h: 0.001, penalty: false, [spook]);
+    ten_steps!(Clamped, state, <1, 0, 0>, h: 0.001, penalty: false, [spook, zs]);
+
     let mut g = SVector::<f64, 1>::zeros();
     Well::new().potential_gradient(&SVector::<f64, 1>::new(-0.5), &mut g);
     assert_eq!(g[0], -1.0);

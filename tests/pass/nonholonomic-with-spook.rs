@@ -16,7 +16,12 @@ mechanism! {
     }
 }
 
+include!("../support/steps.rs");
+
 fn main() {
+    ten_steps!(KnifeEdge, State::new(0.0, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]),
+        <3, 0, 1>, h: 0.001, penalty: false, [spook]);
+
     let model = KnifeEdge::new();
     let mut spook = Spook::<3, 0, 1>::new(0.01).unwrap();
     let mut state = State::new(0.0, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]);

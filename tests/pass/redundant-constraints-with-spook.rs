@@ -16,6 +16,11 @@ mechanism! {
     }
 }
 
+include!("../support/steps.rs");
+
 fn main() {
+    ten_steps!(Redundant, mechanism::runtime::State::new(0.0, [0.6, -0.8], [0.8, 0.6]),
+        <2, 2, 0>, h: 0.001, penalty: true, [spook, zss]);
+
     let _ = Redundant::default();
 }

@@ -34,6 +34,8 @@ pub enum SectionBody {
     Rows(Vec<Named<Expr>>),
     /// A single expression (energies, Lagrangian).
     Expr(Expr),
+    /// The value of an unknown section, as written (reported by validation).
+    Unknown(proc_macro2::TokenStream),
 }
 
 /// A name with its attributes (doc comments) and a payload.

@@ -134,13 +134,20 @@ impl Lowerer<'_> {
                     None
                 }
             },
-            Expr::Binary(binary) => self.binary(binary, context),
+            Expr::Binary(binary) => {
+                let id = self.binary(binary, context)?;
+                self.finite(expr, id)
+            }
             Expr::MethodCall(call) => {
                 let receiver = self.lower(&call.receiver, context);
                 let args = self.lower_all(call.args.iter(), context);
-                self.function(&call.method, receiver?, &args?, &call.args, context)
+                let id = self.function(&call.method, receiver?, &args?, &call.args, context)?;
+                self.finite(expr, id)
             }
-            Expr::Call(call) => self.call(call, context),
+            Expr::Call(call) => {
+                let id = self.call(call, context)?;
+                self.finite(expr, id)
+            }
             other => {
                 self.errors.error_spanned(
                     other,
@@ -152,6 +159,44 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+
+    /// Returns `id` unless it is a constant that is not a finite number (`ln(0.0)`,
+    /// `sqrt(-1.0)`), which is reported at `expr`.
+    fn finite(&mut self, expr: &Expr, id: Id) -> Option<Id> {
+        if !self.store.symbols(id).is_empty() {
+            return Some(id);
+        }
+        match mechanism_cas::eval(self.store, id, &|_| None) {
+            Ok(value) if value.is_finite() => Some(id),
+            outcome => {
+                let value = outcome.map_or_else(|_| "undefined".to_string(), |v| v.to_string());
+                self.errors.error_spanned(
+                    expr,
+                    format!("this constant is not a finite number (it evaluates to {value}); write a finite value, or check the arguments of `ln`, `sqrt`, `powf` and divisions"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Reports a divisor that is zero wherever it is defined (a constant `0.0`, or an
+    /// expression such as `x - x` that vanishes at every sample point).
+    fn check_divisor(&mut self, divisor: &Expr, id: Id) -> bool {
+        let zero = self.store.is_zero(id) || {
+            let values: Vec<f64> = crate::validate::sample::points(self.symbols, None, 8)
+                .iter()
+                .filter_map(|p| p.eval(self.store, id))
+                .collect();
+            !values.is_empty() && values.iter().all(|v| v.abs() <= 1e-12)
+        };
+        if zero {
+            self.errors.error_spanned(
+                divisor,
+                "division by zero: this divisor is zero for every value of the coordinates and parameters; fix the divisor, or remove the division",
+            );
+        }
+        !zero
     }
 
     fn lower_all<'e>(
@@ -228,7 +273,9 @@ impl Lowerer<'_> {
             BinOp::Add(_) => Some(self.store.add(a, b)),
             BinOp::Sub(_) => Some(self.store.sub(a, b)),
             BinOp::Mul(_) => Some(self.store.mul(a, b)),
-            BinOp::Div(_) => Some(self.store.div(a, b)),
+            BinOp::Div(_) => self
+                .check_divisor(&binary.right, b)
+                .then(|| self.store.div(a, b)),
             _ => {
                 self.errors.error_spanned(
                     op,

@@ -3,7 +3,7 @@
 use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
-use crate::integrators::Integrator;
+use crate::integrators::Family;
 use crate::lower::Symbols;
 
 /// A model that passed validation.
@@ -27,7 +27,7 @@ pub struct Model {
     /// Generalized forces `f(q, v, t)`, one entry per coordinate, if any.
     pub forces: Option<Vec<Id>>,
     /// The integrators the model is compiled for.
-    pub integrators: Vec<Integrator>,
+    pub integrators: Vec<Family>,
     /// Every expression of the model lives here, shared.
     pub store: Store,
     /// The symbols expressions are built from.
@@ -110,7 +110,7 @@ impl Model {
     }
 
     /// Returns whether the model is compiled for `integrator`.
-    pub fn uses(&self, integrator: Integrator) -> bool {
+    pub fn uses(&self, integrator: Family) -> bool {
         self.integrators.contains(&integrator)
     }
 }

@@ -1,5 +1,5 @@
 //! Parses the tokens of `mechanism!` into the spanned [`ast`](crate::ast). No semantic checks
-//! happen here: an unknown section is parsed as an expression and reported by validation, so
+//! happen here: an unknown section is kept as tokens and reported by validation, so
 //! that every mistake of a model shows up in one build.
 
 use syn::parse::{Parse, ParseStream};
@@ -122,8 +122,17 @@ impl Parse for Section {
                 | SectionKind::Potential
                 | SectionKind::Lagrangian
                 | SectionKind::Dissipation,
-            )
-            | None => SectionBody::Expr(input.parse()?),
+            ) => SectionBody::Expr(input.parse()?),
+            None => {
+                // Whatever its shape (`{ … }`, `[ … ]`, an expression), the value of an
+                // unknown section is kept as tokens up to the next `,`, so that validation
+                // reports the section's name rather than a parse error inside its value.
+                let mut tokens = proc_macro2::TokenStream::new();
+                while !input.is_empty() && !input.peek(Token![,]) {
+                    tokens.extend([input.parse::<proc_macro2::TokenTree>()?]);
+                }
+                SectionBody::Unknown(tokens)
+            }
         };
         Ok(Section { keyword, body })
     }

@@ -1,8 +1,8 @@
 //! Decides which derived quantities the model's code needs, from the integrators it is compiled
 //! for (the table of "what each integrator needs" in DESIGN.md, as data in
-//! [`Integrator::capabilities`]). Generating only those keeps the macro's cost bounded.
+//! [`Family::capabilities`]). Generating only those keeps the macro's cost bounded.
 
-use crate::integrators::{Capabilities, Integrator};
+use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 
 /// The derived quantities to generate.
@@ -40,7 +40,7 @@ impl Plan {
             model
                 .integrators
                 .iter()
-                .any(|i: &Integrator| need(i.capabilities()))
+                .any(|i: &Family| need(i.capabilities()))
         };
         let constrained = !model.constraints.is_empty();
         let penalty = constrained && any(|c| c.penalty);
@@ -56,8 +56,9 @@ impl Plan {
             kinematics: any(|c| c.kinematics) || model.rheonomic(),
             second_order: any(|c| c.discrete_gradients || c.kinematics),
             nonholonomic: !model.nonholonomic.is_empty(),
-            nonholonomic_derivative: !model.nonholonomic.is_empty()
-                && model.integrators.contains(&Integrator::Dlda),
+            // Also without nonholonomic rows (then `NonholonomicDerivative<N, 0>` is empty), so
+            // that both runtime schemes of `dlda` step every model compiled for it.
+            nonholonomic_derivative: model.uses(Family::Dlda),
             dissipation: model.dissipation.is_some(),
             forces: model.forces.is_some(),
         }

@@ -138,6 +138,10 @@ fn ill_formed_models_are_rejected() {
         ),
         (
             quote! { pub struct A { coordinates: [x], parameters: { k = 1.0 / 0.0 }, kinetic: dot(x).powi(2) } },
+            "division by zero",
+        ),
+        (
+            quote! { pub struct A { coordinates: [x], parameters: { k = (0.0).ln() }, kinetic: dot(x).powi(2) } },
             "not a finite number",
         ),
     ];

@@ -116,7 +116,8 @@ pub(crate) fn check_max_iterations(max_iterations: usize) -> Result<usize, StepE
 /// Zhang–Skeel, Newmark, SHAKE, RATTLE, the explicit ones, Cuell's) have no velocity terms
 /// `∂T/∂q − Ṁ v`: with a configuration-dependent `M` they would integrate different equations
 /// without any other sign of it, so they refuse such a model. `mechanism!` refuses the same
-/// combinations at compile time.
+/// combinations at compile time; both read
+/// [`Capabilities::varying_mass`](crate::capabilities::Capabilities::varying_mass).
 pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
     integrator: &'static str,
 ) -> Result<(), StepError> {
@@ -125,8 +126,7 @@ pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
     } else {
         Err(StepError::Unsupported {
             integrator,
-            requirement: "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv); \
-                          use Livens or the index-1 Runge–Kutta methods (integrators::stabilized)",
+            requirement: crate::capabilities::constant_mass_requirement(),
         })
     }
 }

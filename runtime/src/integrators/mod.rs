@@ -14,6 +14,16 @@ use crate::error::StepError;
 use crate::state::{DynState, State};
 
 /// Advances a state of a model by one step.
+///
+/// Every implementation carries `#[diagnostic::do_not_recommend]`, so that stepping a model
+/// that lacks a capability trait the integrator needs is reported as this trait's one message
+/// (below) rather than as every missing model trait with the list of library models that have
+/// it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot step `{Model}`: the model lacks capability traits this integrator needs",
+    label = "`{Model}` is not compiled for this integrator",
+    note = "for a model written with `mechanism!`, add the integrator to its `integrators: [..]` (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait Integrator<Model, const N: usize> {
     /// Advances `state` by one step; on error `state` is left unchanged.
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError>;

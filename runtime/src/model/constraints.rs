@@ -45,6 +45,11 @@ impl Default for Regularization {
 ///
 /// The time `t` is passed so that rheonomic constraints fit the same trait; scleronomic models
 /// ignore it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `Holonomic`",
+    label = "the model lacks `Holonomic`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait Holonomic<const N: usize, const M: usize> {
     /// The constraint names, in row order.
     const CONSTRAINTS: [&'static str; M];
@@ -84,6 +89,11 @@ pub trait Holonomic<const N: usize, const M: usize> {
 
 /// Time derivatives of holonomic constraints, for index reduction (Ascher et al. 1995, eq. 1.5)
 /// and for rheonomic constraints `g(q, t)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `HolonomicKinematics`",
+    label = "the model lacks `HolonomicKinematics`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
     /// Writes `g_t = ∂g/∂t`, so that `ġ = G v + g_t`.
     fn constraint_time_derivative(&self, q: &SVector<f64, N>, t: f64, out: &mut SVector<f64, M>);
@@ -99,6 +109,11 @@ pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
 }
 
 /// The Hessian of every constraint row, for Newton Jacobians of constrained implicit schemes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `HolonomicHessians`",
+    label = "the model lacks `HolonomicHessians`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait HolonomicHessians<const N: usize, const M: usize>: Holonomic<N, M> {
     /// Writes `Hess g_k(q, t)` into `out[k]` for every row `k`.
     fn constraint_hessians(&self, q: &SVector<f64, N>, t: f64, out: &mut [SMatrix<f64, N, N>; M]);

@@ -53,6 +53,11 @@ pub trait Forces<const N: usize> {
 /// Free.applied_force(&zero, &zero, 0.0, &mut f);
 /// assert_eq!(f, zero);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `AppliedForces`",
+    label = "the model lacks `AppliedForces`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait AppliedForces<const N: usize> {
     /// Writes `f_a(q, v, t)` into `out` (zero by default).
     fn applied_force(

@@ -1,6 +1,11 @@
 use nalgebra::{SMatrix, SVector};
 
 /// The kinetic energy `T = ½ vᵀ M(q) v`, given by its mass matrix.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `Inertia`",
+    label = "the model lacks `Inertia`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait Inertia<const N: usize> {
     /// Whether `M` does not depend on `q`: integrators may then factor it once.
     const CONSTANT_MASS: bool;
@@ -29,6 +34,11 @@ pub trait Inertia<const N: usize> {
 /// Derivatives of the kinetic energy with respect to the configuration, for schemes that handle
 /// a configuration-dependent mass matrix (the Livens/Gonzalez scheme) and for their Newton
 /// Jacobians.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `InertiaGradient`",
+    label = "the model lacks `InertiaGradient`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait InertiaGradient<const N: usize>: Inertia<N> {
     /// Writes `∂T/∂q (q, v) = ½ vᵀ (∂M/∂q) v` into `out`.
     fn kinetic_gradient(&self, q: &SVector<f64, N>, v: &SVector<f64, N>, out: &mut SVector<f64, N>);

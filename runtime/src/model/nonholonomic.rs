@@ -5,6 +5,11 @@ pub const DEFAULT_GAMMA: f64 = 1e-8;
 
 /// `K` nonholonomic constraints linear in the velocities, `A(q) v = w(t)` (Pfaffian form with a
 /// driving term).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `Nonholonomic`",
+    label = "the model lacks `Nonholonomic`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait Nonholonomic<const N: usize, const K: usize> {
     /// The row names, in row order.
     const NONHOLONOMIC: [&'static str; K];

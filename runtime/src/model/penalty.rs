@@ -12,6 +12,11 @@ use super::{Configuration, Inertia, Potential, PotentialHessian, PotentialThirdD
 /// [`PenalizedPotential`] (`W`, `∇W`), [`PenalizedHessian`] (`Hess W`) and
 /// [`PenalizedThirdDerivative`] (`a·W‴·a`). [`Penalized`] turns each into the corresponding
 /// potential trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `PenalizedPotential`",
+    label = "the model lacks `PenalizedPotential`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait PenalizedPotential<const N: usize> {
     /// Returns `W(q)`.
     fn penalized_potential(&self, omega: f64, q: &SVector<f64, N>) -> f64;
@@ -26,6 +31,11 @@ pub trait PenalizedPotential<const N: usize> {
 }
 
 /// The Hessian of the penalized potential, for the linearly implicit penalty integrators.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `PenalizedHessian`",
+    label = "the model lacks `PenalizedHessian`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait PenalizedHessian<const N: usize>: PenalizedPotential<N> {
     /// Writes `Hess W(q)` into `hess`.
     fn penalized_potential_hessian(
@@ -49,6 +59,11 @@ pub trait PenalizedHessian<const N: usize>: PenalizedPotential<N> {
 }
 
 /// The third derivative of the penalized potential contracted twice, for full Z&S.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `PenalizedThirdDerivative`",
+    label = "the model lacks `PenalizedThirdDerivative`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait PenalizedThirdDerivative<const N: usize>: PenalizedHessian<N> {
     /// Writes `a·W‴(q)·a` into `out`.
     fn penalized_potential_third_contraction(

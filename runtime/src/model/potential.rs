@@ -1,6 +1,11 @@
 use nalgebra::{SMatrix, SVector};
 
 /// A potential energy `V(q)` and its gradient.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `Potential`",
+    label = "the model lacks `Potential`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait Potential<const N: usize> {
     /// Which coordinates the potential depends on: `false` at `i` promises that `V(q)` does not
     /// depend on `q_i`.
@@ -19,6 +24,11 @@ pub trait Potential<const N: usize> {
 }
 
 /// The Hessian of the potential, for linearly implicit integrators (Zhang–Skeel, Newmark).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `PotentialHessian`",
+    label = "the model lacks `PotentialHessian`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait PotentialHessian<const N: usize>: Potential<N> {
     /// Writes the symmetric `Hess V(q)` into `hess`.
     fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
@@ -36,6 +46,11 @@ pub trait PotentialHessian<const N: usize>: Potential<N> {
 }
 
 /// The third derivative of the potential contracted twice with a vector, for full Z&S.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `PotentialThirdDerivative`",
+    label = "the model lacks `PotentialThirdDerivative`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait PotentialThirdDerivative<const N: usize>: PotentialHessian<N> {
     /// Writes `a·V'''(q)·a = ∇_q (aᵀ Hess V(q) a)` (with `a` held fixed) into `out`.
     fn potential_third_contraction(

@@ -21,7 +21,7 @@ pub fn fallback(ast: &Mechanism, error: &syn::Error) -> TokenStream {
             .map(|s| match &s.body {
                 SectionBody::Names(names) => names.len(),
                 SectionBody::Rows(rows) | SectionBody::Assignments(rows) => rows.len(),
-                SectionBody::Expr(_) => 0,
+                SectionBody::Expr(_) | SectionBody::Unknown(_) => 0,
             })
     };
     let fields: Vec<&syn::Ident> = ast

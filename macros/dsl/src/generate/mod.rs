@@ -208,6 +208,10 @@ impl<'a> Code<'a> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        let families = model.integrators.iter().map(|i| {
+            let variant = quote::format_ident!("{}", format!("{i:?}"));
+            quote!(#rt::capabilities::Family::#variant)
+        });
         quote! {
             #(#attrs)*
             #[doc = ""]
@@ -232,6 +236,10 @@ impl<'a> Code<'a> {
             impl #name {
                 /// Number of generalized coordinates.
                 pub const DOF: usize = #n;
+
+                /// The integrator families this model is compiled for (its
+                /// `integrators: [..]`, or the default set that can step it).
+                pub const INTEGRATORS: &'static [#rt::capabilities::Family] = &[#(#families),*];
 
                 /// Creates the model with every parameter at its default value.
                 pub fn new() -> Self {

@@ -9,7 +9,7 @@ use syn::Ident;
 use super::sample::{independent_rows, points};
 use super::Sections;
 use crate::errors::Errors;
-use crate::integrators::Integrator;
+use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 use crate::parse::SectionKind;
 
@@ -21,6 +21,10 @@ struct Features {
     /// `Some(hint)` if the mass matrix is singular at every sample point.
     singular_mass: Option<String>,
     varying_mass: bool,
+    /// `Some(what)` if the mass matrix is singular in a direction that no constraint fixes at
+    /// every sample point, e.g. "the velocity of `x` appears in no kinetic term and no
+    /// constraint fixes `x`".
+    undetermined: Option<String>,
     /// A holonomic row that depends linearly on the rows before it at every sample point.
     redundant: Option<Ident>,
     /// Non-smooth functions of the coordinates, where the user wrote them.
@@ -61,19 +65,17 @@ fn kinks(model: &Model, non_smooth: &NonSmooth) -> Kinks {
 
 /// Returns an error, at each non-smooth function, for every derivative `integrator` needs
 /// beyond the first.
-fn kink_problems(integrator: Integrator, features: &Features) -> Vec<(Span, String)> {
+fn kink_problems(integrator: Family, features: &Features) -> Vec<(Span, String)> {
     let can = integrator.capabilities();
     let name = integrator.name();
-    let hint = "use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`), or an integrator that needs only first derivatives, such as `spook`";
-    let mut problems = Vec::new();
-    let energy_need = if can.third_derivative {
-        Some("the third derivative of the potential")
-    } else if can.hessian || can.discrete_gradients {
-        Some("the second derivatives of the energy")
+    let first_order = Family::list(fitting(features));
+    let hint = if first_order.is_empty() {
+        "use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`)".to_string()
     } else {
-        None
+        format!("use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`), or an integrator that needs only first derivatives: {first_order}")
     };
-    if let Some(need) = energy_need {
+    let mut problems = Vec::new();
+    if let Some(need) = energy_need(can) {
         for (span, function) in &features.kinks.energy {
             problems.push((
                 *span,
@@ -81,8 +83,7 @@ fn kink_problems(integrator: Integrator, features: &Features) -> Vec<(Span, Stri
             ));
         }
     }
-    let constraint_need = (can.penalty && can.hessian) || can.kinematics || can.discrete_gradients;
-    if constraint_need {
+    if needs_smooth_constraints(can) {
         for (span, function) in &features.kinks.constraints {
             problems.push((
                 *span,
@@ -91,6 +92,45 @@ fn kink_problems(integrator: Integrator, features: &Features) -> Vec<(Span, Stri
         }
     }
     problems
+}
+
+/// Which derivative of the energy beyond the first a family needs, if any.
+fn energy_need(can: Capabilities) -> Option<&'static str> {
+    if can.third_derivative {
+        Some("the third derivative of the potential")
+    } else if can.hessian || can.discrete_gradients {
+        Some("the second derivatives of the energy")
+    } else {
+        None
+    }
+}
+
+/// Whether a family differentiates the constraints twice.
+fn needs_smooth_constraints(can: Capabilities) -> bool {
+    (can.penalty && can.hessian) || can.kinematics || can.discrete_gradients
+}
+
+/// Whether `family` can step a model with `features`, non-smooth functions included.
+fn fits(family: Family, features: &Features) -> bool {
+    let can = family.capabilities();
+    let kinks = (!features.kinks.energy.is_empty() && energy_need(can).is_some())
+        || (!features.kinks.constraints.is_empty() && needs_smooth_constraints(can));
+    problems(family, features).is_empty() && !kinks
+}
+
+/// Returns the families that can step a model with `features`: the only ones a hint names.
+fn fitting(features: &Features) -> impl Iterator<Item = Family> + '_ {
+    Family::ALL.into_iter().filter(|f| fits(*f, features))
+}
+
+/// Returns "; use `x` or `y` instead" with the families that can step the model, or nothing.
+fn instead(features: &Features) -> String {
+    let names = Family::list(fitting(features));
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!("; use {names} instead")
+    }
 }
 
 /// Where the model uses non-smooth functions (`abs`, `signum`, `min`, `max`).
@@ -105,10 +145,10 @@ pub struct NonSmooth {
 pub fn check(
     model: &mut Model,
     sections: &Sections,
-    requested: Option<Vec<(Integrator, Ident)>>,
+    requested: Option<Vec<(Family, Ident)>>,
     non_smooth: &NonSmooth,
     errors: &mut Errors,
-) -> Vec<Integrator> {
+) -> Vec<Family> {
     let mut features = features(model);
     features.kinks = kinks(model, non_smooth);
     check_degrees_of_freedom(model, sections, errors);
@@ -116,8 +156,17 @@ pub fn check(
     match requested {
         Some(requested) => {
             for (integrator, ident) in &requested {
-                for problem in problems(*integrator, &features) {
-                    errors.error_spanned(ident, format!("`{}` {problem}", integrator.name()));
+                let reasons = problems(*integrator, &features);
+                if !reasons.is_empty() {
+                    errors.error_spanned(
+                        ident,
+                        format!(
+                            "`{}` {}{}",
+                            integrator.name(),
+                            reasons.join("; it also "),
+                            instead(&features)
+                        ),
+                    );
                 }
                 for (span, message) in kink_problems(*integrator, &features) {
                     errors.error_at(span, message);
@@ -126,24 +175,41 @@ pub fn check(
             requested.into_iter().map(|(i, _)| i).collect()
         }
         None => {
-            let fits = |i: &Integrator| {
-                problems(*i, &features).is_empty() && kink_problems(*i, &features).is_empty()
-            };
-            let mut chosen: Vec<Integrator> =
-                Integrator::DEFAULT.into_iter().filter(fits).collect();
+            if let Some(undetermined) = &features.undetermined {
+                let potential = Family::list(fitting(&features));
+                let livens = if potential.is_empty() {
+                    String::new()
+                } else {
+                    format!(", or, if the potential alone determines it, list `integrators: [..]` with {potential}")
+                };
+                sections.error_at_energy(
+                    &model.name,
+                    errors,
+                    format!("{undetermined}, so no integrator of the default set can step this mechanism; give it kinetic energy, add a constraint that fixes it{livens}"),
+                );
+                return Vec::new();
+            }
+            let primary = &Family::DEFAULT[..Family::DEFAULT_COUNT];
+            let fallback = &Family::DEFAULT[Family::DEFAULT_COUNT..];
+            let mut chosen: Vec<Family> = primary
+                .iter()
+                .copied()
+                .filter(|f| fits(*f, &features))
+                .collect();
             if chosen.is_empty() {
-                chosen = [Integrator::Rk, Integrator::Livens, Integrator::Dlda]
-                    .into_iter()
-                    .filter(fits)
+                chosen = fallback
+                    .iter()
+                    .copied()
+                    .filter(|f| fits(*f, &features))
                     .collect();
             }
             if chosen.is_empty() {
-                let reasons: Vec<String> = problems(Integrator::Spook, &features);
+                let reasons: Vec<String> = problems(Family::Spook, &features);
                 errors.error_spanned(
                     &model.name,
                     format!(
-                        "no integrator of the default set can run this mechanism (`spook` {}); list the integrators you want in `integrators: [..]`",
-                        reasons.join("; ")
+                        "no integrator of the default set can step this mechanism (`spook` {}); list the integrators you want in `integrators: [..]`",
+                        reasons.join("; it also ")
                     ),
                 );
             }
@@ -152,42 +218,47 @@ pub fn check(
     }
 }
 
-/// Returns why `integrator` cannot run a model with `features` (empty when it can).
-fn problems(integrator: Integrator, features: &Features) -> Vec<String> {
+/// Returns why `integrator` cannot step a model with `features` (empty when it can), without
+/// hints: the caller adds the families that can.
+fn problems(integrator: Family, features: &Features) -> Vec<String> {
     let can = integrator.capabilities();
     let mut problems = Vec::new();
     if features.nonholonomic && !can.nonholonomic {
-        problems.push(format!(
-            "cannot treat nonholonomic constraints (section `nonholonomic`); {}",
-            Integrator::use_instead(|c| c.nonholonomic)
-        ));
+        problems.push("cannot treat nonholonomic constraints (section `nonholonomic`)".to_string());
     }
     if features.rheonomic && !can.rheonomic {
-        problems.push(format!(
-            "does not support time-dependent holonomic constraints (`t` in `holonomic`); {}",
-            Integrator::use_instead(|c| c.rheonomic)
-        ));
+        problems.push(
+            "does not support time-dependent holonomic constraints (`t` in `holonomic`)"
+                .to_string(),
+        );
     }
     if features.forces && !can.forces {
-        problems.push(format!(
-            "cannot use dissipation or generalized forces (sections `dissipation`, `forces`); {}",
-            Integrator::use_instead(|c| c.forces)
-        ));
+        problems.push(
+            "cannot use dissipation or generalized forces (sections `dissipation`, `forces`)"
+                .to_string(),
+        );
     }
-    if let (Some(hint), false) = (&features.singular_mass, can.singular_mass) {
-        problems.push(format!(
-            "needs the inverse of the mass matrix, but the mass matrix is singular for every configuration{hint}; use the Livens/Gonzalez scheme `livens`, or `spook`"
-        ));
+    if let Some(hint) = &features.singular_mass {
+        if !can.singular_mass {
+            problems.push(format!(
+                "needs the inverse of the mass matrix, but the mass matrix is singular for every configuration{hint}"
+            ));
+        } else if let (Some(undetermined), false) =
+            (&features.undetermined, can.massless_coordinates)
+        {
+            problems.push(format!(
+                "needs a constraint for every direction without inertia, but {undetermined}"
+            ));
+        }
     }
-    if features.varying_mass && !can.varying_mass && features.singular_mass.is_none() {
-        problems.push(format!(
-            "assumes a constant mass matrix, but this one depends on the coordinates; {}",
-            Integrator::use_instead(|c| c.varying_mass)
-        ));
+    if features.varying_mass && !can.varying_mass {
+        problems.push(
+            "assumes a constant mass matrix, but this one depends on the coordinates".to_string(),
+        );
     }
     if let (Some(row), true) = (&features.redundant, can.full_rank) {
         problems.push(format!(
-            "needs linearly independent constraints, but `{row}` is a linear combination of the rows before it for every configuration; remove it, or use `spook`, which tolerates redundant constraints"
+            "needs linearly independent constraints, but `{row}` is a linear combination of the rows before it for every configuration (remove it)"
         ));
     }
     problems
@@ -231,7 +302,11 @@ fn features(model: &mut Model) -> Features {
         .find(|&k| !independence.is_empty() && independence.iter().all(|ind| !ind[k]))
         .map(|k| model.constraints[k].name.clone());
 
+    let undetermined = singular_mass
+        .as_ref()
+        .and_then(|_| undetermined(model, &rows, &samples));
     Features {
+        undetermined,
         nonholonomic: !model.nonholonomic.is_empty(),
         rheonomic: model.rheonomic(),
         forces: model.dissipation.is_some() || model.forces.is_some(),
@@ -240,6 +315,48 @@ fn features(model: &mut Model) -> Features {
         redundant,
         kinks: Kinks::default(),
     }
+}
+
+/// Describes a direction without inertia that no constraint fixes, if the stacked matrix
+/// `[M; G; A]` has a null space at every sample point (then `ker M ∩ ker G ∩ ker A ≠ 0`, and
+/// the SPOOK matrix `M + Gᵀ Σ⁻¹ G` is singular).
+fn undetermined(
+    model: &Model,
+    rows: &[Vec<Id>],
+    samples: &[super::sample::Point],
+) -> Option<String> {
+    let store = &model.store;
+    let mut stacked: Vec<Vec<Id>> = model.mass.clone();
+    stacked.extend(rows.iter().cloned());
+    stacked.extend(model.nonholonomic.iter().map(|r| r.matrix.clone()));
+    let n = model.dof();
+    let ranks: Vec<usize> = samples
+        .iter()
+        .filter_map(|p| p.eval_matrix(store, &stacked))
+        .map(|m| independent_rows(&m).iter().filter(|&&i| i).count())
+        .collect();
+    if ranks.is_empty() || ranks.iter().any(|&r| r >= n) {
+        return None;
+    }
+    let fixed = |i: usize| {
+        rows.iter()
+            .chain(model.nonholonomic.iter().map(|r| &r.matrix))
+            .any(|row| !store.is_zero(row[i]))
+    };
+    let free: Vec<String> = (0..n)
+        .filter(|&i| model.mass[i].iter().all(|&m| store.is_zero(m)) && !fixed(i))
+        .map(|i| format!("`{}`", model.coordinates[i]))
+        .collect();
+    Some(match free.as_slice() {
+        [] => "the mass matrix is singular in a direction that no constraint fixes".to_string(),
+        [one] => format!(
+            "the velocity of {one} appears in no kinetic term and no constraint fixes {one}"
+        ),
+        _ => format!(
+            "the velocities of {} appear in no kinetic term and no constraint fixes them",
+            free.join(", ")
+        ),
+    })
 }
 
 /// Returns the sample points of the numeric checks, with parameters at their defaults.

@@ -2,6 +2,8 @@
 //! tokens. All checks of a stage run and accumulate; stages are separated by barriers
 //! ([`Errors::finish`]), so that later checks only ever see well-formed input.
 
+mod degenerate;
+mod inertia;
 mod integrators;
 mod names;
 mod options;
@@ -15,7 +17,7 @@ use syn::{Expr, Ident};
 
 use crate::ast::{Mechanism, Named, SectionBody};
 use crate::errors::Errors;
-use crate::integrators::Integrator;
+use crate::integrators::{self as families, Family};
 use crate::lower::{Context, Lowerer, Name, Symbols};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
 use crate::parse::SectionKind;
@@ -34,6 +36,16 @@ pub struct Sections<'a> {
     forces: Option<&'a [Named<Expr>]>,
     integrators: Option<&'a [Named<()>]>,
     keywords: HashMap<SectionKind, &'a Ident>,
+}
+
+impl Sections<'_> {
+    /// Records `message` at the kinetic energy (or the Lagrangian), else at the model's name.
+    fn error_at_energy(&self, name: &Ident, errors: &mut Errors, message: String) {
+        match self.kinetic.or(self.lagrangian) {
+            Some(expr) => errors.error_spanned(expr, message),
+            None => errors.error_spanned(name, message),
+        }
+    }
 }
 
 /// Validates a parsed mechanism.
@@ -146,6 +158,9 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         potential: energy.potential,
     };
     let mut errors = Errors::new();
+    inertia::check(&model, &sections, &mut errors);
+    degenerate::check(&mut model, &sections, &mut errors);
+    errors.barrier()?;
     let non_smooth = integrators::NonSmooth {
         energy: energy_uses.non_smooth,
         constraints: constraint_non_smooth,
@@ -308,25 +323,18 @@ fn lower_forces(
 fn requested_integrators(
     names: Option<&[Named<()>]>,
     errors: &mut Errors,
-) -> Option<Vec<(Integrator, Ident)>> {
+) -> Option<Vec<(Family, Ident)>> {
     let names = names?;
-    let mut requested: Vec<(Integrator, Ident)> = Vec::new();
+    let mut requested: Vec<(Family, Ident)> = Vec::new();
     for named in names {
-        match Integrator::from_ident(&named.name) {
+        match families::from_ident(&named.name) {
             Some(integrator) if requested.iter().any(|(i, _)| *i == integrator) => errors
                 .error_spanned(
                     &named.name,
                     format!("integrator `{}` is listed twice", named.name),
                 ),
             Some(integrator) => requested.push((integrator, named.name.clone())),
-            None => errors.error_spanned(
-                &named.name,
-                format!(
-                    "unknown integrator `{}`; expected one of: {}",
-                    named.name,
-                    Integrator::those_that(|_| true)
-                ),
-            ),
+            None => errors.error_spanned(&named.name, families::unknown(&named.name)),
         }
     }
     if names.is_empty() {

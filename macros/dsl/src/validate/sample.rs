@@ -29,6 +29,18 @@ impl Point {
     }
 }
 
+impl Point {
+    /// Sets the value of `symbol`.
+    pub fn set(&mut self, symbol: Symbol, value: f64) {
+        self.values.insert(symbol, value);
+    }
+
+    /// Returns the value of `symbol` (0 if it has none).
+    pub fn get(&self, symbol: Symbol) -> f64 {
+        self.values.get(&symbol).copied().unwrap_or(0.0)
+    }
+}
+
 /// Returns `count` sample points. Coordinates, velocities and directions are drawn from
 /// [-1.3, 1.3], time from [0, 2]; parameters take `parameters` (their defaults) when given,
 /// otherwise values in [0.5, 1.5].
@@ -108,6 +120,47 @@ pub fn independent_rows(matrix: &[Vec<f64>]) -> Vec<bool> {
         .collect()
 }
 
+/// Returns whether the symmetric matrix `m` has a direction `x` with `xᵀ m x < 0` beyond
+/// round-off: symmetric elimination with the largest diagonal pivot, which for a positive
+/// semidefinite matrix never meets a negative pivot and leaves a zero block behind.
+pub fn indefinite(m: &[Vec<f64>]) -> bool {
+    let scale = m
+        .iter()
+        .flatten()
+        .fold(0.0f64, |s, x| s.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    let tolerance = 1e-10 * scale;
+    let mut a: Vec<Vec<f64>> = m.to_vec();
+    let mut left: Vec<usize> = (0..a.len()).collect();
+    while !left.is_empty() {
+        let mut k = 0;
+        for (index, &i) in left.iter().enumerate() {
+            if a[i][i] > a[left[k]][left[k]] {
+                k = index;
+            }
+        }
+        let p = left[k];
+        let pivot = a[p][p];
+        if pivot < -tolerance {
+            return true;
+        }
+        if pivot <= tolerance {
+            // Every remaining diagonal entry is ~0: PSD only if the whole block is.
+            return left
+                .iter()
+                .any(|&i| left.iter().any(|&j| a[i][j].abs() > tolerance));
+        }
+        left.swap_remove(k);
+        for &i in &left {
+            let factor = a[i][p] / pivot;
+            for &j in &left {
+                a[i][j] -= factor * a[p][j];
+            }
+        }
+    }
+    false
+}
+
 /// A small deterministic generator.
 struct SplitMix64(u64);
 
@@ -123,5 +176,20 @@ impl SplitMix64 {
     fn uniform(&mut self, low: f64, high: f64) -> f64 {
         let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
         low + (high - low) * unit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indefinite;
+
+    #[test]
+    fn indefinite_finds_negative_directions_only() {
+        assert!(!indefinite(&[vec![2.0, 0.0], vec![0.0, 0.0]]));
+        assert!(!indefinite(&[vec![1.0, 1.0], vec![1.0, 1.0]]));
+        assert!(indefinite(&[vec![0.0, 1.0], vec![1.0, 0.0]]));
+        assert!(indefinite(&[vec![1.0, 0.0], vec![0.0, -1.0]]));
+        assert!(indefinite(&[vec![1.0, 2.0], vec![2.0, 1.0]]));
+        assert!(!indefinite(&[vec![0.0]]));
     }
 }

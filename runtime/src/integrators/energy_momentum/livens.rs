@@ -425,6 +425,7 @@ impl<const N: usize> Start<'_, N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Livens<N, M>
 where
     Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,

@@ -46,6 +46,7 @@ impl<const N: usize> Rk4<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for Rk4<N>
 where
     Model: Inertia<N> + Potential<N>,

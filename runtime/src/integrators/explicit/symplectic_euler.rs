@@ -44,6 +44,7 @@ impl<const N: usize> SymplecticEuler<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for SymplecticEuler<N>
 where
     Model: Inertia<N> + Potential<N>,

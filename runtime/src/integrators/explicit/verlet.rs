@@ -65,6 +65,7 @@ impl<const N: usize> Verlet<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for Verlet<N>
 where
     Model: Inertia<N> + Potential<N>,

@@ -164,6 +164,7 @@ impl<I, const N: usize> Langevin<I, N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<I, Model, const N: usize> Integrator<Model, N> for Langevin<I, N>
 where
     I: Integrator<Model, N>,

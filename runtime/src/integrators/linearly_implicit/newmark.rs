@@ -528,6 +528,7 @@ impl<const N: usize> PushForwardNewmark<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for Newmark<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,
@@ -545,6 +546,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for NewmarkOneIteration<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,
@@ -561,6 +563,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for PushForwardNewmark<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,

@@ -174,6 +174,7 @@ impl<const N: usize> ZhangSkeelStiff<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeelStiff<N>
 where
     Model: Inertia<N> + SplitPotential<N>,

@@ -112,6 +112,7 @@ impl<const N: usize> ZhangSkeelSimplified<N> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeel<N>
 where
     Model: Inertia<N> + PotentialThirdDerivative<N>,
@@ -141,6 +142,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeelSimplified<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,

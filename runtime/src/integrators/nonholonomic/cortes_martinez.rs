@@ -116,6 +116,7 @@ impl<const N: usize, const K: usize> CortesMartinez<N, K> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const K: usize> Integrator<Model, N> for CortesMartinez<N, K>
 where
     Model: Inertia<N> + Potential<N> + NonholonomicDerivative<N, K> + AppliedForces<N>,

@@ -76,6 +76,7 @@ impl<const N: usize, const K: usize> DiscreteLagrangeDAlembert<N, K> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const K: usize> Integrator<Model, N> for DiscreteLagrangeDAlembert<N, K>
 where
     Model: Inertia<N> + Potential<N> + Nonholonomic<N, K> + AppliedForces<N>,

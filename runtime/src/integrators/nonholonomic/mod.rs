@@ -73,6 +73,11 @@ use crate::model::Nonholonomic;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `NonholonomicDerivative`",
+    label = "the model lacks `NonholonomicDerivative`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
 pub trait NonholonomicDerivative<const N: usize, const K: usize>: Nonholonomic<N, K> {
     /// Writes `∂(A(q) v)/∂q` (`K×N`, entry `(i, j)` = `Σ_l ∂A_il/∂q_j v_l`) into `out`.
     fn nonholonomic_velocity_jacobian(

@@ -76,6 +76,7 @@ impl<const N: usize, const M: usize> Rattle<N, M> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Rattle<N, M>
 where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,

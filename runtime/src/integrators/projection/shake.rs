@@ -86,6 +86,7 @@ impl<const N: usize, const M: usize> Shake<N, M> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Shake<N, M>
 where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,

@@ -541,6 +541,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
 }
 
 /// One accepted adaptive step per call, with no end time: the step size is the controller's.
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const S: usize> Integrator<Model, N>
     for AdaptiveRk<N, M, S>
 where

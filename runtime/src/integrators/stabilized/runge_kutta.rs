@@ -192,6 +192,7 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const S: usize> Integrator<Model, N>
     for StabilizedRk<N, M, S>
 where

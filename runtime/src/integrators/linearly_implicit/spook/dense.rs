@@ -290,6 +290,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N>
     for SpookScheme<DenseSpook<N, M, K>>
 where

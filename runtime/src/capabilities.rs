@@ -1,0 +1,426 @@
+//! What each integrator family can step: the one table that `mechanism!`'s compile-time checks,
+//! its hints, its default integrator set, the run-time [`StepError::Unsupported`] text and the
+//! crate documentation's table are derived from (DESIGN.md, "What each integrator needs").
+//!
+//! # Why the table lives here
+//!
+//! The integrators are this crate's: whether SPOOK can step a configuration-dependent mass
+//! matrix is a property of `Spook::step`, not of the macro. The macro's pipeline
+//! (`mechanism-dsl`) depends on this crate and reads [`Family::capabilities`], so a change to
+//! an integrator and to what the macro accepts for it is one edit in one file. The module is
+//! plain data with no dependency on the rest of the crate (no `nalgebra` types), so the macro
+//! reads it at compile time like any other constant.
+//!
+//! [`StepError::Unsupported`]: crate::StepError::Unsupported
+
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+/// An integrator family, as named in `mechanism!`'s `integrators: [..]`: the model code one
+/// name asks for, and the runtime types ([`Family::schemes`]) that step a model compiled for
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// SPOOK (Lacoursière 2007).
+    Spook,
+    /// Zhang–Skeel (Tao–Owhadi 2014, eq. 3).
+    Zs,
+    /// Simplified Zhang–Skeel (eq. 18).
+    Zss,
+    /// Simplified Zhang–Skeel for stiff systems (eq. 19).
+    ZssStiff,
+    /// Newmark with a full nonlinear solve (eq. 12).
+    Newmark,
+    /// Newmark with one Newton iteration.
+    Newmark1,
+    /// Push-forward Newmark (eq. 14).
+    PfNewmark,
+    /// Livens principle with Gonzalez discrete gradients (Kinon–Betsch).
+    Livens,
+    /// SHAKE.
+    Shake,
+    /// RATTLE.
+    Rattle,
+    /// Symplectic Euler.
+    SymplecticEuler,
+    /// Störmer–Verlet.
+    Verlet,
+    /// Explicit Runge–Kutta on the index-1 formulation with stabilization (Ascher et al. 1995).
+    Rk,
+    /// Discrete Lagrange–d'Alembert (Cuell 2005).
+    Dlda,
+}
+
+/// What an integrator family requires of the model and what it can treat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Treats nonholonomic rows.
+    pub nonholonomic: bool,
+    /// Treats holonomic constraints that depend on time.
+    pub rheonomic: bool,
+    /// Uses dissipation and generalized forces.
+    pub forces: bool,
+    /// Works with a mass matrix that is singular, as long as the constraints fix every
+    /// direction without inertia (it never forms `M⁻¹`).
+    pub singular_mass: bool,
+    /// Works with a mass matrix that is singular in directions only the potential determines
+    /// (a coordinate without inertia and without a constraint, Kinon–Betsch §6.1).
+    pub massless_coordinates: bool,
+    /// Works with a configuration-dependent mass matrix (its step has the velocity terms
+    /// `∂T/∂q − Ṁv`); the others fail with [`StepError::Unsupported`](crate::StepError).
+    pub varying_mass: bool,
+    /// Needs holonomic constraints with linearly independent rows.
+    pub full_rank: bool,
+    /// Runs holonomic constraints as the penalty `½ω²|g|²` instead of as constraints.
+    pub penalty: bool,
+    /// Needs the Hessian of the penalty `½ω²|g|²` alone, as the stiff part of the potential.
+    pub stiff_penalty: bool,
+    /// Needs `Hess V`.
+    pub hessian: bool,
+    /// Needs the contraction `a·V'''·a` (so `V` must be three times differentiable).
+    pub third_derivative: bool,
+    /// Needs discrete gradients and their Newton Jacobians.
+    pub discrete_gradients: bool,
+    /// Needs the time derivatives of the constraints (index reduction).
+    pub kinematics: bool,
+}
+
+const BASE: Capabilities = Capabilities {
+    nonholonomic: false,
+    rheonomic: false,
+    forces: false,
+    singular_mass: false,
+    massless_coordinates: false,
+    varying_mass: false,
+    full_rank: false,
+    penalty: false,
+    stiff_penalty: false,
+    hessian: false,
+    third_derivative: false,
+    discrete_gradients: false,
+    kinematics: false,
+};
+
+const Z_FAMILY: Capabilities = Capabilities {
+    penalty: true,
+    hessian: true,
+    ..BASE
+};
+
+impl Family {
+    /// Every family, in documentation order.
+    pub const ALL: [Family; 14] = [
+        Family::Spook,
+        Family::Zs,
+        Family::Zss,
+        Family::ZssStiff,
+        Family::Newmark,
+        Family::Newmark1,
+        Family::PfNewmark,
+        Family::Livens,
+        Family::Shake,
+        Family::Rattle,
+        Family::SymplecticEuler,
+        Family::Verlet,
+        Family::Rk,
+        Family::Dlda,
+    ];
+
+    /// The families a model that names none is compiled for: those of the first
+    /// [`Family::DEFAULT_COUNT`] that can step it, or, if none can, those of the rest that can
+    /// (the linearly implicit ones first, then the ones that treat more kinds of models). A
+    /// mass matrix singular in a direction no constraint fixes gets no default: the macro asks
+    /// for an explicit `integrators: [livens]`.
+    pub const DEFAULT: [Family; 6] = [
+        Family::Spook,
+        Family::Zss,
+        Family::Zs,
+        Family::Rk,
+        Family::Livens,
+        Family::Dlda,
+    ];
+
+    /// How many entries of [`Family::DEFAULT`] are tried first (so that a model SPOOK and Z&S
+    /// can step is not also compiled for the rest, which keeps the macro's cost bounded).
+    pub const DEFAULT_COUNT: usize = 3;
+
+    /// Returns the name used in `integrators: [..]`.
+    pub fn name(self) -> &'static str {
+        self.row().0
+    }
+
+    /// Returns the runtime types that step a model compiled for this family.
+    pub fn schemes(self) -> &'static [&'static str] {
+        self.row().1
+    }
+
+    /// Returns what this family needs and tolerates.
+    pub fn capabilities(self) -> Capabilities {
+        self.row().2
+    }
+
+    /// Looks a name of `integrators: [..]` up.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Returns the family whose [`schemes`](Family::schemes) or tableaus include what `name`
+    /// spells (`dopri5`, `rk4`, `stabilized_rk`, `cortes_martinez`, …, compared without case
+    /// and underscores), with the runtime type it names.
+    pub fn containing(name: &str) -> Option<(Family, &'static str)> {
+        let key = |s: &str| s.replace('_', "").to_lowercase();
+        let wanted = key(name);
+        let extra: [(&str, Family); 6] = [
+            // Tableaus of the `rk` family (`StabilizedRk::new(RK4, h)`, `AdaptiveRk` with
+            // `DOPRI5`), and what a user may call the schemes.
+            ("Rk4", Family::Rk),
+            ("Heun", Family::Rk),
+            ("Midpoint", Family::Rk),
+            ("RungeKutta", Family::Rk),
+            ("StormerVerlet", Family::Verlet),
+            ("Gonzalez", Family::Livens),
+        ];
+        Family::ALL
+            .into_iter()
+            .flat_map(|f| f.schemes().iter().map(move |&s| (s, f)))
+            .chain(extra)
+            .find(|(s, _)| key(s) == wanted)
+            .map(|(s, f)| (f, s))
+    }
+
+    /// The table: name, runtime types, capabilities.
+    fn row(self) -> (&'static str, &'static [&'static str], Capabilities) {
+        match self {
+            // Nonholonomic rows with γ and w(t), and forces as f⁽⁺⁾ (eq. 24–29). A
+            // configuration-dependent M is "future work" in the paper (§4): its step has no
+            // velocity terms ∂T/∂q − Ṁv.
+            Family::Spook => (
+                "spook",
+                &["Spook"],
+                Capabilities {
+                    nonholonomic: true,
+                    forces: true,
+                    singular_mass: true,
+                    ..BASE
+                },
+            ),
+            Family::Zs => (
+                "zs",
+                &["ZhangSkeel"],
+                Capabilities {
+                    third_derivative: true,
+                    ..Z_FAMILY
+                },
+            ),
+            Family::Zss => ("zss", &["ZhangSkeelSimplified"], Z_FAMILY),
+            Family::ZssStiff => (
+                "zss_stiff",
+                &["ZhangSkeelStiff"],
+                Capabilities {
+                    stiff_penalty: true,
+                    ..Z_FAMILY
+                },
+            ),
+            Family::Newmark => ("newmark", &["Newmark"], Z_FAMILY),
+            Family::Newmark1 => ("newmark_1", &["NewmarkOneIteration"], Z_FAMILY),
+            Family::PfNewmark => ("pf_newmark", &["PushForwardNewmark"], Z_FAMILY),
+            Family::Livens => (
+                "livens",
+                &["Livens"],
+                Capabilities {
+                    singular_mass: true,
+                    massless_coordinates: true,
+                    varying_mass: true,
+                    full_rank: true,
+                    hessian: true,
+                    discrete_gradients: true,
+                    ..BASE
+                },
+            ),
+            Family::Shake => (
+                "shake",
+                &["Shake"],
+                Capabilities {
+                    full_rank: true,
+                    ..BASE
+                },
+            ),
+            Family::Rattle => (
+                "rattle",
+                &["Rattle"],
+                Capabilities {
+                    full_rank: true,
+                    ..BASE
+                },
+            ),
+            Family::SymplecticEuler => (
+                "symplectic_euler",
+                &["SymplecticEuler"],
+                Capabilities {
+                    penalty: true,
+                    ..BASE
+                },
+            ),
+            Family::Verlet => (
+                "verlet",
+                &["Verlet"],
+                Capabilities {
+                    penalty: true,
+                    ..BASE
+                },
+            ),
+            Family::Rk => (
+                "rk",
+                &[
+                    "StabilizedRk",
+                    "AdaptiveRk",
+                    "Dopri5",
+                    "Baumgarte",
+                    "PostStabilization",
+                ],
+                // The index-1 formulation has holonomic rows only: nonholonomic rows would be
+                // ignored, so `rk` refuses them.
+                Capabilities {
+                    rheonomic: true,
+                    forces: true,
+                    varying_mass: true,
+                    full_rank: true,
+                    kinematics: true,
+                    ..BASE
+                },
+            ),
+            // Cuell's discrete Lagrange–d'Alembert with symplectic Euler: forces enter the
+            // momentum update (constant M).
+            Family::Dlda => (
+                "dlda",
+                &["DiscreteLagrangeDAlembert", "CortesMartinez"],
+                Capabilities {
+                    nonholonomic: true,
+                    forces: true,
+                    ..BASE
+                },
+            ),
+        }
+    }
+
+    /// Returns the families among `candidates` as a readable list: "`x`", "`x` or `y`",
+    /// "`x`, `y` or `z`"; empty when there are none.
+    pub fn list(candidates: impl IntoIterator<Item = Family>) -> String {
+        let names: Vec<String> = candidates
+            .into_iter()
+            .map(|f| format!("`{}`", f.name()))
+            .collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
+    }
+
+    /// Returns the families that have the capability `has`.
+    pub fn those_that(has: impl Fn(Capabilities) -> bool) -> impl Iterator<Item = Family> {
+        Family::ALL
+            .into_iter()
+            .filter(move |f| has(f.capabilities()))
+    }
+}
+
+/// Returns the requirement text of [`StepError::Unsupported`](crate::StepError::Unsupported)
+/// for a scheme that freezes the mass matrix over a step, naming the families that do not
+/// (derived from [`Capabilities::varying_mass`]).
+pub fn constant_mass_requirement() -> &'static str {
+    static TEXT: LazyLock<String> = LazyLock::new(|| {
+        let mut text = String::from(
+            "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv); step it with ",
+        );
+        let _ = write!(
+            text,
+            "{} (`integrators: [..]` of `mechanism!`)",
+            Family::list(Family::those_that(|c| c.varying_mass))
+        );
+        text
+    });
+    &TEXT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crate documentation's table (in `lib.rs`) lists every scheme of every family with
+    /// the capability traits it needs; those traits must say what the table says.
+    #[test]
+    fn crate_docs_agree_with_the_table() {
+        let docs = include_str!("lib.rs");
+        let rows: Vec<&str> = docs.lines().filter(|l| l.starts_with("//! | [`")).collect();
+        for family in Family::ALL {
+            let can = family.capabilities();
+            for scheme in family.schemes() {
+                if matches!(*scheme, "Baumgarte" | "PostStabilization") {
+                    continue; // stabilizations of `StabilizedRk` and `AdaptiveRk`
+                }
+                let link = format!("[`{scheme}`]");
+                let row = rows
+                    .iter()
+                    .find(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&link)))
+                    .unwrap_or_else(|| panic!("no crate-doc row for {scheme}"));
+                let needs = row.split('|').nth(3).unwrap_or_default();
+                let says = |t: &str| needs.contains(&format!("[`{t}`]"));
+                let name = family.name();
+                assert_eq!(
+                    says("InertiaGradient"),
+                    can.varying_mass,
+                    "{scheme} ({name}): InertiaGradient vs varying_mass"
+                );
+                assert_eq!(
+                    says("Nonholonomic") || says("NonholonomicDerivative"),
+                    can.nonholonomic || *scheme == "CortesMartinez",
+                    "{scheme} ({name}): nonholonomic"
+                );
+                assert_eq!(
+                    says("AppliedForces"),
+                    can.forces,
+                    "{scheme} ({name}): forces"
+                );
+                assert_eq!(
+                    says("HolonomicKinematics"),
+                    can.kinematics,
+                    "{scheme} ({name}): kinematics"
+                );
+                assert_eq!(
+                    says("PotentialThirdDerivative"),
+                    can.third_derivative,
+                    "{scheme} ({name}): third derivative"
+                );
+            }
+        }
+        let prose = docs
+            .lines()
+            .skip_while(|l| !l.contains("Every"))
+            .take(4)
+            .collect::<String>();
+        let varying: Vec<&str> = Family::those_that(|c| c.varying_mass)
+            .map(Family::name)
+            .collect();
+        assert_eq!(varying, ["livens", "rk"], "update the crate docs' prose");
+        assert!(prose.contains("Livens") && prose.contains("Runge–Kutta"));
+    }
+
+    #[test]
+    fn the_unsupported_text_names_the_families_that_step_a_varying_mass() {
+        assert!(constant_mass_requirement().contains("`livens` or `rk`"));
+    }
+
+    #[test]
+    fn names_and_schemes_resolve() {
+        for family in Family::ALL {
+            assert_eq!(Family::from_name(family.name()), Some(family));
+            for scheme in family.schemes() {
+                assert_eq!(Family::containing(scheme).map(|(f, _)| f), Some(family));
+            }
+        }
+        assert_eq!(Family::containing("dopri5"), Some((Family::Rk, "Dopri5")));
+        assert_eq!(Family::containing("rk4"), Some((Family::Rk, "Rk4")));
+        assert_eq!(Family::containing("banana"), None);
+    }
+}
