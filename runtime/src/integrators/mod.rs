@@ -34,6 +34,11 @@ pub trait Integrator<Model, const N: usize> {
 /// An integrator of this tier is built for one model ([`SparseSpook::new`](crate::SparseSpook)
 /// analyses the model's sparsity patterns); stepping it with a model of other sizes or patterns
 /// is an [`StepError::InvalidModel`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot step `{Model}` on the sparse tier",
+    label = "not a sparse-tier integrator for `{Model}`",
+    note = "the sparse tier needs a model implementing `model::sparse` (`SparseInertia`, `SparsePotential`, `SparseHolonomic`, …) and an integrator built for it, e.g. `SparseSpook::new(&model, h)`; fixed-size models step with `Integrator`"
+)]
 pub trait SparseIntegrator<Model: ?Sized> {
     /// Advances `state` by one step; on error `state` is left unchanged.
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError>;

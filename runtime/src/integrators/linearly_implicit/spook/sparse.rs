@@ -456,6 +456,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<Model> SparseIntegrator<Model> for SpookScheme<SparseSpookSystem>
 where
     Model: SparseInertia
