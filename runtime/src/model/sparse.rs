@@ -37,6 +37,13 @@ pub trait SparseInertia {
 
     /// Returns the kinetic energy `½ vᵀ M(q) v`.
     fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64;
+
+    /// Returns the name and value of the model's first parameter that is not finite, if any,
+    /// so that an integrator reports the culprit instead of its effect (a non-finite mass
+    /// matrix or gradient). `None` by default.
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        None
+    }
 }
 
 /// A potential energy `V(q)` and its gradient.

@@ -100,6 +100,15 @@ impl SparseInertia for PendulumChain {
     fn constant_mass(&self) -> bool {
         true
     }
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        [
+            ("mass", self.mass),
+            ("length", self.length),
+            ("gravity", self.gravity),
+        ]
+        .into_iter()
+        .find(|(_, value)| !value.is_finite())
+    }
     fn mass_blocks(&self, _q: &[f64], blocks: &mut [f64]) {
         for block in blocks.chunks_exact_mut(4) {
             block.copy_from_slice(&[self.mass, 0.0, 0.0, self.mass]);

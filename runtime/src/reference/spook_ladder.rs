@@ -183,6 +183,16 @@ impl SparseInertia for SpookLadder {
     fn constant_mass(&self) -> bool {
         true
     }
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        [
+            ("mass", self.mass),
+            ("length", self.length),
+            ("inertia", self.inertia),
+            ("gravity", self.gravity),
+        ]
+        .into_iter()
+        .find(|(_, value)| !value.is_finite())
+    }
     fn mass_blocks(&self, _q: &[f64], blocks: &mut [f64]) {
         let (m, j) = (self.mass, self.inertia);
         for block in blocks.chunks_exact_mut(16) {
