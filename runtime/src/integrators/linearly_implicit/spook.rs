@@ -4,7 +4,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
+use crate::integrators::{DivergenceGuard, Integrator, StepReport};
 use crate::linalg::Cholesky;
 use crate::model::{
     AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, Regularization, Relaxation,
@@ -51,6 +51,21 @@ use crate::state::State;
 /// when `G` or `A` is rank deficient (redundant constraints; the scheme is then still linearly
 /// stable, Theorem 5.1). With `ε = 0` or `γ = 0` (ideal rows) the rows must be independent, or
 /// the step fails with [`StepError::Singular`].
+///
+/// # Parameters
+///
+/// Theorem 5.1 proves linear stability for `ε > 0` and `τ > 0`. Eq. 34 also covers the edges:
+/// with `ε = 0` and `τ > 0` the eigenvalues of the violation recurrence are inside the unit
+/// circle (`τ = 2h`: a double eigenvalue `1/3`), so an ideal row with relaxation is stable;
+/// with `τ = 0` they lie on the unit circle (violations are not damped), and with `ε = τ = 0`
+/// they are a double `−1`, so violations grow linearly from round-off. That last combination is
+/// therefore refused with [`StepError::BadParameter`] (by [`Spook::with_regularization`], and
+/// at the step for a model's default): it is not "the ideal constraint" of SHAKE/RATTLE, whose
+/// position row is `g_{k+1} = 0`.
+///
+/// A step whose holonomic residual explodes (e.g. `h` far beyond the time scale of the motion)
+/// fails with [`StepError::Diverged`] rather than return `Ok`; see [`DivergenceGuard`] and
+/// [`Spook::with_divergence_guard`].
 ///
 /// The defaults are each row's [`Holonomic::regularization`] (Lacoursière's `ε = 1e-8`,
 /// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`] (`γ = 1e-8`), overridable per row.
@@ -117,6 +132,7 @@ pub struct Spook<const N: usize, const M: usize, const K: usize = 0> {
     multipliers: SVector<f64, M>,
     nonholonomic_multipliers: SVector<f64, K>,
     mass: MassFactor<N>,
+    guard: DivergenceGuard,
 }
 
 impl<const N: usize, const M: usize, const K: usize> Spook<N, M, K> {
@@ -129,12 +145,21 @@ impl<const N: usize, const M: usize, const K: usize> Spook<N, M, K> {
             multipliers: SVector::zeros(),
             nonholonomic_multipliers: SVector::zeros(),
             mass: MassFactor::default(),
+            guard: DivergenceGuard::default(),
         })
+    }
+
+    /// Replaces the divergence guard (default: [`DivergenceGuard::default`]), which rejects a
+    /// step whose constraint residual exploded with [`StepError::Diverged`].
+    pub fn with_divergence_guard(mut self, guard: DivergenceGuard) -> Self {
+        self.guard = guard;
+        self
     }
 
     /// Overrides the regularization of holonomic row `row`.
     ///
-    /// Fails with `BadParameter` if `row ≥ M`, or if `ε` or `τ` is negative or not finite.
+    /// Fails with `BadParameter` if `row ≥ M`, if `ε` or `τ` is negative or not finite, or if
+    /// both are zero (see "Parameters" on [`Spook`]).
     pub fn with_regularization(
         mut self,
         row: usize,
@@ -226,7 +251,13 @@ fn check_gamma(gamma: f64) -> Result<(), StepError> {
     }
 }
 
-/// Returns `BadParameter` unless `ε` and `τ` are finite and non-negative.
+/// Why SPOOK refuses `ε = 0` together with `τ = 0` (see [`Spook`], "Parameters").
+const IDEAL_ROW: &str = "must be positive when epsilon = 0: with ε = τ = 0 the constraint \
+    row of eq. 29 is ¼(g_{k+1} + 2g_k + g_{k−1}) = 0, whose violations have the double \
+    eigenvalue −1 (eq. 34 with θ = 0, ψ = 1) and grow without bound; use τ > 0 (the default \
+    is 2h) or ε > 0, or SHAKE/RATTLE for a constraint held exactly";
+
+/// Returns `BadParameter` unless `ε` and `τ` are finite and non-negative and not both zero.
 fn check_regularization(regularization: &Regularization) -> Result<(), StepError> {
     let epsilon = regularization.epsilon;
     if !(epsilon.is_finite() && epsilon >= 0.0) {
@@ -245,6 +276,13 @@ fn check_regularization(regularization: &Regularization) -> Result<(), StepError
             name,
             value: tau,
             requirement: "must be finite and non-negative",
+        });
+    }
+    if epsilon == 0.0 && tau == 0.0 {
+        return Err(StepError::BadParameter {
+            name,
+            value: tau,
+            requirement: IDEAL_ROW,
         });
     }
     Ok(())
@@ -450,6 +488,9 @@ where
         check_finite(&alpha, "nonholonomic multipliers", time)?;
         check_finite(&v_next, "v", time)?;
         check_finite(&q_next, "q", time)?;
+        let mut g_next = SVector::<f64, M>::zeros();
+        model.constraints(&q_next, time + h, &mut g_next);
+        self.guard.check(&g, &jac, &g_next, q, &q_next, time)?;
 
         self.multipliers = lambda;
         self.nonholonomic_multipliers = alpha;
