@@ -28,6 +28,21 @@ pub(crate) fn check_finite<const R: usize, const C: usize>(
     }
 }
 
+/// Returns `BadParameter` naming the model's first non-finite parameter
+/// ([`Inertia::non_finite_parameter`]), so that the culprit is reported rather than its effect.
+pub(crate) fn check_parameters<Model: Inertia<N> + ?Sized, const N: usize>(
+    model: &Model,
+) -> Result<(), StepError> {
+    match model.non_finite_parameter() {
+        Some((name, value)) => Err(StepError::BadParameter {
+            name,
+            value,
+            requirement: "a model parameter must be finite",
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.
 pub(crate) fn check_state<const N: usize>(state: &State<N>) -> Result<(), StepError> {
     if !state.t.is_finite() {

@@ -8,7 +8,8 @@ use crate::discrete_gradient::{
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_finite, check_max_iterations, check_on_manifold, check_tolerance, same_bits,
+    check_finite, check_max_iterations, check_on_manifold, check_parameters, check_tolerance,
+    same_bits,
 };
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::Lu;
@@ -444,6 +445,7 @@ where
     Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        check_parameters(model)?;
         let t = state.t;
         if !t.is_finite() {
             return Err(StepError::NonFinite {

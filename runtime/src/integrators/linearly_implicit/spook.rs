@@ -419,6 +419,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("SPOOK")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, time, q, v) = (self.h, state.t, &state.q, &state.v);
 

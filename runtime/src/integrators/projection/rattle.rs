@@ -82,6 +82,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("RATTLE")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.core.h, state.t);
         let t_next = t + h;

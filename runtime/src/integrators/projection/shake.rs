@@ -77,6 +77,7 @@ impl<const N: usize, const M: usize> Shake<N, M> {
     where
         Model: Inertia<N> + Potential<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (a, _, _) = acceleration(model, &mut self.core.mass, &state.q, state.t)?;
         let v = state.v - a * (0.5 * self.core.h);
@@ -92,6 +93,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("SHAKE")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.core.h, state.t);
         let t_next = t + h;

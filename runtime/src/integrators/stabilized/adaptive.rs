@@ -299,6 +299,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     where
         Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let t = state.t;
         if t_end.is_nan() || t_end <= t {
@@ -427,6 +428,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     where
         Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         if !t_end.is_finite() {
             return Err(bad("t_end", t_end, "must be finite"));

@@ -198,6 +198,7 @@ where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.h, state.t);
         self.rhs.take_factorizations();
