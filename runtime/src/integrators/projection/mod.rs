@@ -24,7 +24,8 @@ pub use shake::Shake;
 use nalgebra::{SMatrix, SVector};
 
 use super::checks::{check_max_iterations, check_on_manifold, check_tolerance};
-use super::explicit::{acceleration, check_finite, check_step_size, same_bits, MassFactor};
+pub(crate) use super::explicit::same_bits;
+use super::explicit::{acceleration, check_finite, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::linalg::Lu;
 use crate::model::{Holonomic, Inertia, Potential};

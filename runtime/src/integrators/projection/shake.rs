@@ -58,7 +58,14 @@ impl<const N: usize, const M: usize> Shake<N, M> {
         })
     }
 
-    /// Returns the multipliers `λ_k` of the last successful step, with `M q̈ = −∇V − Gᵀ λ`.
+    /// Returns the multipliers `λ_k` of the last successful step (from `t_k` to `t_{k+1}`), with
+    /// `M q̈ = −∇V − Gᵀ λ`.
+    ///
+    /// **Accuracy.** `λ_k` enters the symmetric two-step scheme at `q_k`, and is a
+    /// **second-order** approximation of the exact multiplier `λ(t_k)` when the run was started
+    /// with [`stagger_velocity`](Self::stagger_velocity) (it is then RATTLE's
+    /// [`averaged_multipliers`](crate::Rattle::averaged_multipliers) of the same positions);
+    /// without it the whole run, positions included, is only first order.
     pub fn multipliers(&self) -> &SVector<f64, M> {
         &self.multipliers
     }
