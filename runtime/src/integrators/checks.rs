@@ -193,8 +193,8 @@ impl DivergenceGuard {
         for row in 0..M {
             let scale = jac.row(row).lp_norm(1) * q_scale + g[row].abs();
             let residual = g_next[row].abs();
-            // Written so that a zero scale with a zero residual passes and NaN fails.
-            if !(residual <= self.limit * scale) {
+            // A zero scale with a zero residual passes; a NaN residual fails.
+            if residual.is_nan() || residual > self.limit * scale {
                 return Err(StepError::Diverged {
                     row,
                     residual,
@@ -234,7 +234,7 @@ pub(crate) fn check_on_manifold<const N: usize, const M: usize>(
         .map(|row| row.iter().zip(q.iter()).map(|(a, x)| (a * x).abs()).sum())
         .fold(0.0, f64::max);
     let limit = tolerance * (1.0 + scale);
-    match g.iter().position(|gi| !(gi.abs() <= limit)) {
+    match g.iter().position(|gi| gi.is_nan() || gi.abs() > limit) {
         Some(row) => Err(StepError::OffManifold {
             row,
             residual: g[row].abs(),
