@@ -1,12 +1,12 @@
 //! Bad input is a typed error, never a panic, and a failed step leaves the state unchanged.
 
-use mechanism_runtime::integrators::stabilized::DOPRI5;
+use mechanism_runtime::integrators::stabilized::{DOPRI5, RK4};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
     AppliedForces, DivergenceGuard, Dopri5, Holonomic, Inertia, Integrator, Livens, Nonholonomic,
     Penalized, Potential, Rattle, Regularization, Relaxation, SMatrix, SVector, Shake, Spook,
-    State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    StabilizedRk, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
 };
 
 #[test]
@@ -273,6 +273,14 @@ fn spook_rejects_a_step_whose_constraint_residual_explodes() {
     for _ in 0..1000 {
         spook.step(&model, &mut state).unwrap();
     }
+    // The explicit index-1 Runge–Kutta methods far beyond their stability limit, likewise.
+    let mut stepped = state;
+    let err = StabilizedRk::<4, 2, 4>::new(RK4, 1e3)
+        .unwrap()
+        .step(&model, &mut stepped)
+        .unwrap_err();
+    assert!(matches!(err, StepError::Diverged { .. }), "{err}");
+    assert_eq!(stepped, state);
     for limit in [0.0, -1.0, f64::NAN] {
         assert!(matches!(
             DivergenceGuard::new(limit),
