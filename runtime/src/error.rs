@@ -31,9 +31,11 @@ pub enum StepError {
         /// The time of the state the step started from.
         t: f64,
     },
-    /// A linear system of the step could not be factored: a pivot vanished (relative to the
-    /// matrix's own scale), so the matrix is singular or numerically semidefinite.
-    #[error("{matrix} is singular (a pivot vanished) at t = {t}")]
+    /// A linear system of the step could not be factored: a pivot (or, for the Langevin
+    /// mass factor, an eigenvalue) vanishes relative to the matrix's own scale, so the matrix
+    /// is singular or numerically semidefinite. A clearly negative one is
+    /// [`NotPositiveDefinite`](Self::NotPositiveDefinite) instead.
+    #[error("{matrix} is singular (a pivot vanishes relative to its scale) at t = {t}")]
     Singular {
         /// Which matrix failed (`mass matrix`, `Schur complement`, …).
         matrix: &'static str,
