@@ -33,12 +33,69 @@ pub enum StepError {
         /// The time of the state the step started from.
         t: f64,
     },
-    /// A linear system of the step could not be factored.
-    #[error("{matrix} is singular or not positive definite at t = {t}")]
+    /// A linear system of the step could not be factored: a pivot (or, for the Langevin
+    /// mass factor, an eigenvalue) vanishes relative to the matrix's own scale, so the matrix
+    /// is singular or numerically semidefinite. A clearly negative one is
+    /// [`NotPositiveDefinite`](Self::NotPositiveDefinite) instead.
+    #[error("{matrix} is singular (a pivot vanishes relative to its scale) at t = {t}")]
     Singular {
         /// Which matrix failed (`mass matrix`, `Schur complement`, …).
         matrix: &'static str,
         /// The time of the state the step started from.
+        t: f64,
+    },
+    /// A matrix the scheme requires to be symmetric positive definite (a mass matrix, a Schur
+    /// complement) has a clearly negative pivot: it is indefinite or negative definite, e.g. a
+    /// negative mass parameter.
+    #[error("{matrix} is not positive definite (pivot {pivot:e} in row {row}) at t = {t}")]
+    NotPositiveDefinite {
+        /// Which matrix failed.
+        matrix: &'static str,
+        /// The first row whose pivot of `L D Lᵀ` (an eigenvalue, for a diagonal matrix) is
+        /// negative.
+        row: usize,
+        /// That pivot.
+        pivot: f64,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+    /// The divergence guard ([`DivergenceGuard`](crate::integrators::DivergenceGuard)) caught a
+    /// step whose result has left the constraint manifold's neighbourhood: the step is rejected
+    /// and the state left unchanged.
+    #[error(
+        "step diverged at t = {t}: constraint row {row} has |g| = {residual:e}, {relative:e} \
+         times its first-order scale |G|₁·|q|∞ + |g(q_k)| (the divergence guard's limit is \
+         {limit:e}); reduce the step size, or change the limit with `with_divergence_guard`"
+    )]
+    Diverged {
+        /// The constraint row.
+        row: usize,
+        /// `|g_row|` after the rejected step.
+        residual: f64,
+        /// `|g_row|` relative to the row's first-order scale, the guarded quantity.
+        relative: f64,
+        /// The limit it exceeded.
+        limit: f64,
+        /// The time of the state the step started from.
+        t: f64,
+    },
+    /// A hard-constraint integrator (SHAKE, RATTLE, Livens) was handed a state whose
+    /// configuration violates a holonomic row beyond the integrator's own tolerance. Such a step
+    /// would enforce `g(q_{k+1}) = 0` in one step and turn the offset into a velocity jump of
+    /// about `offset / h` (an energy error that grows as `h` shrinks), so it is refused instead.
+    #[error(
+        "the state at t = {t} is off the constraint manifold: |g| of row {row} is {residual:e}, \
+         more than the integrator's tolerance {limit:e}; a hard-constraint step would turn the \
+         offset into a velocity jump of about offset/h — start from a configuration with g(q) = 0"
+    )]
+    OffManifold {
+        /// The first violated row.
+        row: usize,
+        /// `|g_row(q)|` of the handed state.
+        residual: f64,
+        /// The largest residual the integrator accepts (its Newton tolerance, scaled).
+        limit: f64,
+        /// The state's time.
         t: f64,
     },
     /// A Newton iteration did not converge.

@@ -94,7 +94,7 @@ pub use integrators::projection::{Rattle, Shake};
 pub use integrators::stabilized::{
     AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, StabilizedRk,
 };
-pub use integrators::{Integrator, SparseIntegrator, StepReport};
+pub use integrators::{DivergenceGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
     AppliedForces, Configuration, Dissipation, Forces, Holonomic, HolonomicHessians,
     HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedHessian,

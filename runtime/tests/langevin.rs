@@ -423,8 +423,9 @@ fn bad_input_is_a_typed_error_and_leaves_everything_unchanged() {
     let mut state = start;
     let err = langevin.step(&Negative, &mut state).unwrap_err();
     assert!(
-        matches!(err, StepError::Singular { t, .. } if t == 0.0),
+        matches!(err, StepError::NotPositiveDefinite { t, .. } if t == 0.0),
         "{err}"
     );
+    assert!(err.to_string().contains("not positive definite"), "{err}");
     assert_eq!(state, start);
 }

@@ -1,7 +1,7 @@
 //! Argument and state checks shared by every integrator: each returns the typed error that
 //! names what is wrong and where, so that no integrator panics or silently propagates NaN.
 
-use nalgebra::SMatrix;
+use nalgebra::{SMatrix, SVector};
 
 use crate::error::StepError;
 use crate::model::Inertia;
@@ -58,6 +58,26 @@ pub(crate) fn check_dyn_state(state: &DynState, n: usize) -> Result<(), StepErro
     }
     check_finite_slice(&state.q, "q", state.t)?;
     check_finite_slice(&state.v, "v", state.t)
+}
+
+/// Returns `BadParameter` naming the model's first non-finite parameter
+/// ([`Inertia::non_finite_parameter`]), so that the culprit is reported rather than its effect.
+pub(crate) fn check_parameters<Model: Inertia<N> + ?Sized, const N: usize>(
+    model: &Model,
+) -> Result<(), StepError> {
+    check_parameter(model.non_finite_parameter())
+}
+
+/// Returns `BadParameter` for a non-finite parameter a model reported, by name.
+pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), StepError> {
+    match found {
+        Some((name, value)) => Err(StepError::BadParameter {
+            name,
+            value,
+            requirement: "a model parameter must be finite",
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.
@@ -128,5 +148,162 @@ pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
             integrator,
             requirement: crate::capabilities::constant_mass_requirement(),
         })
+    }
+}
+
+/// A guard against steps that return `Ok` on nonsense: after a step, every holonomic row's
+/// residual is compared with the row's own first-order scale, and a step whose result has left
+/// the neighbourhood of the constraint manifold is rejected with [`StepError::Diverged`]
+/// (state unchanged) instead of being accepted.
+///
+/// The guarded quantity of row `i` is dimensionless,
+///
+/// ```text
+/// ρᵢ = |gᵢ(q_{k+1})| / ( |Gᵢ(q_k)|₁ · max(|q_k|∞, |q_{k+1}|∞) + |gᵢ(q_k)| ),
+/// ```
+///
+/// the residual after the step against what the row's linearization can account for: `|Gᵢ|₁
+/// |q|∞` bounds the linear part of `gᵢ` over the configuration (for a rod `|x|² − l²`, `2l²`),
+/// and `|gᵢ(q_k)|` admits a residual the step started from. A resolved step changes `gᵢ` by
+/// `O(|Δq|²)` (curvature) and keeps `ρ` at `O((|Δq|/l)²)`; a step that leaves the linearization
+/// behind (SPOOK at `h` much larger than the time scale of the motion, a blow-up) makes `ρ` of
+/// order `|q_{k+1}| / l` and larger. The default limit, `ρ ≤ 1` ([`DivergenceGuard::DEFAULT_LIMIT`]),
+/// is a residual as large as the constraint's own linear scale (a rod stretched by about 70 %):
+/// far beyond any accepted error, so it rejects only steps whose outcome is meaningless. Soft
+/// rows (large SPOOK compliance `ε`) that are meant to stretch that far need a larger limit;
+/// [`DivergenceGuard::disabled`] turns the guard off. A row whose Jacobian and residual both
+/// vanish at `q_k` (a singular point of the constraint) has a zero scale and trips the guard
+/// as soon as it is violated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DivergenceGuard {
+    limit: f64,
+}
+
+impl DivergenceGuard {
+    /// The default limit on `ρᵢ`: a residual as large as the row's first-order scale.
+    pub const DEFAULT_LIMIT: f64 = 1.0;
+
+    /// A guard that rejects a step when some row's `ρᵢ` exceeds `limit`.
+    ///
+    /// Fails with `BadParameter` unless `limit` is positive (`f64::INFINITY` disables it).
+    pub fn new(limit: f64) -> Result<Self, StepError> {
+        if limit > 0.0 {
+            Ok(DivergenceGuard { limit })
+        } else {
+            Err(StepError::BadParameter {
+                name: "divergence limit",
+                value: limit,
+                requirement: "must be positive (infinity disables the guard)",
+            })
+        }
+    }
+
+    /// A guard that accepts every finite step.
+    pub fn disabled() -> Self {
+        DivergenceGuard {
+            limit: f64::INFINITY,
+        }
+    }
+
+    /// Returns the limit on `ρᵢ`.
+    pub fn limit(&self) -> f64 {
+        self.limit
+    }
+
+    /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit.
+    ///
+    /// `g` and `jac` are `g(q_k)` and `G(q_k)`, `g_next` is `g(q_{k+1})`, `t` the time of
+    /// `q_k`.
+    pub(crate) fn check<const N: usize, const M: usize>(
+        &self,
+        g: &SVector<f64, M>,
+        jac: &SMatrix<f64, M, N>,
+        g_next: &SVector<f64, M>,
+        q: &SVector<f64, N>,
+        q_next: &SVector<f64, N>,
+        t: f64,
+    ) -> Result<(), StepError> {
+        if self.limit == f64::INFINITY {
+            return Ok(());
+        }
+        let q_scale = q.amax().max(q_next.amax());
+        (0..M).try_for_each(|row| {
+            self.check_row(
+                row,
+                g[row],
+                jac.row(row).lp_norm(1),
+                g_next[row],
+                q_scale,
+                t,
+            )
+        })
+    }
+
+    /// Returns `Diverged` if row `row`'s `ρᵢ` exceeds the limit, from `gᵢ(q_k)`, `|Gᵢ(q_k)|₁`,
+    /// `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the guard of one row, for any storage.
+    pub(crate) fn check_row(
+        &self,
+        row: usize,
+        g: f64,
+        jacobian_row_norm: f64,
+        g_next: f64,
+        q_scale: f64,
+        t: f64,
+    ) -> Result<(), StepError> {
+        let scale = jacobian_row_norm * q_scale + g.abs();
+        let residual = g_next.abs();
+        // A zero scale with a zero residual passes; a NaN residual fails.
+        if residual.is_nan() || residual > self.limit * scale {
+            return Err(StepError::Diverged {
+                row,
+                residual,
+                relative: residual / scale,
+                limit: self.limit,
+                t,
+            });
+        }
+        Ok(())
+    }
+
+    /// Returns whether the guard accepts every finite step.
+    pub(crate) fn is_disabled(&self) -> bool {
+        self.limit == f64::INFINITY
+    }
+}
+
+impl Default for DivergenceGuard {
+    /// The guard with [`DivergenceGuard::DEFAULT_LIMIT`].
+    fn default() -> Self {
+        DivergenceGuard {
+            limit: Self::DEFAULT_LIMIT,
+        }
+    }
+}
+
+/// Returns `OffManifold` for the first row with `|gᵢ(q)| > tolerance · (1 + s)`,
+/// `s = maxᵢ Σⱼ |Gᵢⱼ(q)| |qⱼ|` (the size of the first-order terms of `g`, which sets its rounding
+/// error): the acceptance test of SHAKE's and RATTLE's Newton iteration, which every state
+/// they (and Livens) produce passes. Hard-constraint integrators call it on a state they did not
+/// produce themselves, so that an inconsistent initial state is an error, not a velocity jump.
+pub(crate) fn check_on_manifold<const N: usize, const M: usize>(
+    g: &SVector<f64, M>,
+    jac: &SMatrix<f64, M, N>,
+    q: &SVector<f64, N>,
+    tolerance: f64,
+    t: f64,
+) -> Result<(), StepError> {
+    let scale = jac
+        .row_iter()
+        .map(|row| row.iter().zip(q.iter()).map(|(a, x)| (a * x).abs()).sum())
+        .fold(0.0, f64::max);
+    let limit = tolerance * (1.0 + scale);
+    match g.iter().position(|gi| gi.is_nan() || gi.abs() > limit) {
+        Some(row) => Err(StepError::OffManifold {
+            row,
+            residual: g[row].abs(),
+            limit,
+            t,
+        }),
+        None => Ok(()),
     }
 }

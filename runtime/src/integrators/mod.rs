@@ -10,6 +10,8 @@ pub mod nonholonomic;
 pub mod projection;
 pub mod stabilized;
 
+pub use checks::DivergenceGuard;
+
 use crate::error::StepError;
 use crate::state::{DynState, State};
 

@@ -40,8 +40,10 @@ fn columns<const N: usize>(a: &SMatrix<f64, N, N>) -> [[f64; N]; N] {
 
 /// A root-free Cholesky factorization `A = L D Lᵀ` of a symmetric positive definite matrix.
 ///
-/// A non-finite entry is [`StepError::NonFinite`]; a pivot with `D_jj ≤ N·ε·|A_jj|`
-/// (numerically semidefinite, indefinite or singular) is [`StepError::Singular`]. Only the lower
+/// A non-finite entry is [`StepError::NonFinite`]; a pivot with `D_jj < −N·ε·|A_jj|`
+/// (indefinite or negative definite, e.g. a negative mass) is
+/// [`StepError::NotPositiveDefinite`]; any other pivot with `D_jj ≤ N·ε·|A_jj|` (numerically
+/// semidefinite or singular) is [`StepError::Singular`]. Only the lower
 /// triangle of the input is read. Without pivoting this is backward stable exactly because the
 /// matrix is required to be positive definite; it avoids the square roots of `L Lᵀ`.
 #[derive(Clone, Copy, Debug)]
@@ -60,11 +62,21 @@ impl<const N: usize> Cholesky<N> {
         t: f64,
     ) -> Result<Self, StepError> {
         check_finite(a, matrix, t)?;
-        Self::factor(a).ok_or(StepError::Singular { matrix, t })
+        Self::factor(a).map_err(|negative| match negative {
+            Some((row, pivot)) => StepError::NotPositiveDefinite {
+                matrix,
+                row,
+                pivot,
+                t,
+            },
+            None => StepError::Singular { matrix, t },
+        })
     }
 
-    /// Factors `a`, or returns `None` if a pivot is not clearly positive.
-    fn factor(a: &SMatrix<f64, N, N>) -> Option<Self> {
+    /// Factors `a`, or returns why a pivot is not clearly positive: `Some((row, pivot))` for a
+    /// clearly negative pivot (`D_jj < −N·ε·|A_jj|`: not positive definite), `None` for a
+    /// vanishing or non-finite one (singular).
+    fn factor(a: &SMatrix<f64, N, N>) -> Result<Self, Option<(usize, f64)>> {
         let tolerance = pivot_tolerance(N);
         let mut l = columns(a);
         let mut d = [0.0; N];
@@ -77,8 +89,9 @@ impl<const N: usize> Cholesky<N> {
                 w[k] = l[k][j] * d[k];
                 pivot -= w[k] * l[k][j];
             }
-            if !(pivot.is_finite() && pivot > tolerance * a[(j, j)].abs()) {
-                return None;
+            let threshold = tolerance * a[(j, j)].abs();
+            if !(pivot.is_finite() && pivot > threshold) {
+                return Err((pivot < -threshold).then_some((j, pivot)));
             }
             d[j] = pivot;
             let inverse = 1.0 / pivot;
@@ -91,7 +104,7 @@ impl<const N: usize> Cholesky<N> {
                 l[j][i] = s * inverse;
             }
         }
-        Some(Cholesky { l, inverse_pivots })
+        Ok(Cholesky { l, inverse_pivots })
     }
 
     /// Overwrites `b` with `A⁻¹ b`, column by column.
@@ -245,8 +258,8 @@ impl<const N: usize> SymmetricFactor<N> {
     ) -> Result<Self, StepError> {
         check_finite(a, matrix, t)?;
         match Cholesky::factor(a) {
-            Some(cholesky) => Ok(SymmetricFactor::Cholesky(cholesky)),
-            None => Lu::try_new(a, matrix, t).map(SymmetricFactor::Lu),
+            Ok(cholesky) => Ok(SymmetricFactor::Cholesky(cholesky)),
+            Err(_) => Lu::try_new(a, matrix, t).map(SymmetricFactor::Lu),
         }
     }
 
@@ -279,10 +292,25 @@ mod tests {
         let singular = Matrix3::from_diagonal(&Vector3::new(1.0, 0.0, 1.0));
         let indefinite = Matrix3::from_diagonal(&Vector3::new(1.0, -1.0, 1.0));
         let rank_one = Vector3::new(1.0, 2.0, 3.0) * Vector3::new(1.0, 2.0, 3.0).transpose();
-        for a in [singular, indefinite, rank_one] {
+        for a in [singular, rank_one] {
             let err = Cholesky::try_new(&a, "m", t).unwrap_err();
             assert_eq!(err, StepError::Singular { matrix: "m", t });
         }
+        // A clearly negative pivot is named as such, with its row and value.
+        let err = Cholesky::try_new(&indefinite, "m", t).unwrap_err();
+        assert_eq!(
+            err,
+            StepError::NotPositiveDefinite {
+                matrix: "m",
+                row: 1,
+                pivot: -1.0,
+                t
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "m is not positive definite (pivot -1e0 in row 1) at t = 1.5"
+        );
         let mut nan = Matrix3::identity();
         nan[(2, 1)] = f64::NAN;
         let err = Cholesky::try_new(&nan, "m", t).unwrap_err();

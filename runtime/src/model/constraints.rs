@@ -2,8 +2,10 @@ use nalgebra::{SMatrix, SVector};
 
 /// How strongly a constraint row is enforced by SPOOK: compliance `ε` and relaxation `τ`.
 ///
-/// `ε = 0`, `τ = 0` is the ideal constraint; SPOOK needs `ε > 0` and `τ > 0` for its stability
-/// guarantee (Lacoursière 2007, Theorem 5.1).
+/// SPOOK's stability guarantee needs `ε > 0` and `τ > 0` (Lacoursière 2007, Theorem 5.1);
+/// `ε = 0` with `τ > 0` is an ideal (infinitely stiff) row that is still stable, and `ε = τ = 0`
+/// is refused, because its violations grow without bound (see [`Spook`](crate::Spook),
+/// "Parameters").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Regularization {
     /// Compliance `ε` (inverse stiffness) of the row.

@@ -23,6 +23,16 @@ pub trait Inertia<const N: usize> {
     /// Writes the symmetric mass matrix `M(q)` into `m`.
     fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>);
 
+    /// Returns the name and value of the first model parameter that is not finite, if any.
+    ///
+    /// Every integrator asks before a step, so that a NaN or infinite parameter is reported as
+    /// that parameter ([`StepError::BadParameter`](crate::StepError::BadParameter)) rather than
+    /// as the non-finite output or the failed Newton iteration it causes. `mechanism!` checks
+    /// every parameter of the model; the default (hand-written models) reports none.
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        None
+    }
+
     /// Returns the kinetic energy `½ vᵀ M(q) v`.
     fn kinetic_energy(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
         let mut m = SMatrix::<f64, N, N>::zeros();

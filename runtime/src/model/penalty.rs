@@ -109,6 +109,13 @@ impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
     fn kinetic_energy(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
         self.model.kinetic_energy(q, v)
     }
+
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        if !self.omega.is_finite() {
+            return Some(("omega", self.omega));
+        }
+        self.model.non_finite_parameter()
+    }
 }
 
 impl<const N: usize, Model: PenalizedPotential<N>> Potential<N> for Penalized<Model> {

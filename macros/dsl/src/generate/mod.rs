@@ -278,11 +278,25 @@ impl<'a> Code<'a> {
         let out = quote!(out);
         let mass = self.body(self.matrix(&out, &derived.mass), &[&out]);
         let kinetic = self.scalar_body(derived.kinetic);
+        let parameter_checks = model.parameters.iter().map(|p| {
+            let (field, label) = (&p.name, p.name.to_string());
+            quote! {
+                if !self.#field.is_finite() {
+                    return ::core::option::Option::Some((#label, self.#field));
+                }
+            }
+        });
         quote! {
             #allow
             impl #rt::Inertia<#n> for #name {
                 const CONSTANT_MASS: bool = #constant;
                 const MASS_DEPENDS_ON: [bool; #n] = #depends_on;
+
+                #[inline]
+                fn non_finite_parameter(&self) -> ::core::option::Option<(&'static str, f64)> {
+                    #(#parameter_checks)*
+                    ::core::option::Option::None
+                }
 
                 #[inline]
                 fn mass_matrix(&self, q: &#rt::SVector<f64, #n>, out: &mut #rt::SMatrix<f64, #n, #n>) {

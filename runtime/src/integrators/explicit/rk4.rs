@@ -53,6 +53,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("RK4")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.h, state.t);
         let (q, v) = (state.q, state.v);

@@ -171,6 +171,7 @@ where
     Model: Inertia<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let stream_position = self.rng.get_word_pos();
         let mut trial = *state;

@@ -39,8 +39,9 @@ pub(super) struct OrnsteinUhlenbeck<const N: usize> {
 }
 
 impl<const N: usize> OrnsteinUhlenbeck<N> {
-    /// Builds the flow for the symmetric positive definite `mass`; fails with `Singular` if
-    /// `mass` is not positive definite.
+    /// Builds the flow for the symmetric positive definite `mass`; fails with
+    /// `NotPositiveDefinite` if an eigenvalue of `mass` is negative (`row` is then the
+    /// eigenvalue's index), with `Singular` if one vanishes.
     pub(super) fn try_new(
         mass: &SMatrix<f64, N, N>,
         gamma_h: f64,
@@ -60,6 +61,14 @@ impl<const N: usize> OrnsteinUhlenbeck<N> {
         })?;
         let largest = eigenvalues.iter().fold(0.0f64, |m, d| m.max(d.abs()));
         let tolerance = N.max(1) as f64 * f64::EPSILON * largest;
+        if let Some(row) = eigenvalues.iter().position(|&d| d < -tolerance) {
+            return Err(StepError::NotPositiveDefinite {
+                matrix: MASS_MATRIX,
+                row,
+                pivot: eigenvalues[row],
+                t,
+            });
+        }
         if eigenvalues.iter().any(|&d| d.is_nan() || d <= tolerance) {
             return Err(StepError::Singular {
                 matrix: MASS_MATRIX,
@@ -176,6 +185,11 @@ mod tests {
         let indefinite = SMatrix::<f64, 2, 2>::new(1.0, 2.0, 2.0, 1.0);
         assert!(matches!(
             OrnsteinUhlenbeck::try_new(&indefinite, 0.1, 1.0, 3.0),
+            Err(StepError::NotPositiveDefinite { t: 3.0, .. })
+        ));
+        let semidefinite = SMatrix::<f64, 2, 2>::new(1.0, 1.0, 1.0, 1.0);
+        assert!(matches!(
+            OrnsteinUhlenbeck::try_new(&semidefinite, 0.1, 1.0, 3.0),
             Err(StepError::Singular { t: 3.0, .. })
         ));
         let nan = SMatrix::<f64, 2, 2>::new(1.0, f64::NAN, 0.0, 1.0);

@@ -495,6 +495,7 @@ impl<const N: usize> PushForwardNewmark<N> {
     where
         Model: Inertia<N> + PotentialHessian<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let t = state.t;
         let mut mass = SMatrix::<f64, N, N>::zeros();
@@ -514,6 +515,7 @@ impl<const N: usize> PushForwardNewmark<N> {
     where
         Model: Inertia<N> + PotentialHessian<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let guess = self
@@ -535,6 +537,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("Newmark")?;
+        crate::integrators::checks::check_parameters(model)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let stop = Stop::Converged(self.newton);
         let mass = &mut self.mass;
@@ -553,6 +556,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("one-iteration Newmark")?;
+        crate::integrators::checks::check_parameters(model)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let mass = &mut self.mass;
         self.core.newmark_step(
@@ -570,6 +574,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("push-forward Newmark")?;
+        crate::integrators::checks::check_parameters(model)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let stop = Stop::Converged(self.newton);
         self.core.verlet_step(state, |x, guess, t| {

@@ -181,6 +181,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("stiff Z&Ss")?;
+        crate::integrators::checks::check_parameters(model)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         self.core.verlet_step(state, |x, _guess, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();

@@ -119,6 +119,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("Z&S")?;
+        crate::integrators::checks::check_parameters(model)?;
         let (h, beta) = (self.core.h, self.core.beta);
         let mass_factor = &mut self.mass;
         self.core.verlet_step(state, |q, _, t| {
@@ -149,6 +150,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("Z&Ss")?;
+        crate::integrators::checks::check_parameters(model)?;
         let (h, beta) = (self.core.h, self.core.beta);
         self.core.verlet_step(state, |q, _, t| {
             let mut mass = SMatrix::<f64, N, N>::zeros();

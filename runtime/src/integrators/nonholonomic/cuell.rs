@@ -85,6 +85,7 @@ where
         crate::integrators::checks::check_constant_mass::<Model, N>(
             "discrete Lagrange–d'Alembert",
         )?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.h, state.t);
         let t_next = t + h;

@@ -9,6 +9,11 @@
 //! scaled multipliers `μ` by full Newton iteration, which converges quadratically (two
 //! iterations per step on the double pendulum at `h = 1/60`); the one-constraint-at-a-time
 //! Gauss–Seidel sweep of the original SHAKE converges only linearly.
+//!
+//! A state the integrator did not produce itself must satisfy `g(q) = 0` to the Newton
+//! tolerance: an offset would be removed in one step and become a velocity jump of about
+//! `offset / h`, so it is refused with [`StepError::OffManifold`] instead (neither SHAKE nor
+//! RATTLE projects it silently).
 
 mod rattle;
 mod shake;
@@ -18,8 +23,9 @@ pub use shake::Shake;
 
 use nalgebra::{SMatrix, SVector};
 
-use super::checks::{check_max_iterations, check_tolerance};
-use super::explicit::{acceleration, check_finite, check_step_size, same_bits, MassFactor};
+use super::checks::{check_max_iterations, check_on_manifold, check_tolerance};
+pub(crate) use super::explicit::same_bits;
+use super::explicit::{acceleration, check_finite, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::linalg::Lu;
 use crate::model::{Holonomic, Inertia, Potential};
@@ -118,7 +124,8 @@ impl<const N: usize, const M: usize> Core<N, M> {
     }
 
     /// Returns the point at the state's `(q, t)`: the carried one if it was computed at exactly
-    /// this `q` and `t`, else a fresh evaluation; and the factorizations it took.
+    /// this `q` and `t`, else a fresh evaluation; and the factorizations it took. A fresh
+    /// state off the constraint manifold (beyond the Newton tolerance) is `OffManifold`.
     fn start<Model>(
         &mut self,
         model: &Model,
@@ -132,8 +139,12 @@ impl<const N: usize, const M: usize> Core<N, M> {
                 return Ok((*point, 0));
             }
         }
+        // A state this integrator did not produce must already satisfy g(q) = 0.
+        let mut g = SVector::<f64, M>::zeros();
         let mut jac = SMatrix::<f64, M, N>::zeros();
-        model.constraint_jacobian(&state.q, state.t, &mut jac);
+        model.constraints_and_jacobian(&state.q, state.t, &mut g, &mut jac);
+        check_finite(&jac, "constraint jacobian", state.t)?;
+        check_on_manifold(&g, &jac, &state.q, self.tolerance, state.t)?;
         self.point_at(model, &state.q, state.t, jac, state.t)
     }
 

@@ -2,7 +2,7 @@
 
 use nalgebra::SVector;
 
-use super::{check_finite, shared_builders, Core};
+use super::{check_finite, same_bits, shared_builders, Core};
 use crate::error::StepError;
 use crate::integrators::explicit::check_state;
 use crate::integrators::{Integrator, StepReport};
@@ -49,6 +49,10 @@ pub struct Rattle<const N: usize, const M: usize> {
     core: Core<N, M>,
     multipliers: SVector<f64, M>,
     velocity_multipliers: SVector<f64, M>,
+    /// `½ (μ_{k−1} + λ_k)` of the last step, if it continued the step before.
+    averaged_multipliers: Option<SVector<f64, M>>,
+    /// The end state of the last successful step.
+    end: Option<State<N>>,
 }
 
 shared_builders!(Rattle);
@@ -61,18 +65,40 @@ impl<const N: usize, const M: usize> Rattle<N, M> {
             core: Core::new(h)?,
             multipliers: SVector::zeros(),
             velocity_multipliers: SVector::zeros(),
+            averaged_multipliers: None,
+            end: None,
         })
     }
 
-    /// Returns the position multipliers `λ_k` of the last successful step
-    /// (`M q̈ = −∇V − Gᵀ λ`).
+    /// Returns the position multipliers `λ_k` of the last successful step (the step from
+    /// `t_k` to `t_{k+1}`), with `M q̈ = −∇V − Gᵀ λ`.
+    ///
+    /// `λ_k` is a **first-order** approximation of the exact multiplier `λ(t_k)`: its error is
+    /// `O(h)`. For a second-order one use
+    /// [`averaged_multipliers`](Self::averaged_multipliers).
     pub fn multipliers(&self) -> &SVector<f64, M> {
         &self.multipliers
     }
 
-    /// Returns the velocity multipliers `μ_k` of the last successful step.
+    /// Returns the velocity multipliers `μ_k` of the last successful step (same sign
+    /// convention as [`multipliers`](Self::multipliers)).
+    ///
+    /// `μ_k` is a **first-order** approximation of `λ(t_{k+1})`: its error is `O(h)`, of the
+    /// opposite sign to that of the next step's `λ_{k+1}`.
     pub fn velocity_multipliers(&self) -> &SVector<f64, M> {
         &self.velocity_multipliers
+    }
+
+    /// Returns `½ (μ_{k−1} + λ_k)`, a **second-order** approximation of `λ(t_k)` (error
+    /// `O(h²)`), `t_k` the start time of the last successful step; `None` unless that step
+    /// started from the end state (bit for bit) of the step before it.
+    ///
+    /// The two forces that act at `q_k`, `−Gᵀμ_{k−1}` in the second half kick of the step
+    /// before and `−Gᵀλ_k` in the first half kick of this one, are the one-sided first-order
+    /// approximations whose errors cancel to leading order; their mean is SHAKE's multiplier
+    /// of the same positions (Hairer–Lubich–Wanner, §VII.1.4).
+    pub fn averaged_multipliers(&self) -> Option<&SVector<f64, M>> {
+        self.averaged_multipliers.as_ref()
     }
 }
 
@@ -83,6 +109,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("RATTLE")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.core.h, state.t);
         let t_next = t + h;
@@ -106,12 +133,20 @@ where
         let v_next = w - end.minv_jac_t * nu;
         check_finite(&v_next, "v", t)?;
 
+        let continued = self.end.is_some_and(|end| {
+            end.t.to_bits() == state.t.to_bits()
+                && same_bits(&end.q, &state.q)
+                && same_bits(&end.v, &state.v)
+        });
+        let lambda = projected.mu * (2.0 / (h * h));
+        self.averaged_multipliers = continued.then(|| (self.velocity_multipliers + lambda) * 0.5);
         self.core.carried = Some(end);
-        self.multipliers = projected.mu * (2.0 / (h * h));
+        self.multipliers = lambda;
         self.velocity_multipliers = nu * (2.0 / h);
         state.q = projected.q;
         state.v = v_next;
         state.t = t_next;
+        self.end = Some(*state);
         Ok(StepReport {
             factorizations,
             newton_iterations: projected.iterations,

@@ -58,7 +58,14 @@ impl<const N: usize, const M: usize> Shake<N, M> {
         })
     }
 
-    /// Returns the multipliers `λ_k` of the last successful step, with `M q̈ = −∇V − Gᵀ λ`.
+    /// Returns the multipliers `λ_k` of the last successful step (from `t_k` to `t_{k+1}`), with
+    /// `M q̈ = −∇V − Gᵀ λ`.
+    ///
+    /// **Accuracy.** `λ_k` enters the symmetric two-step scheme at `q_k`, and is a
+    /// **second-order** approximation of the exact multiplier `λ(t_k)` when the run was started
+    /// with [`stagger_velocity`](Self::stagger_velocity) (it is then RATTLE's
+    /// [`averaged_multipliers`](crate::Rattle::averaged_multipliers) of the same positions);
+    /// without it the whole run, positions included, is only first order.
     pub fn multipliers(&self) -> &SVector<f64, M> {
         &self.multipliers
     }
@@ -77,6 +84,7 @@ impl<const N: usize, const M: usize> Shake<N, M> {
     where
         Model: Inertia<N> + Potential<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (a, _, _) = acceleration(model, &mut self.core.mass, &state.q, state.t)?;
         let v = state.v - a * (0.5 * self.core.h);
@@ -93,6 +101,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("SHAKE")?;
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.core.h, state.t);
         let t_next = t + h;

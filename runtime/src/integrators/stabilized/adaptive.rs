@@ -299,6 +299,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     where
         Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let t = state.t;
         if t_end.is_nan() || t_end <= t {
@@ -414,6 +415,9 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     /// Integrates from `state` to exactly `t_end`, calling `observe` after every accepted step;
     /// returns the counts of this call. Does nothing if `t_end == state.t`. On error `state`
     /// holds the last accepted step.
+    ///
+    /// Fails with `BadParameter` (and `state` unchanged) unless `t_end` is finite and not
+    /// earlier than `state.t`: a NaN or infinite end time is refused, never taken as "done".
     pub fn advance_to<Model>(
         &mut self,
         model: &Model,
@@ -424,7 +428,18 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     where
         Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
     {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
+        if !t_end.is_finite() {
+            return Err(bad("t_end", t_end, "must be finite"));
+        }
+        if t_end < state.t {
+            return Err(bad(
+                "t_end",
+                t_end,
+                "must not be earlier than the state's time",
+            ));
+        }
         let before = self.statistics;
         if t_end == state.t {
             return Ok(AdaptiveStatistics::default());

@@ -9,7 +9,7 @@ use super::{
     Tableau,
 };
 use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
+use crate::integrators::{DivergenceGuard, Integrator, StepReport};
 use crate::model::{AppliedForces, HolonomicKinematics, InertiaGradient, Potential};
 use crate::state::State;
 
@@ -107,6 +107,9 @@ impl<const N: usize, const S: usize> Stages<N, S> {
 /// eq. 1.5 (one Cholesky factor of `G M⁻¹ Gᵀ` each, plus `M(q)` unless
 /// `Inertia::CONSTANT_MASS` and unchanged), then one or two evaluations of `g`, `G`, `g_t` and
 /// one factorization for the stabilization. Allocation-free; on error the state is unchanged.
+/// A step whose holonomic residual explodes (far beyond the method's stability limit) fails
+/// with [`StepError::Diverged`] instead of returning `Ok` ([`DivergenceGuard`], one more
+/// evaluation of `g` and `G` per step; [`StabilizedRk::with_divergence_guard`]).
 ///
 /// ```
 /// use mechanism_runtime::integrators::stabilized::{PostStabilization, StabilizedRk, RK4};
@@ -131,6 +134,7 @@ pub struct StabilizedRk<const N: usize, const M: usize, const S: usize> {
     rhs: IndexOne<N>,
     stabilization: PostStabilization,
     metric: Metric,
+    guard: DivergenceGuard,
 }
 
 impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
@@ -145,6 +149,7 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
             rhs: IndexOne::new(Baumgarte::NONE),
             stabilization: PostStabilization::None,
             metric: Metric::Euclidean,
+            guard: DivergenceGuard::default(),
         })
     }
 
@@ -163,6 +168,14 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
     /// Sets the metric of the block-diagonal stabilizers (eq. 5.5 or 5.6).
     pub fn with_metric(mut self, metric: Metric) -> Self {
         self.metric = metric;
+        self
+    }
+
+    /// Replaces the divergence guard (default: [`DivergenceGuard::default`]), which rejects a
+    /// step whose constraint residual exploded (a step far beyond the stability limit of the
+    /// explicit method) with [`StepError::Diverged`] instead of returning `Ok`.
+    pub fn with_divergence_guard(mut self, guard: DivergenceGuard) -> Self {
+        self.guard = guard;
         self
     }
 
@@ -199,6 +212,7 @@ where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let (h, t) = (self.h, state.t);
         self.rhs.take_factorizations();
@@ -227,6 +241,13 @@ where
             t_next,
             t,
         )?;
+        if self.guard.limit() < f64::INFINITY {
+            let (mut g, mut g_next) = (SVector::<f64, M>::zeros(), SVector::<f64, M>::zeros());
+            let mut jac = nalgebra::SMatrix::<f64, M, N>::zeros();
+            model.constraints_and_jacobian(&state.q, t, &mut g, &mut jac);
+            model.constraints(&q, t_next, &mut g_next);
+            self.guard.check(&g, &jac, &g_next, &state.q, &q, t)?;
+        }
         state.q = q;
         state.v = v;
         state.t = t_next;

@@ -5,7 +5,9 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
-use crate::integrators::checks::{check_constant_mass, check_finite, check_state};
+use crate::integrators::checks::{
+    check_constant_mass, check_finite, check_parameters, check_state,
+};
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::Cholesky;
@@ -44,6 +46,10 @@ pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
     v_next: SVector<f64, N>,
     alpha: SVector<f64, K>,
     lambda: SVector<f64, M>,
+    /// `q_{k+1}`, and for the divergence guard `g(q_{k+1})` and the row norms `|Gᵢ(q_k)|₁`.
+    q_next: SVector<f64, N>,
+    g_next: SVector<f64, M>,
+    row_norms: SVector<f64, M>,
     /// The multipliers of the last successful step.
     multipliers: SVector<f64, M>,
     nonholonomic_multipliers: SVector<f64, K>,
@@ -69,6 +75,9 @@ impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M
             v_next: SVector::zeros(),
             alpha: SVector::zeros(),
             lambda: SVector::zeros(),
+            q_next: SVector::zeros(),
+            g_next: SVector::zeros(),
+            row_norms: SVector::zeros(),
             multipliers: SVector::zeros(),
             nonholonomic_multipliers: SVector::zeros(),
             mass_factor: MassFactor::default(),
@@ -97,6 +106,11 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
     ///
     /// `λ` absorbs one factor of `h` (§5): `Gᵀλ` is the constraint impulse over the step, so
     /// the constraint force is `Gᵀλ / h`, with the sign of `M q̈ = −∇V + f + Gᵀλ/h + Aᵀα/h`.
+    ///
+    /// **Accuracy.** `λ/h` is a **first-order** approximation of the exact multiplier over the
+    /// step `[t_k, t_{k+1}]`: its error is `O(h)` (measured against the pendulum's rod tension
+    /// at `t_{k+1}` in `tests/multipliers.rs`), on top of the model change the regularization
+    /// makes (`ε`, `τ`). At coarse steps the stabilization's transient (`τ = 2h`) still shows.
     pub fn multipliers(&self) -> &SVector<f64, M> {
         &self.system.multipliers
     }
@@ -284,6 +298,35 @@ where
         )
     }
 
+    fn configuration_after(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        h: f64,
+        t_next: f64,
+        guarded: bool,
+    ) {
+        self.q_next = SVector::<f64, N>::from_column_slice(q) + self.v_next * h;
+        if guarded {
+            model.constraints(&self.q_next, t_next, &mut self.g_next);
+            for row in 0..M {
+                self.row_norms[row] = self.jac.row(row).lp_norm(1);
+            }
+        }
+    }
+
+    fn next_configuration(&self) -> &[f64] {
+        self.q_next.as_slice()
+    }
+
+    fn guard_rows(&self) -> (&[f64], &[f64], &[f64]) {
+        (
+            self.g.as_slice(),
+            self.row_norms.as_slice(),
+            self.g_next.as_slice(),
+        )
+    }
+
     fn accept(&mut self) {
         self.multipliers = self.lambda;
         self.nonholonomic_multipliers = self.alpha;
@@ -298,6 +341,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SPOOK")?;
+        check_parameters(model)?;
         check_state(state)?;
         let report = self.advance(
             model,

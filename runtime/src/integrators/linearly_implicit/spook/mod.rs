@@ -21,7 +21,7 @@ pub use sparse::SparseSpookSystem;
 
 use crate::error::StepError;
 use crate::integrators::checks::{check_finite_slice, check_step_size};
-use crate::integrators::StepReport;
+use crate::integrators::{DivergenceGuard, StepReport};
 use crate::model::{Regularization, Relaxation};
 
 /// SPOOK for `M` holonomic and `K` nonholonomic constraints on `N` coordinates: one linear
@@ -66,6 +66,21 @@ use crate::model::{Regularization, Relaxation};
 /// when `G` or `A` is rank deficient (redundant constraints; the scheme is then still linearly
 /// stable, Theorem 5.1). With `ε = 0` or `γ = 0` (ideal rows) the rows must be independent, or
 /// the step fails with [`StepError::Singular`].
+///
+/// # Parameters
+///
+/// Theorem 5.1 proves linear stability for `ε > 0` and `τ > 0`. Eq. 34 also covers the edges:
+/// with `ε = 0` and `τ > 0` the eigenvalues of the violation recurrence are inside the unit
+/// circle (`τ = 2h`: a double eigenvalue `1/3`), so an ideal row with relaxation is stable;
+/// with `τ = 0` they lie on the unit circle (violations are not damped), and with `ε = τ = 0`
+/// they are a double `−1`, so violations grow linearly from round-off. That last combination is
+/// therefore refused with [`StepError::BadParameter`] (by [`SpookScheme::with_regularization`],
+/// and at the step for a model's default): it is not "the ideal constraint" of SHAKE/RATTLE,
+/// whose position row is `g_{k+1} = 0`.
+///
+/// A step whose holonomic residual explodes (e.g. `h` far beyond the time scale of the motion)
+/// fails with [`StepError::Diverged`] rather than return `Ok`; see [`DivergenceGuard`] and
+/// [`SpookScheme::with_divergence_guard`].
 ///
 /// The defaults are each row's [`Holonomic::regularization`](crate::model::Holonomic::regularization) (Lacoursière's `ε = 1e-8`,
 /// `τ = 2h`) and [`Nonholonomic::nonholonomic_compliance`](crate::model::Nonholonomic::nonholonomic_compliance) (`γ = 1e-8`), overridable per row.
@@ -139,6 +154,7 @@ pub type SparseSpook = SpookScheme<SparseSpookSystem>;
 #[derive(Clone, Copy, Debug)]
 pub struct SpookScheme<S> {
     h: f64,
+    guard: DivergenceGuard,
     system: S,
 }
 
@@ -192,6 +208,17 @@ pub trait SpookSystem<Model: ?Sized> {
     /// Returns `(v_{k+1}, λ, α)` of the last solve.
     fn solution(&self) -> (&[f64], &[f64], &[f64]);
 
+    /// Writes `q_{k+1} = q_k + h v_{k+1}` and, when `guarded`, evaluates `g(q_{k+1}, t_next)`
+    /// and the row norms `|Gᵢ(q_k)|₁` for the divergence guard.
+    fn configuration_after(&mut self, model: &Model, q: &[f64], h: f64, t_next: f64, guarded: bool);
+
+    /// Returns `q_{k+1}` of [`configuration_after`](Self::configuration_after).
+    fn next_configuration(&self) -> &[f64];
+
+    /// Returns `g(q_k)`, `|Gᵢ(q_k)|₁` and `g(q_{k+1})` of a guarded
+    /// [`configuration_after`](Self::configuration_after).
+    fn guard_rows(&self) -> (&[f64], &[f64], &[f64]);
+
     /// Keeps the multipliers of the last solve as those of the last successful step.
     fn accept(&mut self);
 }
@@ -200,6 +227,13 @@ impl<S> SpookScheme<S> {
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
+    }
+
+    /// Replaces the divergence guard (default: [`DivergenceGuard::default`]), which rejects a
+    /// step whose constraint residual exploded with [`StepError::Diverged`].
+    pub fn with_divergence_guard(mut self, guard: DivergenceGuard) -> Self {
+        self.guard = guard;
+        self
     }
 
     /// Runs one step of eq. 27–29 from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on
@@ -239,21 +273,21 @@ impl<S> SpookScheme<S> {
         check_finite_slice(lambda, "multipliers", t)?;
         check_finite_slice(alpha, "nonholonomic multipliers", t)?;
         check_finite_slice(v_next, "v", t)?;
-        if let Some(index) = q
-            .iter()
-            .zip(v_next)
-            .position(|(q, v)| !(q + h * v).is_finite())
-        {
-            return Err(StepError::NonFinite {
-                quantity: "q",
-                index,
-                t,
-            });
+        let guarded = !self.guard.is_disabled();
+        self.system.configuration_after(model, q, h, t + h, guarded);
+        let q_next = self.system.next_configuration();
+        check_finite_slice(q_next, "q", t)?;
+        if guarded {
+            let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let q_scale = amax(q).max(amax(q_next));
+            let (g, norms, g_next) = self.system.guard_rows();
+            for row in 0..g.len() {
+                self.guard
+                    .check_row(row, g[row], norms[row], g_next[row], q_scale, t)?;
+            }
         }
-        for ((q, v), v_next) in q.iter_mut().zip(v.iter_mut()).zip(v_next) {
-            *q += h * v_next;
-            *v = *v_next;
-        }
+        q.copy_from_slice(self.system.next_configuration());
+        v.copy_from_slice(self.system.solution().0);
         self.system.accept();
         Ok(StepReport {
             factorizations,
@@ -275,7 +309,13 @@ fn check_gamma(gamma: f64) -> Result<(), StepError> {
     }
 }
 
-/// Returns `BadParameter` unless `ε` and `τ` are finite and non-negative.
+/// Why SPOOK refuses `ε = 0` together with `τ = 0` (see [`Spook`], "Parameters").
+const IDEAL_ROW: &str = "must be positive when epsilon = 0: with ε = τ = 0 the constraint \
+    row of eq. 29 is ¼(g_{k+1} + 2g_k + g_{k−1}) = 0, whose violations have the double \
+    eigenvalue −1 (eq. 34 with θ = 0, ψ = 1) and grow without bound; use τ > 0 (the default \
+    is 2h) or ε > 0, or SHAKE/RATTLE for a constraint held exactly";
+
+/// Returns `BadParameter` unless `ε` and `τ` are finite and non-negative and not both zero.
 fn check_regularization(regularization: &Regularization) -> Result<(), StepError> {
     let epsilon = regularization.epsilon;
     if !(epsilon.is_finite() && epsilon >= 0.0) {
@@ -294,6 +334,13 @@ fn check_regularization(regularization: &Regularization) -> Result<(), StepError
             name,
             value: tau,
             requirement: "must be finite and non-negative",
+        });
+    }
+    if epsilon == 0.0 && tau == 0.0 {
+        return Err(StepError::BadParameter {
+            name,
+            value: tau,
+            requirement: IDEAL_ROW,
         });
     }
     Ok(())
@@ -316,6 +363,7 @@ fn check_row(row: usize, rows: usize, requirement: &'static str) -> Result<(), S
 fn scheme<S>(h: f64, system: S) -> Result<SpookScheme<S>, StepError> {
     Ok(SpookScheme {
         h: check_step_size(h)?,
+        guard: DivergenceGuard::default(),
         system,
     })
 }
@@ -324,8 +372,8 @@ fn scheme<S>(h: f64, system: S) -> Result<SpookScheme<S>, StepError> {
 impl<S: SpookOverrides> SpookScheme<S> {
     /// Overrides the regularization of holonomic row `row`.
     ///
-    /// Fails with `BadParameter` if `row` is not a holonomic row, or if `ε` or `τ` is negative
-    /// or not finite.
+    /// Fails with `BadParameter` if `row` is not a holonomic row, if `ε` or `τ` is negative or
+    /// not finite, or if both are zero (see "Parameters" on [`Spook`]).
     pub fn with_regularization(
         mut self,
         row: usize,

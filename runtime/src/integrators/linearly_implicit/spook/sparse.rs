@@ -19,7 +19,7 @@
 
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
-use crate::integrators::checks::{check_dyn_state, check_finite_slice};
+use crate::integrators::checks::{check_dyn_state, check_finite_slice, check_parameter};
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::linalg::{LinalgError, LinearSolver, PivotSign, SparseLdlt};
 use crate::model::{
@@ -69,6 +69,12 @@ pub struct SparseSpookSystem {
     gamma: Vec<f64>,
     s: Vec<f64>,
     r: Vec<f64>,
+    /// `q_{k+1}`, and for the divergence guard `g(q_{k+1})`, the Jacobian values there
+    /// (scratch) and the row norms `|Gᵢ(q_k)|₁`.
+    q_next: Vec<f64>,
+    g_next: Vec<f64>,
+    jacobian_next: Vec<f64>,
+    row_norms: Vec<f64>,
     /// The solution of the last solve and the multipliers of the last successful step.
     v_next: Vec<f64>,
     lambda: Vec<f64>,
@@ -237,6 +243,10 @@ impl SparseSpookSystem {
             sigma_slots: slots[nonholonomic_end..nonholonomic_end + m].to_vec(),
             gamma_slots: slots[nonholonomic_end + m..].to_vec(),
             jacobian: vec![0.0; jacobian_pattern.len()],
+            jacobian_next: vec![0.0; jacobian_pattern.len()],
+            q_next: vec![0.0; n],
+            g_next: vec![0.0; m],
+            row_norms: vec![0.0; m],
             nonholonomic: vec![0.0; nonholonomic_pattern.len()],
             jacobian_pattern,
             values: vec![0.0; ldlt.value_count()],
@@ -450,6 +460,39 @@ where
         (&self.v_next, &self.lambda, &self.alpha)
     }
 
+    fn configuration_after(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        h: f64,
+        t_next: f64,
+        guarded: bool,
+    ) {
+        for ((q_next, q), v) in self.q_next.iter_mut().zip(q).zip(&self.v_next) {
+            *q_next = q + v * h;
+        }
+        if guarded {
+            model.constraints_and_jacobian(
+                &self.q_next,
+                t_next,
+                &mut self.g_next,
+                &mut self.jacobian_next,
+            );
+            self.row_norms.fill(0.0);
+            for (&(row, _), value) in self.jacobian_pattern.iter().zip(&self.jacobian) {
+                self.row_norms[row] += value.abs();
+            }
+        }
+    }
+
+    fn next_configuration(&self) -> &[f64] {
+        &self.q_next
+    }
+
+    fn guard_rows(&self) -> (&[f64], &[f64], &[f64]) {
+        (&self.g, &self.row_norms, &self.g_next)
+    }
+
     fn accept(&mut self) {
         self.multipliers.copy_from_slice(&self.lambda);
         self.nonholonomic_multipliers.copy_from_slice(&self.alpha);
@@ -473,6 +516,7 @@ where
                 requirement: "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv)",
             });
         }
+        check_parameter(model.non_finite_parameter())?;
         check_dyn_state(state, model.coordinate_count())?;
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.h;
