@@ -149,8 +149,30 @@ pub enum StepError {
 }
 
 impl StepError {
-    /// Returns a closure that wraps a [`LinalgError`] with the matrix's name and the step's time.
+    /// Returns a closure that puts a [`LinalgError`] of the matrix `matrix` in the context of
+    /// the step from time `t`: a vanishing pivot is [`StepError::Singular`], a negative pivot
+    /// where a positive one was required [`StepError::NotPositiveDefinite`], a non-finite entry
+    /// [`StepError::NonFinite`] (naming the matrix), anything else
+    /// [`StepError::LinearAlgebra`]. The kernels behind the seam never see `t`.
     pub fn linear_algebra(matrix: &'static str, t: f64) -> impl Fn(LinalgError) -> StepError {
-        move |source| StepError::LinearAlgebra { matrix, t, source }
+        move |source| match source {
+            LinalgError::ZeroPivot { .. } => StepError::Singular { matrix, t },
+            LinalgError::WrongSignPivot {
+                index,
+                value,
+                expected_positive: true,
+            } => StepError::NotPositiveDefinite {
+                matrix,
+                row: index,
+                pivot: value,
+                t,
+            },
+            LinalgError::NonFinite { index } => StepError::NonFinite {
+                quantity: matrix,
+                index,
+                t,
+            },
+            source => StepError::LinearAlgebra { matrix, t, source },
+        }
     }
 }

@@ -32,7 +32,7 @@ impl<const N: usize> MassFactor<N> {
                 }
             }
         }
-        let chol = Cholesky::try_new(m, "mass matrix", t)?;
+        let chol = Cholesky::try_new(m).map_err(StepError::linear_algebra("mass matrix", t))?;
         self.cached = constant.then_some((*m, chol));
         Ok((chol, 1))
     }

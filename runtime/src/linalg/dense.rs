@@ -6,7 +6,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use crate::error::StepError;
+use super::LinalgError;
 
 /// Returns the relative pivot tolerance `N·ε` below which a matrix counts as singular.
 fn pivot_tolerance(n: usize) -> f64 {
@@ -14,17 +14,9 @@ fn pivot_tolerance(n: usize) -> f64 {
 }
 
 /// Returns a `NonFinite` error for the first non-finite entry (column-major) of `a`, if any.
-fn check_finite<const R: usize, const C: usize>(
-    a: &SMatrix<f64, R, C>,
-    matrix: &'static str,
-    t: f64,
-) -> Result<(), StepError> {
+fn check_finite<const R: usize, const C: usize>(a: &SMatrix<f64, R, C>) -> Result<(), LinalgError> {
     match a.iter().position(|x| !x.is_finite()) {
-        Some(index) => Err(StepError::NonFinite {
-            quantity: matrix,
-            index,
-            t,
-        }),
+        Some(index) => Err(LinalgError::NonFinite { index }),
         None => Ok(()),
     }
 }
@@ -40,10 +32,10 @@ fn columns<const N: usize>(a: &SMatrix<f64, N, N>) -> [[f64; N]; N] {
 
 /// A root-free Cholesky factorization `A = L D Lᵀ` of a symmetric positive definite matrix.
 ///
-/// A non-finite entry is [`StepError::NonFinite`]; a pivot with `D_jj < −N·ε·|A_jj|`
+/// A non-finite entry is [`LinalgError::NonFinite`]; a pivot with `D_jj < −N·ε·|A_jj|`
 /// (indefinite or negative definite, e.g. a negative mass) is
-/// [`StepError::NotPositiveDefinite`]; any other pivot with `D_jj ≤ N·ε·|A_jj|` (numerically
-/// semidefinite or singular) is [`StepError::Singular`]. Only the lower
+/// [`LinalgError::WrongSignPivot`]; any other pivot with `D_jj ≤ N·ε·|A_jj|` (numerically
+/// semidefinite or singular) is [`LinalgError::ZeroPivot`]. Only the lower
 /// triangle of the input is read. Without pivoting this is backward stable exactly because the
 /// matrix is required to be positive definite; it avoids the square roots of `L Lᵀ`.
 #[derive(Clone, Copy, Debug)]
@@ -55,28 +47,16 @@ pub struct Cholesky<const N: usize> {
 }
 
 impl<const N: usize> Cholesky<N> {
-    /// Factors the symmetric positive definite `a`; `matrix` and `t` name the failure in errors.
-    pub fn try_new(
-        a: &SMatrix<f64, N, N>,
-        matrix: &'static str,
-        t: f64,
-    ) -> Result<Self, StepError> {
-        check_finite(a, matrix, t)?;
-        Self::factor(a).map_err(|negative| match negative {
-            Some((row, pivot)) => StepError::NotPositiveDefinite {
-                matrix,
-                row,
-                pivot,
-                t,
-            },
-            None => StepError::Singular { matrix, t },
-        })
+    /// Factors the symmetric positive definite `a`.
+    pub fn try_new(a: &SMatrix<f64, N, N>) -> Result<Self, LinalgError> {
+        check_finite(a)?;
+        Self::factor(a)
     }
 
-    /// Factors `a`, or returns why a pivot is not clearly positive: `Some((row, pivot))` for a
-    /// clearly negative pivot (`D_jj < −N·ε·|A_jj|`: not positive definite), `None` for a
+    /// Factors `a`, or returns why a pivot is not clearly positive: `WrongSignPivot` for a
+    /// clearly negative pivot (`D_jj < −N·ε·|A_jj|`: not positive definite), `ZeroPivot` for a
     /// vanishing or non-finite one (singular).
-    fn factor(a: &SMatrix<f64, N, N>) -> Result<Self, Option<(usize, f64)>> {
+    fn factor(a: &SMatrix<f64, N, N>) -> Result<Self, LinalgError> {
         let tolerance = pivot_tolerance(N);
         let mut l = columns(a);
         let mut d = [0.0; N];
@@ -91,7 +71,18 @@ impl<const N: usize> Cholesky<N> {
             }
             let threshold = tolerance * a[(j, j)].abs();
             if !(pivot.is_finite() && pivot > threshold) {
-                return Err((pivot < -threshold).then_some((j, pivot)));
+                return Err(if pivot < -threshold {
+                    LinalgError::WrongSignPivot {
+                        index: j,
+                        value: pivot,
+                        expected_positive: true,
+                    }
+                } else {
+                    LinalgError::ZeroPivot {
+                        index: j,
+                        value: pivot,
+                    }
+                });
             }
             d[j] = pivot;
             let inverse = 1.0 / pivot;
@@ -143,8 +134,8 @@ impl<const N: usize> Cholesky<N> {
 
 /// An LU factorization `P A = L U` with partial (row) pivoting of a general square matrix.
 ///
-/// A non-finite entry is [`StepError::NonFinite`]; a pivot with `|U_kk| ≤ N·ε·max_i |A_ik|`
-/// (relative to its column, so invariant under column scaling) is [`StepError::Singular`].
+/// A non-finite entry is [`LinalgError::NonFinite`]; a pivot with `|U_kk| ≤ N·ε·max_i |A_ik|`
+/// (relative to its column, so invariant under column scaling) is [`LinalgError::ZeroPivot`].
 /// Written here rather than wrapping nalgebra's `LU`, which needs a `DimMin` bound that generic
 /// `const N` cannot satisfy without leaking where-clauses into every signature.
 #[derive(Clone, Copy, Debug)]
@@ -157,13 +148,9 @@ pub struct Lu<const N: usize> {
 }
 
 impl<const N: usize> Lu<N> {
-    /// Factors the square `a`; `matrix` and `t` name the failure in errors.
-    pub fn try_new(
-        a: &SMatrix<f64, N, N>,
-        matrix: &'static str,
-        t: f64,
-    ) -> Result<Self, StepError> {
-        check_finite(a, matrix, t)?;
+    /// Factors the square `a`.
+    pub fn try_new(a: &SMatrix<f64, N, N>) -> Result<Self, LinalgError> {
+        check_finite(a)?;
         let tolerance = pivot_tolerance(N);
         // Row-major copy, so that a row swap is a swap of two arrays.
         let mut lu = a.transpose().data.0;
@@ -187,7 +174,10 @@ impl<const N: usize> Lu<N> {
             }
             let pivot = lu[pivot_row][k];
             if !(pivot.is_finite() && pivot.abs() > tolerance * column_scale) {
-                return Err(StepError::Singular { matrix, t });
+                return Err(LinalgError::ZeroPivot {
+                    index: k,
+                    value: pivot,
+                });
             }
             lu.swap(k, pivot_row);
             perm.swap(k, pivot_row);
@@ -250,16 +240,12 @@ pub enum SymmetricFactor<const N: usize> {
 }
 
 impl<const N: usize> SymmetricFactor<N> {
-    /// Factors the symmetric `a`; `matrix` and `t` name the failure in errors.
-    pub fn try_new(
-        a: &SMatrix<f64, N, N>,
-        matrix: &'static str,
-        t: f64,
-    ) -> Result<Self, StepError> {
-        check_finite(a, matrix, t)?;
+    /// Factors the symmetric `a`.
+    pub fn try_new(a: &SMatrix<f64, N, N>) -> Result<Self, LinalgError> {
+        check_finite(a)?;
         match Cholesky::factor(a) {
             Ok(cholesky) => Ok(SymmetricFactor::Cholesky(cholesky)),
-            Err(_) => Lu::try_new(a, matrix, t).map(SymmetricFactor::Lu),
+            Err(_) => Lu::try_new(a).map(SymmetricFactor::Lu),
         }
     }
 
@@ -275,6 +261,7 @@ impl<const N: usize> SymmetricFactor<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::StepError;
     use nalgebra::{Matrix3, Vector3};
     use proptest::prelude::*;
 
@@ -282,7 +269,7 @@ mod tests {
     fn cholesky_solves_spd_system() {
         let a = Matrix3::new(4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0);
         let b = Vector3::new(1.0, -2.0, 0.5);
-        let x = Cholesky::try_new(&a, "a", 0.0).unwrap().solve(&b);
+        let x = Cholesky::try_new(&a).unwrap().solve(&b);
         assert!((a * x - b).amax() < 1e-14);
     }
 
@@ -293,11 +280,22 @@ mod tests {
         let indefinite = Matrix3::from_diagonal(&Vector3::new(1.0, -1.0, 1.0));
         let rank_one = Vector3::new(1.0, 2.0, 3.0) * Vector3::new(1.0, 2.0, 3.0).transpose();
         for a in [singular, rank_one] {
-            let err = Cholesky::try_new(&a, "m", t).unwrap_err();
+            let err = Cholesky::try_new(&a).unwrap_err();
+            assert!(matches!(err, LinalgError::ZeroPivot { .. }), "{err}");
+            let err = StepError::linear_algebra("m", t)(err);
             assert_eq!(err, StepError::Singular { matrix: "m", t });
         }
         // A clearly negative pivot is named as such, with its row and value.
-        let err = Cholesky::try_new(&indefinite, "m", t).unwrap_err();
+        let err = Cholesky::try_new(&indefinite).unwrap_err();
+        assert_eq!(
+            err,
+            LinalgError::WrongSignPivot {
+                index: 1,
+                value: -1.0,
+                expected_positive: true
+            }
+        );
+        let err = StepError::linear_algebra("m", t)(err);
         assert_eq!(
             err,
             StepError::NotPositiveDefinite {
@@ -313,9 +311,10 @@ mod tests {
         );
         let mut nan = Matrix3::identity();
         nan[(2, 1)] = f64::NAN;
-        let err = Cholesky::try_new(&nan, "m", t).unwrap_err();
+        let err = Cholesky::try_new(&nan).unwrap_err();
+        assert_eq!(err, LinalgError::NonFinite { index: 5 });
         assert_eq!(
-            err,
+            StepError::linear_algebra("m", t)(err),
             StepError::NonFinite {
                 quantity: "m",
                 index: 5,
@@ -328,24 +327,18 @@ mod tests {
     fn lu_solves_indefinite_system_and_rejects_singular() {
         let a = Matrix3::new(0.0, 1.0, 2.0, 1.0, -3.0, 0.0, 2.0, 0.0, 1.0);
         let b = Vector3::new(1.0, 2.0, 3.0);
-        let x = Lu::try_new(&a, "a", 0.0).unwrap().solve(&b);
+        let x = Lu::try_new(&a).unwrap().solve(&b);
         assert!((a * x - b).amax() < 1e-14);
         let rank_two = Matrix3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0);
-        let err = Lu::try_new(&rank_two, "a", 2.0).unwrap_err();
-        assert_eq!(
-            err,
-            StepError::Singular {
-                matrix: "a",
-                t: 2.0
-            }
+        let err = Lu::try_new(&rank_two).unwrap_err();
+        assert!(
+            matches!(err, LinalgError::ZeroPivot { index: 2, .. }),
+            "{err}"
         );
-        let err = Lu::try_new(&SMatrix::<f64, 3, 3>::zeros(), "a", 2.0).unwrap_err();
-        assert_eq!(
-            err,
-            StepError::Singular {
-                matrix: "a",
-                t: 2.0
-            }
+        let err = Lu::try_new(&SMatrix::<f64, 3, 3>::zeros()).unwrap_err();
+        assert!(
+            matches!(err, LinalgError::ZeroPivot { index: 0, .. }),
+            "{err}"
         );
     }
 
@@ -354,20 +347,17 @@ mod tests {
         let spd = Matrix3::new(4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0);
         let indefinite = Matrix3::new(1.0, 2.0, 0.0, 2.0, 1.0, 0.5, 0.0, 0.5, -3.0);
         let b = Vector3::new(1.0, -2.0, 0.5);
-        let f = SymmetricFactor::try_new(&spd, "a", 0.0).unwrap();
+        let f = SymmetricFactor::try_new(&spd).unwrap();
         assert!(matches!(f, SymmetricFactor::Cholesky(_)));
         assert!((spd * f.solve(&b) - b).amax() < 1e-14);
-        let f = SymmetricFactor::try_new(&indefinite, "a", 0.0).unwrap();
+        let f = SymmetricFactor::try_new(&indefinite).unwrap();
         assert!(matches!(f, SymmetricFactor::Lu(_)));
         assert!((indefinite * f.solve(&b) - b).amax() < 1e-14);
         let singular = Matrix3::new(1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0);
-        assert_eq!(
-            SymmetricFactor::try_new(&singular, "a", 3.0).unwrap_err(),
-            StepError::Singular {
-                matrix: "a",
-                t: 3.0
-            }
-        );
+        assert!(matches!(
+            SymmetricFactor::try_new(&singular).unwrap_err(),
+            LinalgError::ZeroPivot { .. }
+        ));
     }
 
     proptest! {
@@ -377,7 +367,7 @@ mod tests {
             let r = SMatrix::<f64, 4, 4>::from_column_slice(&entries);
             let a = r + r.transpose();
             let b = SVector::<f64, 4>::from(rhs);
-            if let Ok(f) = SymmetricFactor::try_new(&a, "a", 0.0) {
+            if let Ok(f) = SymmetricFactor::try_new(&a) {
                 let x = f.solve(&b);
                 let cond = a.norm() * a.try_inverse().map_or(f64::INFINITY, |i| i.norm());
                 prop_assert!((a * x - b).amax() <= 1e-13 * cond * (1.0 + b.amax()));
@@ -391,7 +381,7 @@ mod tests {
             let a = r.transpose() * r + SMatrix::<f64, 4, 4>::identity();
             let b = SMatrix::<f64, 4, 2>::from_column_slice(&rhs);
             let mut x = b;
-            Cholesky::try_new(&a, "a", 0.0).unwrap().solve_in_place(&mut x);
+            Cholesky::try_new(&a).unwrap().solve_in_place(&mut x);
             prop_assert!((a * x - b).amax() <= 1e-10 * (1.0 + b.amax()));
         }
 
@@ -400,7 +390,7 @@ mod tests {
                                           rhs in prop::array::uniform4(-10.0f64..10.0)) {
             let a = SMatrix::<f64, 4, 4>::from_column_slice(&entries);
             let b = SVector::<f64, 4>::from(rhs);
-            if let Ok(lu) = Lu::try_new(&a, "a", 0.0) {
+            if let Ok(lu) = Lu::try_new(&a) {
                 let x = lu.solve(&b);
                 let cond = a.norm() * a.try_inverse().map_or(f64::INFINITY, |i| i.norm());
                 prop_assert!((a * x - b).amax() <= 1e-13 * cond * (1.0 + b.amax()));
@@ -413,7 +403,7 @@ mod tests {
             let r = SMatrix::<f64, 4, 4>::from_column_slice(&entries);
             let a = r.transpose() * r + SMatrix::<f64, 4, 4>::identity();
             let b = SVector::<f64, 4>::from(rhs);
-            let x = Cholesky::try_new(&a, "a", 0.0).unwrap().solve(&b);
+            let x = Cholesky::try_new(&a).unwrap().solve(&b);
             prop_assert!((a * x - b).amax() <= 1e-10 * (1.0 + b.amax()));
         }
     }

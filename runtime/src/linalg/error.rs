@@ -1,6 +1,6 @@
-//! Errors of the linear-solver seam, without the step's context: an integrator wraps them in
-//! [`StepError::LinearAlgebra`](crate::StepError::LinearAlgebra) with the matrix's name and the
-//! time of the step, so no kernel needs to know about either.
+//! Errors of the linear-solver seam, without the step's context: an integrator puts them in it
+//! with [`StepError::linear_algebra`](crate::StepError::linear_algebra) (the matrix's name and
+//! the time of the step), so no kernel needs to know about either.
 
 use thiserror::Error;
 

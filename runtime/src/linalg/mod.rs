@@ -9,8 +9,11 @@
 //!   factors and solves without allocating.
 //!
 //! Failures are [`LinalgError`]s that say what went wrong with the matrix (a non-finite entry,
-//! a vanishing or wrong-signed pivot); an integrator wraps them with the matrix's name and the
-//! time of the step ([`StepError::LinearAlgebra`](crate::StepError::LinearAlgebra)).
+//! a vanishing or wrong-signed pivot), in both backends; no kernel knows the time or the name
+//! of the matrix. An integrator puts them in the step's context with
+//! [`StepError::linear_algebra`](crate::StepError::linear_algebra) (a vanishing pivot becomes
+//! [`StepError::Singular`](crate::StepError::Singular), a negative one
+//! [`StepError::NotPositiveDefinite`](crate::StepError::NotPositiveDefinite), …).
 
 mod dense;
 mod error;

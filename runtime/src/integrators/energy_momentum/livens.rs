@@ -451,7 +451,8 @@ impl<const N: usize> Start<'_, N> {
                 a -= dg_t * (res.g * alpha);
             }
         }
-        let k_factor = Lu::try_new(&k, "Newton matrix K + α D̄Gᵀ G", t)?;
+        let k_factor =
+            Lu::try_new(&k).map_err(StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t))?;
         let y = k_factor.solve(&a);
         if M == 0 {
             return Ok((y, SVector::zeros(), 1));
@@ -463,7 +464,10 @@ impl<const N: usize> Start<'_, N> {
             column.copy_from(&c);
         }
         let schur = g_jac * x;
-        let s_factor = Lu::try_new(&schur, "constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t)?;
+        let s_factor = Lu::try_new(&schur).map_err(StepError::linear_algebra(
+            "constraint Schur complement G K̃⁻¹ h D̄Gᵀ",
+            t,
+        ))?;
         let delta_lambda = s_factor.solve(&(g_jac * y - rhs_b));
         let delta_q = y - x * delta_lambda;
         Ok((delta_q, delta_lambda, 2))

@@ -338,7 +338,8 @@ where
             }
         }
         model.potential_hessian(&y, &mut hess);
-        let jacobian = SymmetricFactor::try_new(&(mass + hess * beta_h2), NEWTON_MATRIX, t)?;
+        let jacobian = SymmetricFactor::try_new(&(mass + hess * beta_h2))
+            .map_err(StepError::linear_algebra(NEWTON_MATRIX, t))?;
         let correction = jacobian.solve(&residual);
         a -= correction;
         iterations += 1;
@@ -503,7 +504,7 @@ impl<const N: usize> PushForwardNewmark<N> {
         let mut grad = SVector::<f64, N>::zeros();
         model.potential_gradient(&state.q, &mut grad);
         check_finite(&grad, "gradient", t)?;
-        let chol = Cholesky::try_new(&mass, "mass matrix", t)?;
+        let chol = Cholesky::try_new(&mass).map_err(StepError::linear_algebra("mass matrix", t))?;
         let x = state.q + chol.solve(&grad) * (self.core.beta * self.core.h * self.core.h);
         check_finite(&x, "q", t)?;
         Ok(State { q: x, ..*state })

@@ -190,7 +190,8 @@ where
             let mut stiff = SMatrix::<f64, N, N>::zeros();
             model.potential_gradient_stiff_hessian(x, &mut grad, &mut stiff);
             check_finite(&grad, "gradient", t)?;
-            let lu = SymmetricFactor::try_new(&(mass + stiff * beta_h2), STIFF_MATRIX, t)?;
+            let lu = SymmetricFactor::try_new(&(mass + stiff * beta_h2))
+                .map_err(StepError::linear_algebra(STIFF_MATRIX, t))?;
             let a = -lu.solve(&grad);
             check_finite(&a, "acceleration", t)?;
             Ok(Solve {

@@ -82,7 +82,8 @@ where
     let mut hess = SMatrix::<f64, N, N>::zeros();
     model.potential_gradient_hessian(q, &mut grad, &mut hess);
     check_finite(&grad, "gradient", t)?;
-    let lu = SymmetricFactor::try_new(&(mass + hess * beta_h2), IMPLICIT_MATRIX, t)?;
+    let lu = SymmetricFactor::try_new(&(mass + hess * beta_h2))
+        .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t))?;
     let a = -lu.solve(&grad);
     check_finite(&a, "acceleration", t)?;
     Ok(a)

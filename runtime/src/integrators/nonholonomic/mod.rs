@@ -142,7 +142,8 @@ fn project_velocity<const N: usize, const K: usize>(
     }
     let mut minv_at = a.transpose();
     mass.solve_in_place(&mut minv_at);
-    let schur = Cholesky::try_new(&(a * minv_at), SCHUR_MATRIX, t_err)?;
+    let schur = Cholesky::try_new(&(a * minv_at))
+        .map_err(StepError::linear_algebra(SCHUR_MATRIX, t_err))?;
     let mu = schur.solve(&(w - a * v_star));
     Ok((v_star + minv_at * mu, 1))
 }
@@ -165,5 +166,5 @@ fn constraint_scale<const N: usize, const K: usize>(
 
 /// Returns the LU factor of the `K×K` Newton matrix `j`.
 fn newton_factor<const K: usize>(j: &SMatrix<f64, K, K>, t_err: f64) -> Result<Lu<K>, StepError> {
-    Lu::try_new(j, NEWTON_MATRIX, t_err)
+    Lu::try_new(j).map_err(StepError::linear_algebra(NEWTON_MATRIX, t_err))
 }

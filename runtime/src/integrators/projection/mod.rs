@@ -200,7 +200,8 @@ impl<const N: usize, const M: usize> Core<N, M> {
                     t: t_err,
                 });
             }
-            let newton = Lu::try_new(&(jac * start.minv_jac_t), NEWTON_MATRIX, t_err)?;
+            let newton = Lu::try_new(&(jac * start.minv_jac_t))
+                .map_err(StepError::linear_algebra(NEWTON_MATRIX, t_err))?;
             let delta = newton.solve(&g);
             mu += delta;
             q = predictor - start.minv_jac_t * mu;

@@ -127,7 +127,8 @@ where
             .point_at(model, &projected.q, t_next, projected.jac, t)?;
         factorizations += count;
         let w = v_half + end.acceleration * (0.5 * h);
-        let schur = Cholesky::try_new(&(end.jac * end.minv_jac_t), "G M⁻¹ Gᵀ", t)?;
+        let schur = Cholesky::try_new(&(end.jac * end.minv_jac_t))
+            .map_err(StepError::linear_algebra("G M⁻¹ Gᵀ", t))?;
         factorizations += 1;
         let nu = schur.solve(&(end.jac * w));
         let v_next = w - end.minv_jac_t * nu;

@@ -211,7 +211,8 @@ impl<const N: usize> IndexOne<N> {
         let mut minv_jac_t = jac.transpose();
         mass.solve_in_place(&mut minv_jac_t);
         let free = mass.solve(&force);
-        let schur = Cholesky::try_new(&(jac * minv_jac_t), SCHUR, t_err)?;
+        let schur = Cholesky::try_new(&(jac * minv_jac_t))
+            .map_err(StepError::linear_algebra(SCHUR, t_err))?;
         self.factorizations += 1;
         let multipliers = schur.solve(&(jac * free - phi));
         let acceleration = free - minv_jac_t * multipliers;

@@ -216,7 +216,8 @@ impl<const N: usize, const M: usize> Projector<N, M> {
                 ("G M⁻¹ Gᵀ (post-stabilization)", count)
             }
         };
-        let factor = Cholesky::try_new(&(jac * d), matrix, t_err)?;
+        let factor =
+            Cholesky::try_new(&(jac * d)).map_err(StepError::linear_algebra(matrix, t_err))?;
         count += 1;
         Ok((Projector { d, factor }, count))
     }
@@ -259,12 +260,16 @@ where
     }
     check_finite(&l, "(G v)_q + G_t", t_err)?;
     let jac = &tilde.jac;
-    let a = Cholesky::try_new(&(jac * jac.transpose()), "G Gᵀ (S-full)", t_err)?;
+    let a = Cholesky::try_new(&(jac * jac.transpose()))
+        .map_err(StepError::linear_algebra("G Gᵀ (S-full)", t_err))?;
     let b = jac * l.transpose();
     let mut a_inv_b = b;
     a.solve_in_place(&mut a_inv_b);
     let schur = l * l.transpose() + jac * jac.transpose() - b.transpose() * a_inv_b;
-    let schur = Cholesky::try_new(&schur, "Schur complement of H Hᵀ (S-full)", t_err)?;
+    let schur = Cholesky::try_new(&schur).map_err(StepError::linear_algebra(
+        "Schur complement of H Hᵀ (S-full)",
+        t_err,
+    ))?;
     let a_inv_g = a.solve(&tilde.g);
     let y = schur.solve(&(tilde.g_dot - b.transpose() * a_inv_g));
     let x = a.solve(&(tilde.g - b * y));

@@ -146,7 +146,10 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         for row in 0..M {
             s_gg[(row, row)] += self.sigma[row];
         }
-        let s_gg = Cholesky::try_new(&s_gg, "Schur complement G M⁻¹ Gᵀ + Σ", time)?;
+        let s_gg = Cholesky::try_new(&s_gg).map_err(StepError::linear_algebra(
+            "Schur complement G M⁻¹ Gᵀ + Σ",
+            time,
+        ))?;
         let b_g = self.t - jac * minv_r;
         let b_a = self.s - a * minv_r;
         if K == 0 {
@@ -163,11 +166,10 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         for row in 0..K {
             reduced[(row, row)] += self.gamma[row];
         }
-        let reduced = Cholesky::try_new(
-            &reduced,
+        let reduced = Cholesky::try_new(&reduced).map_err(StepError::linear_algebra(
             "Schur complement A M⁻¹ Aᵀ + Γ − S_AG S_GG⁻¹ S_GA",
             time,
-        )?;
+        ))?;
         self.alpha = reduced.solve(&(b_a - s_ag * s_gg.solve(&b_g)));
         self.lambda = s_gg.solve(&(b_g - s_ag.transpose() * self.alpha));
         self.v_next = minv_r + minv_a_t * self.alpha + minv_jac_t * self.lambda;
@@ -207,11 +209,10 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         let primal = self.mass
             + self.jac.transpose() * sigma_inv_jac
             + self.nonholonomic.transpose() * gamma_inv_a;
-        let factor = Cholesky::try_new(
-            &primal,
+        let factor = Cholesky::try_new(&primal).map_err(StepError::linear_algebra(
             "M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A (singular mass matrix)",
             time,
-        )?;
+        ))?;
         let rhs = self.r
             + self.jac.transpose() * sigma_inv_t
             + self.nonholonomic.transpose() * gamma_inv_s;
