@@ -40,30 +40,44 @@ where
     });
 }
 
-fn chain(c: &mut Criterion) {
-    let mut group = c.benchmark_group("sparse_spook_chain");
-    for links in [10, 100, 1000, 10_000] {
-        let model = PendulumChain::tao_owhadi(links);
-        let start = model.tao_owhadi_state();
-        group.throughput(Throughput::Elements(links as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
+/// Benchmarks the sparse SPOOK step of the model `build(size)` builds, for each size, in the
+/// group `name`, with the size as the throughput (per-link cost).
+fn scaling<Model>(
+    c: &mut Criterion,
+    name: &str,
+    sizes: &[usize],
+    build: impl Fn(usize) -> (Model, DynState),
+) where
+    SparseSpook: SparseIntegrator<Model>,
+    Model: SparseInertia
+        + mechanism::runtime::model::SparseHolonomic
+        + mechanism::runtime::model::SparseNonholonomic,
+{
+    let mut group = c.benchmark_group(name);
+    for &size in sizes {
+        let (model, start) = build(size);
+        group.throughput(Throughput::Elements(size as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
             bench_sparse(b, &model, &start)
         });
     }
     group.finish();
 }
 
+fn chain(c: &mut Criterion) {
+    scaling(c, "sparse_spook_chain", &[10, 100, 1000, 10_000], |links| {
+        let model = PendulumChain::tao_owhadi(links);
+        let start = model.tao_owhadi_state();
+        (model, start)
+    });
+}
+
 fn ladder(c: &mut Criterion) {
-    let mut group = c.benchmark_group("sparse_spook_ladder");
-    for links in [10, 20, 100, 1000] {
+    scaling(c, "sparse_spook_ladder", &[10, 20, 100, 1000], |links| {
         let model = SpookLadder::new(links);
         let start = model.horizontal_state();
-        group.throughput(Throughput::Elements(links as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
-            bench_sparse(b, &model, &start)
-        });
-    }
-    group.finish();
+        (model, start)
+    });
 }
 
 /// The chain of 10 pendula of Tao–Owhadi §4.2 written for the fixed-size tier by hand.
