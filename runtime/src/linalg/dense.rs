@@ -6,7 +6,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::LinalgError;
+use super::{LinalgError, LinearSolver};
 
 /// Returns the relative pivot tolerance `N·ε` below which a matrix counts as singular.
 fn pivot_tolerance(n: usize) -> f64 {
@@ -258,12 +258,104 @@ impl<const N: usize> SymmetricFactor<N> {
     }
 }
 
+/// The dense kernels behind the [`LinearSolver`] seam: `None` until the first successful
+/// factorization, then the factor; a failed `factor` leaves `None`.
+macro_rules! dense_solver {
+    ($factor:ident) => {
+        impl<const N: usize> LinearSolver for Option<$factor<N>> {
+            type Matrix = SMatrix<f64, N, N>;
+
+            fn factor(&mut self, a: &SMatrix<f64, N, N>) -> Result<(), LinalgError> {
+                *self = None;
+                *self = Some($factor::try_new(a)?);
+                Ok(())
+            }
+
+            fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
+                let factor = self.as_ref().ok_or(LinalgError::NotFactored)?;
+                if b.len() != N {
+                    return Err(LinalgError::DimensionMismatch {
+                        expected: N,
+                        found: b.len(),
+                    });
+                }
+                if let Some(index) = b.iter().position(|x| !x.is_finite()) {
+                    return Err(LinalgError::NonFinite { index });
+                }
+                let x = factor.solve(&SVector::<f64, N>::from_column_slice(b));
+                b.copy_from_slice(x.as_slice());
+                Ok(())
+            }
+        }
+    };
+}
+
+dense_solver!(Cholesky);
+dense_solver!(Lu);
+dense_solver!(SymmetricFactor);
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::StepError;
     use nalgebra::{Matrix3, Vector3};
     use proptest::prelude::*;
+
+    /// Solves `a x = b` through the seam, whatever the backend.
+    fn solve_through_seam<S: LinearSolver + ?Sized>(
+        solver: &mut S,
+        a: &S::Matrix,
+        b: &[f64],
+    ) -> Result<Vec<f64>, LinalgError> {
+        solver.factor(a)?;
+        let mut x = b.to_vec();
+        solver.solve_in_place(&mut x)?;
+        Ok(x)
+    }
+
+    #[test]
+    fn dense_and_sparse_backends_agree_through_the_seam() {
+        use crate::linalg::{PivotSign, SparseLdlt};
+        // The quasi-definite [[M, Gᵀ], [G, −σ]] of one pendulum bob: unknowns (x, y, λ).
+        let a = Matrix3::new(2.0, 0.0, 0.6, 0.0, 2.0, -1.6, 0.6, -1.6, -1e-5);
+        let b = [1.0, -2.0, 0.5];
+        let mut lu: Option<Lu<3>> = None;
+        let dense = solve_through_seam(&mut lu, &a, &b).unwrap();
+        let mut symmetric: Option<SymmetricFactor<3>> = None;
+        let fallback = solve_through_seam(&mut symmetric, &a, &b).unwrap();
+        let entries = [(0, 0), (1, 1), (2, 2), (0, 2), (1, 2)];
+        let signs = [
+            PivotSign::Positive,
+            PivotSign::Positive,
+            PivotSign::Negative,
+        ];
+        let (mut ldlt, slots) = SparseLdlt::analyse(3, &entries, &signs).unwrap();
+        let mut values = vec![0.0; ldlt.value_count()];
+        for (&(i, j), slot) in entries.iter().zip(slots) {
+            values[slot] = a[(i, j)];
+        }
+        let sparse = solve_through_seam(&mut ldlt, &values[..], &b).unwrap();
+        for x in [&fallback, &sparse] {
+            for (u, v) in x.iter().zip(&dense) {
+                assert!(
+                    (u - v).abs() < 1e-12 * v.abs().max(1.0),
+                    "{x:?} vs {dense:?}"
+                );
+            }
+        }
+        // The indefinite matrix is no Cholesky matrix, through the seam as well.
+        let mut cholesky: Option<Cholesky<3>> = None;
+        let err = solve_through_seam(&mut cholesky, &a, &b).unwrap_err();
+        assert!(
+            matches!(err, LinalgError::WrongSignPivot { index: 2, .. }),
+            "{err}"
+        );
+        assert!(cholesky.is_none());
+        assert_eq!(
+            cholesky.solve_in_place(&mut [0.0; 3]),
+            Err(LinalgError::NotFactored)
+        );
+    }
 
     #[test]
     fn cholesky_solves_spd_system() {

@@ -2,7 +2,8 @@
 //!
 //! Two backends sit behind it:
 //!
-//! - **dense, fixed size** ([`Cholesky`], [`Lu`], [`SymmetricFactor`]): `SMatrix<f64, N, N>`
+//! - **dense, fixed size** ([`Cholesky`], [`Lu`], [`SymmetricFactor`]; as a [`LinearSolver`],
+//!   `Option<Cholesky<N>>` and so on, empty until the first factorization): `SMatrix<f64, N, N>`
 //!   kernels on plain arrays for small models, never on the heap;
 //! - **sparse** ([`SparseLdlt`], on `faer`): for the sparse tier, whose sizes are known when a
 //!   model is constructed. The pattern is analysed once; each step refills values in place and
