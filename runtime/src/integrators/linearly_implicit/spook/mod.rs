@@ -147,10 +147,21 @@ pub type Spook<const N: usize, const M: usize, const K: usize = 0> =
 /// `LDLᵀ` of the quasi-definite matrix of eq. 29 per step; see [`SparseSpookSystem`].
 pub type SparseSpook = SpookScheme<SparseSpookSystem>;
 
-/// The SPOOK method over a tier's linear algebra `S`: the step size and the per-row overrides.
+/// The SPOOK method over a tier's linear algebra `S`: the step size and the divergence guard
+/// here, the per-row overrides and every buffer of a step in `S`.
 ///
 /// Use it through [`Spook`] (fixed size) or [`SparseSpook`]; the scheme's equations are in the
 /// docs of [`Spook`].
+///
+/// Why a shared scheme over a [`SpookSystem`] seam, rather than the fixed-size tier expressed
+/// through the sparse traits: everything that is SPOOK — the coefficients `Σ`, `Υ`, `Γ` of
+/// eq. 27, the right-hand side of eq. 29, the parameter checks, the divergence guard, the
+/// update `q_{k+1} = q_k + h v_{k+1}` and keeping the state unchanged on failure — is written
+/// once, here, on slices. What differs between the tiers is only how the linear system is
+/// stored and solved: small models keep the Schur complements of eq. 30 on stack arrays
+/// (cheaper than any sparse machinery at `N ≤ 20`, and able to eliminate the multipliers when
+/// `M` is singular), large ones factor the whole quasi-definite matrix on a pattern analysed
+/// once. Both tiers are checked against each other in `runtime/tests/sparse_spook.rs`.
 #[derive(Clone, Copy, Debug)]
 pub struct SpookScheme<S> {
     h: f64,
