@@ -49,15 +49,7 @@ pub(crate) fn check_dyn_state(state: &DynState, n: usize) -> Result<(), StepErro
             });
         }
     }
-    if !state.t.is_finite() {
-        return Err(StepError::NonFinite {
-            quantity: "t",
-            index: 0,
-            t: state.t,
-        });
-    }
-    check_finite_slice(&state.q, "q", state.t)?;
-    check_finite_slice(&state.v, "v", state.t)
+    check_time_and_vectors(state.t, &state.q, &state.v)
 }
 
 /// Returns `BadParameter` naming the model's first non-finite parameter
@@ -82,15 +74,21 @@ pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), 
 
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.
 pub(crate) fn check_state<const N: usize>(state: &State<N>) -> Result<(), StepError> {
-    if !state.t.is_finite() {
+    check_time_and_vectors(state.t, state.q.as_slice(), state.v.as_slice())
+}
+
+/// Returns `NonFinite` if `t` or any component of `q` or `v` is not finite: the state check of
+/// both tiers.
+fn check_time_and_vectors(t: f64, q: &[f64], v: &[f64]) -> Result<(), StepError> {
+    if !t.is_finite() {
         return Err(StepError::NonFinite {
             quantity: "t",
             index: 0,
-            t: state.t,
+            t,
         });
     }
-    check_finite(&state.q, "q", state.t)?;
-    check_finite(&state.v, "v", state.t)
+    check_finite_slice(q, "q", t)?;
+    check_finite_slice(v, "v", t)
 }
 
 /// Returns whether `a` and `b` are equal bit for bit (so `−0.0 ≠ 0.0` and `NaN = NaN`): the
@@ -141,7 +139,16 @@ pub(crate) fn check_max_iterations(max_iterations: usize) -> Result<usize, StepE
 pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
     integrator: &'static str,
 ) -> Result<(), StepError> {
-    if Model::CONSTANT_MASS {
+    check_mass_is_constant(Model::CONSTANT_MASS, integrator)
+}
+
+/// Returns `Unsupported` unless `constant`, with the requirement text of the capability table:
+/// [`check_constant_mass`] for a model of either tier.
+pub(crate) fn check_mass_is_constant(
+    constant: bool,
+    integrator: &'static str,
+) -> Result<(), StepError> {
+    if constant {
         Ok(())
     } else {
         Err(StepError::Unsupported {

@@ -19,7 +19,9 @@
 
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
-use crate::integrators::checks::{check_dyn_state, check_finite_slice, check_parameter};
+use crate::integrators::checks::{
+    check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+};
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::linalg::{LinalgError, LinearSolver, PivotSign, SparseLdlt};
 use crate::model::{
@@ -510,12 +512,7 @@ where
         + ?Sized,
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
-        if !model.constant_mass() {
-            return Err(StepError::Unsupported {
-                integrator: "SPOOK",
-                requirement: "a constant mass matrix (its scheme has no velocity terms ∂T/∂q − Ṁv)",
-            });
-        }
+        check_mass_is_constant(model.constant_mass(), "SPOOK")?;
         check_parameter(model.non_finite_parameter())?;
         check_dyn_state(state, model.coordinate_count())?;
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
