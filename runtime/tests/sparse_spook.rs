@@ -110,33 +110,53 @@ fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Steps a chain of `N / 2` links with the fixed-size and the sparse SPOOK side by side and
-/// returns the largest relative distance between their states over `steps` steps.
-fn chain_dense_vs_sparse<const N: usize, const M: usize>(steps: usize, h: f64) -> f64 {
-    let chain = PendulumChain::tao_owhadi(M);
-    let start = chain.tao_owhadi_state();
+/// Steps `model` from `start` with the fixed-size (`N` coordinates, `M` rows) and the sparse
+/// SPOOK side by side and returns the largest relative distances between their states and
+/// between their multipliers over `steps` steps of `h`.
+fn dense_vs_sparse<Model, const N: usize, const M: usize>(
+    model: &Model,
+    start: &DynState,
+    h: f64,
+    steps: usize,
+) -> (f64, f64)
+where
+    Model: SparseInertia
+        + SparsePotential
+        + SparseHolonomic
+        + SparseNonholonomic
+        + SparseAppliedForces,
+{
     let mut sparse_state = start.clone();
     let mut dense_state = State::<N>::new(
-        0.0,
+        start.t,
         start.q.clone().try_into().unwrap(),
         start.v.clone().try_into().unwrap(),
     );
-    let mut sparse = SparseSpook::new(&chain, h).unwrap();
+    let mut sparse = SparseSpook::new(model, h).unwrap();
     let mut dense = Spook::<N, M>::new(h).unwrap();
-    let fixed = AsFixed(&chain);
-    let mut distance = 0.0f64;
+    let fixed = AsFixed(model);
+    let (mut state, mut multipliers) = (0.0f64, 0.0f64);
     for _ in 0..steps {
-        sparse.step(&chain, &mut sparse_state).unwrap();
+        sparse.step(model, &mut sparse_state).unwrap();
         dense.step(&fixed, &mut dense_state).unwrap();
-        distance = distance
+        state = state
             .max(relative_distance(&sparse_state.q, dense_state.q.as_slice()))
-            .max(relative_distance(&sparse_state.v, dense_state.v.as_slice()))
-            .max(relative_distance(
-                sparse.multipliers(),
-                dense.multipliers().as_slice(),
-            ));
+            .max(relative_distance(&sparse_state.v, dense_state.v.as_slice()));
+        multipliers = multipliers.max(relative_distance(
+            sparse.multipliers(),
+            dense.multipliers().as_slice(),
+        ));
     }
-    distance
+    (state, multipliers)
+}
+
+/// Compares both tiers on the chain of Tao–Owhadi §4.2 with `M` links (`N = 2M`): the largest
+/// relative distance of states and multipliers.
+fn chain_dense_vs_sparse<const N: usize, const M: usize>(steps: usize, h: f64) -> f64 {
+    let chain = PendulumChain::tao_owhadi(M);
+    let (state, multipliers) =
+        dense_vs_sparse::<_, N, M>(&chain, &chain.tao_owhadi_state(), h, steps);
+    state.max(multipliers)
 }
 
 #[test]
@@ -154,30 +174,11 @@ fn sparse_tier_follows_the_fixed_size_tier_on_chains() {
     }
 }
 
-/// Steps a ladder of `links` links (`N = 12L + 4`, `M = 11L + 3`) with both tiers side by
-/// side, as for the chains.
+/// Compares both tiers on the ladder of `links` links (`N = 12L + 4`, `M = 11L + 3`), at
+/// `h = 1/600`: the largest relative distance of the states.
 fn ladder_dense_vs_sparse<const N: usize, const M: usize>(links: usize, steps: usize) -> f64 {
     let ladder = SpookLadder::new(links);
-    let start = ladder.horizontal_state();
-    let h = 1.0 / 600.0;
-    let mut sparse_state = start.clone();
-    let mut dense_state = State::<N>::new(
-        0.0,
-        start.q.clone().try_into().unwrap(),
-        start.v.clone().try_into().unwrap(),
-    );
-    let mut sparse = SparseSpook::new(&ladder, h).unwrap();
-    let mut dense = Spook::<N, M>::new(h).unwrap();
-    let fixed = AsFixed(&ladder);
-    let mut distance = 0.0f64;
-    for _ in 0..steps {
-        sparse.step(&ladder, &mut sparse_state).unwrap();
-        dense.step(&fixed, &mut dense_state).unwrap();
-        distance = distance
-            .max(relative_distance(&sparse_state.q, dense_state.q.as_slice()))
-            .max(relative_distance(&sparse_state.v, dense_state.v.as_slice()));
-    }
-    distance
+    dense_vs_sparse::<_, N, M>(&ladder, &ladder.horizontal_state(), 1.0 / 600.0, steps).0
 }
 
 #[test]
