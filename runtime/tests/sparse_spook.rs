@@ -4,111 +4,20 @@
 
 mod common;
 
+use common::as_fixed::{relative_distance, AsFixed};
 use common::{allocations, loglog_slope, CountingAllocator};
 use mechanism_runtime::model::{
-    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseAppliedForces,
-    SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+    Inertia, Potential, SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic,
+    SparsePotential,
 };
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
-    DynState, Integrator, Regularization, Relaxation, SMatrix, SVector, SparseIntegrator,
-    SparseSpook, Spook, State, StepError,
+    DynState, Integrator, Regularization, Relaxation, SparseIntegrator, SparseSpook, Spook, State,
+    StepError,
 };
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// A sparse-tier model seen through the fixed-size traits (dense `M` and `G`), so that the
-/// fixed-size SPOOK can step exactly the same equations.
-struct AsFixed<'a, Model>(&'a Model);
-
-impl<Model: SparseInertia, const N: usize> Inertia<N> for AsFixed<'_, Model> {
-    const CONSTANT_MASS: bool = true;
-    fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
-        let sizes = self.0.body_sizes();
-        let mut blocks = vec![0.0; sizes.iter().map(|s| s * s).sum()];
-        self.0.mass_blocks(q.as_slice(), &mut blocks);
-        m.fill(0.0);
-        let (mut first, mut offset) = (0, 0);
-        for &s in sizes {
-            for a in 0..s {
-                for c in 0..s {
-                    m[(first + a, first + c)] = blocks[offset + a * s + c];
-                }
-            }
-            first += s;
-            offset += s * s;
-        }
-    }
-}
-
-impl<Model: SparsePotential, const N: usize> Potential<N> for AsFixed<'_, Model> {
-    fn potential(&self, q: &SVector<f64, N>) -> f64 {
-        self.0.potential(q.as_slice())
-    }
-    fn potential_gradient(&self, q: &SVector<f64, N>, grad: &mut SVector<f64, N>) {
-        self.0.potential_gradient(q.as_slice(), grad.as_mut_slice());
-    }
-}
-
-impl<Model: SparseHolonomic, const N: usize, const M: usize> Holonomic<N, M>
-    for AsFixed<'_, Model>
-{
-    const CONSTRAINTS: [&'static str; M] = ["row"; M];
-    fn constraints(&self, q: &SVector<f64, N>, t: f64, g: &mut SVector<f64, M>) {
-        let mut jac = SMatrix::zeros();
-        self.constraints_and_jacobian(q, t, g, &mut jac);
-    }
-    fn constraint_jacobian(&self, q: &SVector<f64, N>, t: f64, jac: &mut SMatrix<f64, M, N>) {
-        let mut g = SVector::zeros();
-        self.constraints_and_jacobian(q, t, &mut g, jac);
-    }
-    fn constraints_and_jacobian(
-        &self,
-        q: &SVector<f64, N>,
-        t: f64,
-        g: &mut SVector<f64, M>,
-        jac: &mut SMatrix<f64, M, N>,
-    ) {
-        let mut values = vec![0.0; self.0.jacobian_pattern().len()];
-        self.0
-            .constraints_and_jacobian(q.as_slice(), t, g.as_mut_slice(), &mut values);
-        jac.fill(0.0);
-        for (&(row, col), value) in self.0.jacobian_pattern().iter().zip(&values) {
-            jac[(row, col)] += value;
-        }
-    }
-}
-
-impl<Model: SparseNonholonomic, const N: usize, const K: usize> Nonholonomic<N, K>
-    for AsFixed<'_, Model>
-{
-    const NONHOLONOMIC: [&'static str; K] = ["row"; K];
-    fn nonholonomic_matrix(&self, q: &SVector<f64, N>, a: &mut SMatrix<f64, K, N>) {
-        let mut values = vec![0.0; self.0.nonholonomic_pattern().len()];
-        self.0.nonholonomic_matrix(q.as_slice(), &mut values);
-        a.fill(0.0);
-        for (&(row, col), value) in self.0.nonholonomic_pattern().iter().zip(&values) {
-            a[(row, col)] += value;
-        }
-    }
-    fn nonholonomic_drive(&self, t: f64, w: &mut SVector<f64, K>) {
-        self.0.nonholonomic_drive(t, w.as_mut_slice());
-    }
-    fn nonholonomic_compliance(&self, row: usize) -> f64 {
-        self.0.nonholonomic_compliance(row)
-    }
-}
-
-impl<Model, const N: usize> AppliedForces<N> for AsFixed<'_, Model> {}
-
-/// Returns the largest `|a − b| / max(1, |b|)`.
-fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
-        .fold(0.0, f64::max)
-}
 
 /// Steps `model` from `start` with the fixed-size (`N` coordinates, `M` rows) and the sparse
 /// SPOOK side by side and returns the largest relative distances between their states and

@@ -1,6 +1,8 @@
 //! Shared harness of the integration tests: convergence slopes and trajectory helpers.
 #![allow(dead_code)]
 
+pub mod as_fixed;
+
 use mechanism_runtime::{Integrator, State, StepError};
 
 /// Returns the least-squares slope of `ln err` against `ln h`: the observed order of convergence.
