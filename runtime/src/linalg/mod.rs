@@ -37,4 +37,50 @@ pub trait LinearSolver {
 
     /// Overwrites `b` with `A⁻¹ b` for the last successful factorization.
     fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError>;
+
+    /// Overwrites each column of the column-major `b` (columns of length `rows`, e.g. the
+    /// storage of an `SMatrix<f64, N, C>` with `rows = N`) with `A⁻¹` times it.
+    fn solve_columns_in_place(&mut self, b: &mut [f64], rows: usize) -> Result<(), LinalgError> {
+        if rows == 0 {
+            return Ok(());
+        }
+        if !b.len().is_multiple_of(rows) {
+            return Err(LinalgError::DimensionMismatch {
+                expected: rows,
+                found: b.len() % rows,
+            });
+        }
+        b.chunks_exact_mut(rows)
+            .try_for_each(|column| self.solve_in_place(column))
+    }
+}
+
+/// Returns a new solver of type `S` holding the factorization of `a`: how an integrator of the
+/// fixed-size tier factors a matrix of one step through the seam, e.g.
+/// `factored::<Option<Cholesky<N>>>(&a)`.
+///
+/// ```
+/// use mechanism_runtime::linalg::{factored, Cholesky, LinearSolver};
+/// use mechanism_runtime::SMatrix;
+/// let a = SMatrix::<f64, 2, 2>::new(4.0, 2.0, 2.0, 3.0);
+/// let mut cholesky = factored::<Option<Cholesky<2>>>(&a)?;
+/// let mut x = [6.0, 5.0];
+/// cholesky.solve_in_place(&mut x)?;
+/// assert!((x[0] - 1.0).abs() < 1e-15 && (x[1] - 1.0).abs() < 1e-15);
+/// # Ok::<(), mechanism_runtime::linalg::LinalgError>(())
+/// ```
+pub fn factored<S: LinearSolver + Default>(a: &S::Matrix) -> Result<S, LinalgError> {
+    let mut solver = S::default();
+    solver.factor(a)?;
+    Ok(solver)
+}
+
+/// Returns `A⁻¹ b` for a fixed-size `b`, through the seam.
+pub(crate) fn solve_vector<S: LinearSolver + ?Sized, const R: usize>(
+    solver: &mut S,
+    b: &nalgebra::SVector<f64, R>,
+) -> Result<nalgebra::SVector<f64, R>, LinalgError> {
+    let mut x = *b;
+    solver.solve_in_place(x.as_mut_slice())?;
+    Ok(x)
 }

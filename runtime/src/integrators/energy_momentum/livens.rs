@@ -12,7 +12,7 @@ use crate::integrators::checks::{
     same_bits,
 };
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::Lu;
+use crate::linalg::{factored, LinearSolver, Lu};
 use crate::model::{HolonomicHessians, Inertia, InertiaGradient, Potential, PotentialHessian};
 use crate::state::State;
 
@@ -451,24 +451,23 @@ impl<const N: usize> Start<'_, N> {
                 a -= dg_t * (res.g * alpha);
             }
         }
-        let k_factor =
-            Lu::try_new(&k).map_err(StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t))?;
-        let y = k_factor.solve(&a);
+        let wrap_k = StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t);
+        let mut k_factor = factored::<Option<Lu<N>>>(&k).map_err(&wrap_k)?;
+        let mut y = a;
+        k_factor.solve_in_place(y.as_mut_slice()).map_err(&wrap_k)?;
         if M == 0 {
             return Ok((y, SVector::zeros(), 1));
         }
         let mut x = b;
-        for mut column in x.column_iter_mut() {
-            let mut c: SVector<f64, N> = column.clone_owned();
-            k_factor.solve_in_place(&mut c);
-            column.copy_from(&c);
-        }
-        let schur = g_jac * x;
-        let s_factor = Lu::try_new(&schur).map_err(StepError::linear_algebra(
-            "constraint Schur complement G K̃⁻¹ h D̄Gᵀ",
-            t,
-        ))?;
-        let delta_lambda = s_factor.solve(&(g_jac * y - rhs_b));
+        k_factor
+            .solve_columns_in_place(x.as_mut_slice(), N)
+            .map_err(&wrap_k)?;
+        let wrap_s = StepError::linear_algebra("constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t);
+        let mut s_factor = factored::<Option<Lu<M>>>(&(g_jac * x)).map_err(&wrap_s)?;
+        let mut delta_lambda = g_jac * y - rhs_b;
+        s_factor
+            .solve_in_place(delta_lambda.as_mut_slice())
+            .map_err(&wrap_s)?;
         let delta_q = y - x * delta_lambda;
         Ok((delta_q, delta_lambda, 2))
     }

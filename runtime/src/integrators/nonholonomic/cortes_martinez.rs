@@ -4,7 +4,7 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{
-    constraint_drive, constraint_matrix, constraint_scale, max_abs, newton_factor,
+    constraint_drive, constraint_matrix, constraint_scale, max_abs, newton_correction,
     NonholonomicDerivative,
 };
 use crate::error::StepError;
@@ -171,8 +171,7 @@ where
             }
             model.nonholonomic_velocity_jacobian(&q, &v, &mut derivative);
             check_finite(&derivative, "nonholonomic velocity jacobian", t)?;
-            let newton = newton_factor(&((a + derivative * h) * minv_at), t)?;
-            alpha -= newton.solve(&residual);
+            alpha -= newton_correction(&((a + derivative * h) * minv_at), &residual, t)?;
             iterations += 1;
         };
         state.q = q_next;

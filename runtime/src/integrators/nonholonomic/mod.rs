@@ -38,7 +38,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::checks::check_finite;
 use crate::error::StepError;
-use crate::linalg::{Cholesky, Lu};
+use crate::linalg::{factored, Cholesky, LinearSolver, Lu};
 use crate::model::Nonholonomic;
 
 /// The derivative of the constraint velocity `A(q) v` with respect to `q`, with `v` held fixed:
@@ -142,9 +142,10 @@ fn project_velocity<const N: usize, const K: usize>(
     }
     let mut minv_at = a.transpose();
     mass.solve_in_place(&mut minv_at);
-    let schur = Cholesky::try_new(&(a * minv_at))
-        .map_err(StepError::linear_algebra(SCHUR_MATRIX, t_err))?;
-    let mu = schur.solve(&(w - a * v_star));
+    let wrap = StepError::linear_algebra(SCHUR_MATRIX, t_err);
+    let mut schur = factored::<Option<Cholesky<K>>>(&(a * minv_at)).map_err(&wrap)?;
+    let mut mu = w - a * v_star;
+    schur.solve_in_place(mu.as_mut_slice()).map_err(&wrap)?;
     Ok((v_star + minv_at * mu, 1))
 }
 
@@ -164,7 +165,16 @@ fn constraint_scale<const N: usize, const K: usize>(
         .fold(0.0, f64::max)
 }
 
-/// Returns the LU factor of the `K×K` Newton matrix `j`.
-fn newton_factor<const K: usize>(j: &SMatrix<f64, K, K>, t_err: f64) -> Result<Lu<K>, StepError> {
-    Lu::try_new(j).map_err(StepError::linear_algebra(NEWTON_MATRIX, t_err))
+/// Returns the Newton correction `j⁻¹ residual` for the `K×K` Newton matrix `j`, by LU.
+fn newton_correction<const K: usize>(
+    j: &SMatrix<f64, K, K>,
+    residual: &SVector<f64, K>,
+    t_err: f64,
+) -> Result<SVector<f64, K>, StepError> {
+    let wrap = StepError::linear_algebra(NEWTON_MATRIX, t_err);
+    let mut lu = factored::<Option<Lu<K>>>(j).map_err(&wrap)?;
+    let mut correction = *residual;
+    lu.solve_in_place(correction.as_mut_slice())
+        .map_err(&wrap)?;
+    Ok(correction)
 }

@@ -4,7 +4,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{check_finite, check_state, MassFactor};
 use crate::error::StepError;
-use crate::linalg::Cholesky;
+use crate::linalg::{factored, solve_vector, Cholesky};
 use crate::model::{AppliedForces, HolonomicKinematics, InertiaGradient, Potential};
 use crate::state::State;
 
@@ -211,10 +211,10 @@ impl<const N: usize> IndexOne<N> {
         let mut minv_jac_t = jac.transpose();
         mass.solve_in_place(&mut minv_jac_t);
         let free = mass.solve(&force);
-        let schur = Cholesky::try_new(&(jac * minv_jac_t))
-            .map_err(StepError::linear_algebra(SCHUR, t_err))?;
+        let wrap = StepError::linear_algebra(SCHUR, t_err);
+        let mut schur = factored::<Option<Cholesky<M>>>(&(jac * minv_jac_t)).map_err(&wrap)?;
         self.factorizations += 1;
-        let multipliers = schur.solve(&(jac * free - phi));
+        let multipliers = solve_vector(&mut schur, &(jac * free - phi)).map_err(&wrap)?;
         let acceleration = free - minv_jac_t * multipliers;
         check_finite(&multipliers, "multipliers", t_err)?;
         check_finite(&acceleration, "acceleration", t_err)?;

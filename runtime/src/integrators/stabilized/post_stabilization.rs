@@ -4,7 +4,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{check_finite, MassFactor};
 use crate::error::StepError;
-use crate::linalg::Cholesky;
+use crate::linalg::{factored, solve_vector, Cholesky, LinearSolver};
 use crate::model::{HolonomicKinematics, Inertia};
 use crate::state::State;
 
@@ -161,7 +161,7 @@ where
             (*q - dq, *v - dv, 2)
         }
         _ => {
-            let (projector, count) = Projector::new(model, metric, mass, &tilde.jac, q, t_err)?;
+            let (mut projector, count) = Projector::new(model, metric, mass, &tilde.jac, q, t_err)?;
             let (correct_q, correct_v) = match stabilization {
                 PostStabilization::Position => (true, false),
                 PostStabilization::Velocity => (false, true),
@@ -170,16 +170,16 @@ where
             let mut q_new = *q;
             let mut v_new = *v;
             if correct_q {
-                q_new -= projector.apply(&tilde.g);
+                q_new -= projector.apply(&tilde.g, t_err)?;
             }
             if correct_v {
-                v_new -= projector.apply(&tilde.g_dot);
+                v_new -= projector.apply(&tilde.g_dot, t_err)?;
             }
             if stabilization == PostStabilization::BothTwice {
                 let hat = Residual::<N, M>::at(model, &q_new, &v_new, t);
                 hat.check(t_err)?;
-                q_new -= projector.apply(&hat.g);
-                v_new -= projector.apply(&hat.g_dot);
+                q_new -= projector.apply(&hat.g, t_err)?;
+                v_new -= projector.apply(&hat.g_dot, t_err)?;
             }
             (q_new, v_new, count)
         }
@@ -194,7 +194,9 @@ where
 /// `P = D (G D)⁻¹` of eq. 5.5–5.6, kept factored.
 struct Projector<const N: usize, const M: usize> {
     d: SMatrix<f64, N, M>,
-    factor: Cholesky<M>,
+    factor: Option<Cholesky<M>>,
+    /// The name of `G D`, for errors.
+    matrix: &'static str,
 }
 
 impl<const N: usize, const M: usize> Projector<N, M> {
@@ -216,15 +218,16 @@ impl<const N: usize, const M: usize> Projector<N, M> {
                 ("G M⁻¹ Gᵀ (post-stabilization)", count)
             }
         };
-        let factor =
-            Cholesky::try_new(&(jac * d)).map_err(StepError::linear_algebra(matrix, t_err))?;
+        let factor = factored(&(jac * d)).map_err(StepError::linear_algebra(matrix, t_err))?;
         count += 1;
-        Ok((Projector { d, factor }, count))
+        Ok((Projector { d, factor, matrix }, count))
     }
 
     /// Returns `P r`.
-    fn apply(&self, r: &SVector<f64, M>) -> SVector<f64, N> {
-        self.d * self.factor.solve(r)
+    fn apply(&mut self, r: &SVector<f64, M>, t_err: f64) -> Result<SVector<f64, N>, StepError> {
+        let x = solve_vector(&mut self.factor, r)
+            .map_err(StepError::linear_algebra(self.matrix, t_err))?;
+        Ok(self.d * x)
     }
 }
 
@@ -260,18 +263,18 @@ where
     }
     check_finite(&l, "(G v)_q + G_t", t_err)?;
     let jac = &tilde.jac;
-    let a = Cholesky::try_new(&(jac * jac.transpose()))
-        .map_err(StepError::linear_algebra("G Gᵀ (S-full)", t_err))?;
+    let wrap_a = StepError::linear_algebra("G Gᵀ (S-full)", t_err);
+    let mut a = factored::<Option<Cholesky<M>>>(&(jac * jac.transpose())).map_err(&wrap_a)?;
     let b = jac * l.transpose();
     let mut a_inv_b = b;
-    a.solve_in_place(&mut a_inv_b);
+    a.solve_columns_in_place(a_inv_b.as_mut_slice(), M)
+        .map_err(&wrap_a)?;
     let schur = l * l.transpose() + jac * jac.transpose() - b.transpose() * a_inv_b;
-    let schur = Cholesky::try_new(&schur).map_err(StepError::linear_algebra(
-        "Schur complement of H Hᵀ (S-full)",
-        t_err,
-    ))?;
-    let a_inv_g = a.solve(&tilde.g);
-    let y = schur.solve(&(tilde.g_dot - b.transpose() * a_inv_g));
-    let x = a.solve(&(tilde.g - b * y));
+    let wrap_schur = StepError::linear_algebra("Schur complement of H Hᵀ (S-full)", t_err);
+    let mut schur = factored::<Option<Cholesky<M>>>(&schur).map_err(&wrap_schur)?;
+    let a_inv_g = solve_vector(&mut a, &tilde.g).map_err(&wrap_a)?;
+    let y =
+        solve_vector(&mut schur, &(tilde.g_dot - b.transpose() * a_inv_g)).map_err(&wrap_schur)?;
+    let x = solve_vector(&mut a, &(tilde.g - b * y)).map_err(&wrap_a)?;
     Ok((jac.tr_mul(&x) + l.tr_mul(&y), jac.tr_mul(&y)))
 }

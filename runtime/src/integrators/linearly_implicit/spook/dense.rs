@@ -10,7 +10,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::Cholesky;
+use crate::linalg::{factored, solve_vector, Cholesky, LinearSolver};
 use crate::model::{AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, Regularization};
 use crate::state::State;
 
@@ -146,14 +146,12 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         for row in 0..M {
             s_gg[(row, row)] += self.sigma[row];
         }
-        let s_gg = Cholesky::try_new(&s_gg).map_err(StepError::linear_algebra(
-            "Schur complement G M⁻¹ Gᵀ + Σ",
-            time,
-        ))?;
+        let wrap_gg = StepError::linear_algebra("Schur complement G M⁻¹ Gᵀ + Σ", time);
+        let mut s_gg = factored::<Option<Cholesky<M>>>(&s_gg).map_err(&wrap_gg)?;
         let b_g = self.t - jac * minv_r;
         let b_a = self.s - a * minv_r;
         if K == 0 {
-            self.lambda = s_gg.solve(&b_g);
+            self.lambda = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
             self.v_next = minv_r + minv_jac_t * self.lambda;
             self.alpha = SVector::zeros();
             return Ok(1);
@@ -161,17 +159,20 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         // Eliminate λ, then solve the reduced system for α.
         let s_ag = a * minv_jac_t;
         let mut s_gg_inv_s_ga = s_ag.transpose();
-        s_gg.solve_in_place(&mut s_gg_inv_s_ga);
+        s_gg.solve_columns_in_place(s_gg_inv_s_ga.as_mut_slice(), M)
+            .map_err(&wrap_gg)?;
         let mut reduced = a * minv_a_t - s_ag * s_gg_inv_s_ga;
         for row in 0..K {
             reduced[(row, row)] += self.gamma[row];
         }
-        let reduced = Cholesky::try_new(&reduced).map_err(StepError::linear_algebra(
-            "Schur complement A M⁻¹ Aᵀ + Γ − S_AG S_GG⁻¹ S_GA",
-            time,
-        ))?;
-        self.alpha = reduced.solve(&(b_a - s_ag * s_gg.solve(&b_g)));
-        self.lambda = s_gg.solve(&(b_g - s_ag.transpose() * self.alpha));
+        let wrap_reduced =
+            StepError::linear_algebra("Schur complement A M⁻¹ Aᵀ + Γ − S_AG S_GG⁻¹ S_GA", time);
+        let mut reduced = factored::<Option<Cholesky<K>>>(&reduced).map_err(&wrap_reduced)?;
+        let s_gg_inv_b_g = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
+        self.alpha =
+            solve_vector(&mut reduced, &(b_a - s_ag * s_gg_inv_b_g)).map_err(&wrap_reduced)?;
+        self.lambda =
+            solve_vector(&mut s_gg, &(b_g - s_ag.transpose() * self.alpha)).map_err(&wrap_gg)?;
         self.v_next = minv_r + minv_a_t * self.alpha + minv_jac_t * self.lambda;
         Ok(if M == 0 { 1 } else { 2 })
     }
@@ -209,14 +210,13 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         let primal = self.mass
             + self.jac.transpose() * sigma_inv_jac
             + self.nonholonomic.transpose() * gamma_inv_a;
-        let factor = Cholesky::try_new(&primal).map_err(StepError::linear_algebra(
-            "M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A (singular mass matrix)",
-            time,
-        ))?;
+        let wrap =
+            StepError::linear_algebra("M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A (singular mass matrix)", time);
+        let mut factor = factored::<Option<Cholesky<N>>>(&primal).map_err(&wrap)?;
         let rhs = self.r
             + self.jac.transpose() * sigma_inv_t
             + self.nonholonomic.transpose() * gamma_inv_s;
-        self.v_next = factor.solve(&rhs);
+        self.v_next = solve_vector(&mut factor, &rhs).map_err(&wrap)?;
         self.lambda = sigma_inv_t - sigma_inv_jac * self.v_next;
         self.alpha = gamma_inv_s - gamma_inv_a * self.v_next;
         Ok(())
