@@ -8,6 +8,7 @@ pub mod linearly_implicit;
 mod mass_factor;
 pub mod nonholonomic;
 pub mod projection;
+pub(crate) mod saddle_point;
 pub mod stabilized;
 
 pub use checks::DivergenceGuard;

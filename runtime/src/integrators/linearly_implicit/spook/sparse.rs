@@ -22,8 +22,9 @@ use crate::error::StepError;
 use crate::integrators::checks::{
     check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
 };
+use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
-use crate::linalg::{LinalgError, LinearSolver, PivotSign, SparseLdlt};
+use crate::linalg::LinalgError;
 use crate::model::{
     Regularization, SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic,
     SparsePotential,
@@ -37,26 +38,10 @@ const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0,
 /// factorization and every buffer of a step, all sized when it is built.
 #[derive(Debug)]
 pub struct SparseSpookSystem {
-    /// The sizes of the model's bodies, as when the system was built.
-    body_sizes: Vec<usize>,
-    /// Position of coordinate `i`, holonomic row `j`, nonholonomic row `j` among the unknowns.
-    coordinate_unknown: Vec<usize>,
-    row_unknown: Vec<usize>,
-    nonholonomic_unknown: Vec<usize>,
-    /// Value slot of each upper entry of the mass blocks, and its index in the blocks array.
-    mass_slots: Vec<(usize, usize)>,
-    /// Value slot of each entry of `G`'s and `A`'s patterns, and of each row's diagonal.
-    jacobian_slots: Vec<usize>,
-    nonholonomic_slots: Vec<usize>,
-    sigma_slots: Vec<usize>,
-    gamma_slots: Vec<usize>,
+    /// The quasi-definite matrix of eq. 29 on its analysed pattern.
+    saddle_point: SaddlePoint,
     /// `G`'s pattern, `(row, coordinate)`, for `G v`.
     jacobian_pattern: Vec<(usize, usize)>,
-    ldlt: SparseLdlt,
-    /// The matrix's values on the analysed pattern, the right-hand side and the solution.
-    values: Vec<f64>,
-    rhs: Vec<f64>,
-    unknowns: Vec<f64>,
     /// The model's values at `q_k`.
     mass_blocks: Vec<f64>,
     gradient: Vec<f64>,
@@ -126,124 +111,18 @@ impl SparseSpookSystem {
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
     {
         let n = model.coordinate_count();
-        let body_sizes = model.body_sizes().to_vec();
-        let mut body_of = Vec::with_capacity(n);
-        for (body, &size) in body_sizes.iter().enumerate() {
-            body_of.extend(std::iter::repeat_n(body, size));
-        }
-        if body_of.len() != n {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: body_of.len(),
-                reason: "they do not add up to the number of coordinates",
-            });
-        }
         let (m, k) = (model.constraint_count(), model.nonholonomic_count());
         let jacobian_pattern = model.jacobian_pattern().to_vec();
-        let nonholonomic_pattern = model.nonholonomic_pattern().to_vec();
-        let last_body = |pattern: &[(usize, usize)], rows: usize, what| {
-            let mut last: Vec<Option<usize>> = vec![None; rows];
-            for (entry, &(row, col)) in pattern.iter().enumerate() {
-                if row >= rows || col >= n {
-                    return Err(StepError::InvalidModel {
-                        what,
-                        index: entry,
-                        reason: "the entry lies outside the model's rows or coordinates",
-                    });
-                }
-                last[row] = last[row].max(Some(body_of[col]));
-            }
-            last.iter()
-                .enumerate()
-                .map(|(row, body)| {
-                    body.ok_or(StepError::InvalidModel {
-                        what,
-                        index: row,
-                        reason: "the row has no entry, so it does not depend on the coordinates",
-                    })
-                })
-                .collect::<Result<Vec<usize>, StepError>>()
-        };
-        let row_body = last_body(&jacobian_pattern, m, "constraint jacobian pattern")?;
-        let nonholonomic_body = last_body(&nonholonomic_pattern, k, "nonholonomic pattern")?;
-
-        // Number the unknowns: each body's coordinates, then the rows whose last body it is.
-        let mut rows_of_body: Vec<Vec<(bool, usize)>> = vec![Vec::new(); body_sizes.len()];
-        for (row, &body) in row_body.iter().enumerate() {
-            rows_of_body[body].push((true, row));
-        }
-        for (row, &body) in nonholonomic_body.iter().enumerate() {
-            rows_of_body[body].push((false, row));
-        }
-        let (mut coordinate_unknown, mut row_unknown, mut nonholonomic_unknown) =
-            (vec![0; n], vec![0; m], vec![0; k]);
-        let mut signs = Vec::with_capacity(n + m + k);
-        let mut coordinate = 0;
-        for (body, &size) in body_sizes.iter().enumerate() {
-            for _ in 0..size {
-                coordinate_unknown[coordinate] = signs.len();
-                signs.push(PivotSign::Positive);
-                coordinate += 1;
-            }
-            for &(holonomic, row) in &rows_of_body[body] {
-                let unknowns = if holonomic {
-                    &mut row_unknown
-                } else {
-                    &mut nonholonomic_unknown
-                };
-                unknowns[row] = signs.len();
-                signs.push(PivotSign::Negative);
-            }
-        }
-
-        // The pattern: the mass blocks' upper triangles, G, A, and the rows' diagonals.
-        let mut entries = Vec::new();
-        let mut mass_entries = Vec::new();
-        let (mut first, mut offset) = (0, 0);
-        for &size in &body_sizes {
-            for a in 0..size {
-                for c in a..size {
-                    entries.push((coordinate_unknown[first + a], coordinate_unknown[first + c]));
-                    mass_entries.push(offset + a * size + c);
-                }
-            }
-            first += size;
-            offset += size * size;
-        }
-        let mass_end = entries.len();
-        entries.extend(
-            jacobian_pattern
-                .iter()
-                .map(|&(row, col)| (coordinate_unknown[col], row_unknown[row])),
-        );
-        let jacobian_end = entries.len();
-        entries.extend(
-            nonholonomic_pattern
-                .iter()
-                .map(|&(row, col)| (coordinate_unknown[col], nonholonomic_unknown[row])),
-        );
-        let nonholonomic_end = entries.len();
-        entries.extend(row_unknown.iter().map(|&u| (u, u)));
-        entries.extend(nonholonomic_unknown.iter().map(|&u| (u, u)));
-        let (ldlt, slots) = SparseLdlt::analyse(signs.len(), &entries, &signs)
-            .map_err(StepError::linear_algebra(SPOOK_MATRIX, 0.0))?;
-        let mass_slots = slots[..mass_end]
-            .iter()
-            .copied()
-            .zip(mass_entries)
-            .collect();
-        let unknowns = signs.len();
+        let nonholonomic_pattern = model.nonholonomic_pattern();
+        let saddle_point = SaddlePoint::new(
+            n,
+            model.body_sizes(),
+            (m, &jacobian_pattern),
+            (k, nonholonomic_pattern),
+            SPOOK_MATRIX,
+        )?;
         Ok(SparseSpookSystem {
-            mass_blocks: vec![0.0; offset],
-            body_sizes,
-            coordinate_unknown,
-            row_unknown,
-            nonholonomic_unknown,
-            mass_slots,
-            jacobian_slots: slots[mass_end..jacobian_end].to_vec(),
-            nonholonomic_slots: slots[jacobian_end..nonholonomic_end].to_vec(),
-            sigma_slots: slots[nonholonomic_end..nonholonomic_end + m].to_vec(),
-            gamma_slots: slots[nonholonomic_end + m..].to_vec(),
+            mass_blocks: vec![0.0; saddle_point.mass_value_count()],
             jacobian: vec![0.0; jacobian_pattern.len()],
             jacobian_next: vec![0.0; jacobian_pattern.len()],
             q_next: vec![0.0; n],
@@ -251,10 +130,7 @@ impl SparseSpookSystem {
             row_norms: vec![0.0; m],
             nonholonomic: vec![0.0; nonholonomic_pattern.len()],
             jacobian_pattern,
-            values: vec![0.0; ldlt.value_count()],
-            ldlt,
-            rhs: vec![0.0; unknowns],
-            unknowns: vec![0.0; unknowns],
+            saddle_point,
             gradient: vec![0.0; n],
             force: vec![0.0; n],
             g: vec![0.0; m],
@@ -276,27 +152,19 @@ impl SparseSpookSystem {
 
     /// Returns the number of unknowns of eq. 29, `n + m + k`.
     pub fn unknown_count(&self) -> usize {
-        self.unknowns.len()
+        self.saddle_point.unknown_count()
     }
 
     /// Returns the number of stored entries of the factor `L` (the fill of the numbering).
     pub fn factor_entry_count(&self) -> usize {
-        self.ldlt.factor_entry_count()
+        self.saddle_point.factor_entry_count()
     }
 
     /// Returns the relative residual `‖A x − b‖∞ / ‖b‖∞` of the last solve of eq. 29, in the
     /// symmetric form above: the accuracy of the factorization for this matrix. Allocates; a
     /// diagnostic, not part of a step.
     pub fn relative_residual(&self) -> Result<f64, LinalgError> {
-        let mut product = vec![0.0; self.unknowns.len()];
-        self.ldlt
-            .multiply(&self.values, &self.unknowns, &mut product)?;
-        let scale = self.rhs.iter().fold(0.0f64, |a, b| a.max(b.abs()));
-        let error = product
-            .iter()
-            .zip(&self.rhs)
-            .fold(0.0f64, |a, (p, b)| a.max((p - b).abs()));
-        Ok(error / scale)
+        self.saddle_point.relative_residual()
     }
 
     /// Returns `InvalidModel` unless `model` has the sizes this system was built for.
@@ -313,7 +181,7 @@ impl SparseSpookSystem {
             index,
             reason: "differs from the model the integrator was built for",
         };
-        if model.body_sizes() != self.body_sizes.as_slice() {
+        if model.body_sizes() != self.saddle_point.body_sizes() {
             return Err(mismatch("body sizes", model.body_sizes().len()));
         }
         let (jacobian, nonholonomic) = (model.jacobian_pattern(), model.nonholonomic_pattern());
@@ -372,7 +240,7 @@ where
 
         // r = M v − h ∇V + h f, block by block.
         let (mut first, mut offset) = (0, 0);
-        for &size in &self.body_sizes {
+        for &size in self.saddle_point.body_sizes() {
             for a in 0..size {
                 let row = &self.mass_blocks[offset + a * size..offset + (a + 1) * size];
                 let mv: f64 = row
@@ -414,47 +282,25 @@ where
     }
 
     fn solve(&mut self, time: f64) -> Result<u32, StepError> {
-        let values = &mut self.values;
-        values.fill(0.0);
-        for &(slot, entry) in &self.mass_slots {
-            values[slot] += self.mass_blocks[entry];
-        }
-        for (&slot, value) in self.jacobian_slots.iter().zip(&self.jacobian) {
-            values[slot] += value;
-        }
-        for (&slot, value) in self.nonholonomic_slots.iter().zip(&self.nonholonomic) {
-            values[slot] += value;
-        }
-        for (&slot, sigma) in self.sigma_slots.iter().zip(&self.sigma) {
-            values[slot] -= sigma;
-        }
-        for (&slot, gamma) in self.gamma_slots.iter().zip(&self.gamma) {
-            values[slot] -= gamma;
-        }
-        for (&unknown, r) in self.coordinate_unknown.iter().zip(&self.r) {
-            self.rhs[unknown] = *r;
-        }
-        for (&unknown, t) in self.row_unknown.iter().zip(&self.t) {
-            self.rhs[unknown] = *t;
-        }
-        for (&unknown, s) in self.nonholonomic_unknown.iter().zip(&self.s) {
-            self.rhs[unknown] = *s;
-        }
         let wrap = StepError::linear_algebra(SPOOK_MATRIX, time);
-        self.ldlt.factor(&self.values).map_err(&wrap)?;
-        self.unknowns.copy_from_slice(&self.rhs);
-        self.ldlt
-            .solve_in_place(&mut self.unknowns)
+        self.saddle_point
+            .factor(
+                &self.mass_blocks,
+                &self.jacobian,
+                &self.nonholonomic,
+                &self.sigma,
+                &self.gamma,
+            )
             .map_err(&wrap)?;
-        for (v, &unknown) in self.v_next.iter_mut().zip(&self.coordinate_unknown) {
-            *v = self.unknowns[unknown];
-        }
-        for (lambda, &unknown) in self.lambda.iter_mut().zip(&self.row_unknown) {
-            *lambda = -self.unknowns[unknown];
-        }
-        for (alpha, &unknown) in self.alpha.iter_mut().zip(&self.nonholonomic_unknown) {
-            *alpha = -self.unknowns[unknown];
-        }
+        self.saddle_point
+            .solve(
+                (&self.r, &self.t, &self.s),
+                (&mut self.v_next, &mut self.lambda, &mut self.alpha),
+            )
+            .map_err(&wrap)?;
+        // The symmetric form solves for −λ and −α.
+        self.lambda.iter_mut().for_each(|x| *x = -*x);
+        self.alpha.iter_mut().for_each(|x| *x = -*x);
         Ok(1)
     }
 
