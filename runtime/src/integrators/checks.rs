@@ -217,35 +217,6 @@ impl DivergenceGuard {
         self.limit
     }
 
-    /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit.
-    ///
-    /// `g` and `jac` are `g(q_k)` and `G(q_k)`, `g_next` is `g(q_{k+1})`, `t` the time of
-    /// `q_k`.
-    pub(crate) fn check<const N: usize, const M: usize>(
-        &self,
-        g: &SVector<f64, M>,
-        jac: &SMatrix<f64, M, N>,
-        g_next: &SVector<f64, M>,
-        q: &SVector<f64, N>,
-        q_next: &SVector<f64, N>,
-        t: f64,
-    ) -> Result<(), StepError> {
-        if self.limit == f64::INFINITY {
-            return Ok(());
-        }
-        let q_scale = q.amax().max(q_next.amax());
-        (0..M).try_for_each(|row| {
-            self.check_row(
-                row,
-                g[row],
-                jac.row(row).lp_norm(1),
-                g_next[row],
-                q_scale,
-                t,
-            )
-        })
-    }
-
     /// Returns `Diverged` if row `row`'s `ρᵢ` exceeds the limit, from `gᵢ(q_k)`, `|Gᵢ(q_k)|₁`,
     /// `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the guard of one row, for any storage.
     pub(crate) fn check_row(

@@ -24,7 +24,8 @@ pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
 pub use sparse::{
-    SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
+    SparseNonholonomic, SparsePotential,
 };
 
 /// Names a model's coordinates and parameters, for output files and error messages.

@@ -109,3 +109,14 @@ pub trait SparseAppliedForces {
         out.fill(0.0);
     }
 }
+
+/// Time derivatives of sparse holonomic constraints, for index reduction (Ascher et al. 1995,
+/// eq. 1.5): the sparse tier's [`HolonomicKinematics`](super::HolonomicKinematics).
+pub trait SparseHolonomicKinematics: SparseHolonomic {
+    /// Writes `g_t = ∂g/∂t` (zero for scleronomic constraints), so that `ġ = G v + g_t`.
+    fn constraint_time_derivative(&self, q: &[f64], t: f64, out: &mut [f64]);
+
+    /// Writes `(G v)_q v + 2 G_t v + g_tt`, so that `g̈ = G q̈ + (this)`: for a scleronomic row,
+    /// `vᵀ Hess gᵢ v`.
+    fn constraint_acceleration_bias(&self, q: &[f64], v: &[f64], t: f64, out: &mut [f64]);
+}

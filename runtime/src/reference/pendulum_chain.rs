@@ -17,7 +17,8 @@
 //! [`PendulumChain::tao_owhadi`] and [`PendulumChain::tao_owhadi_state`].
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
+    SparseNonholonomic, SparsePotential,
 };
 use crate::state::DynState;
 
@@ -150,6 +151,19 @@ impl SparseHolonomic for PendulumChain {
             jac[entry] = 2.0 * dx;
             jac[entry + 1] = 2.0 * dy;
             entry += 2;
+        }
+    }
+}
+
+/// Scleronomic rows: `g_t = 0`, and `vᵀ Hess gᵢ v = 2 |ḋᵢ|²`.
+impl SparseHolonomicKinematics for PendulumChain {
+    fn constraint_time_derivative(&self, _q: &[f64], _t: f64, out: &mut [f64]) {
+        out.fill(0.0);
+    }
+    fn constraint_acceleration_bias(&self, _q: &[f64], v: &[f64], _t: f64, out: &mut [f64]) {
+        for (i, out) in out.iter_mut().enumerate() {
+            let (dx, dy) = Self::link(v, i);
+            *out = 2.0 * (dx * dx + dy * dy);
         }
     }
 }

@@ -22,7 +22,8 @@
 //! pinned at `A_0`, so that it falls and swings about the pin.
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
+    SparseNonholonomic, SparsePotential,
 };
 use crate::state::DynState;
 
@@ -254,6 +255,22 @@ impl SparseHolonomic for SpookLadder {
                 }
             }
         }
+    }
+}
+
+/// Scleronomic rows: `g_t = 0`; the unit-length rows `½(|u|² − 1)` have `vᵀ Hess g v = |u̇|²`,
+/// the joint rows are linear.
+impl SparseHolonomicKinematics for SpookLadder {
+    fn constraint_time_derivative(&self, _q: &[f64], _t: f64, out: &mut [f64]) {
+        out.fill(0.0);
+    }
+    fn constraint_acceleration_bias(&self, _q: &[f64], v: &[f64], _t: f64, out: &mut [f64]) {
+        let rods = self.rods();
+        for (rod, out) in out[..rods].iter_mut().enumerate() {
+            let (dux, duy) = (v[4 * rod + 2], v[4 * rod + 3]);
+            *out = dux * dux + duy * duy;
+        }
+        out[rods..].fill(0.0);
     }
 }
 

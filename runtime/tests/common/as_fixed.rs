@@ -98,3 +98,48 @@ pub fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
         .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
         .fold(0.0, f64::max)
 }
+
+/// The sparse tier's mass matrix is constant, so `∂T/∂q = 0` and `∂²T/∂q² = ∂²T/∂q∂v = 0`.
+impl<Model: mechanism_runtime::model::SparseInertia, const N: usize>
+    mechanism_runtime::model::InertiaGradient<N> for AsFixed<'_, Model>
+{
+    fn kinetic_gradient(
+        &self,
+        _: &SVector<f64, N>,
+        _: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    ) {
+        out.fill(0.0);
+    }
+    fn kinetic_hessians(
+        &self,
+        _: &SVector<f64, N>,
+        _: &SVector<f64, N>,
+        qq: &mut SMatrix<f64, N, N>,
+        qv: &mut SMatrix<f64, N, N>,
+    ) {
+        qq.fill(0.0);
+        qv.fill(0.0);
+    }
+}
+
+impl<Model, const N: usize, const M: usize> mechanism_runtime::model::HolonomicKinematics<N, M>
+    for AsFixed<'_, Model>
+where
+    Model: mechanism_runtime::model::SparseHolonomicKinematics,
+{
+    fn constraint_time_derivative(&self, q: &SVector<f64, N>, t: f64, out: &mut SVector<f64, M>) {
+        self.0
+            .constraint_time_derivative(q.as_slice(), t, out.as_mut_slice());
+    }
+    fn constraint_acceleration_bias(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        out: &mut SVector<f64, M>,
+    ) {
+        self.0
+            .constraint_acceleration_bias(q.as_slice(), v.as_slice(), t, out.as_mut_slice());
+    }
+}

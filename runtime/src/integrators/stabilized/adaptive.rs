@@ -349,7 +349,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
             if h.is_nan() || h <= 16.0 * f64::EPSILON * t.abs() || h < f64::MIN_POSITIVE {
                 return Err(StepError::StepSizeTooSmall { h, t });
             }
-            let stages = Stages::<N, S>::compute::<Model, M>(
+            let stages = Stages::<SVector<f64, N>, S>::compute::<Model, M>(
                 &mut self.rhs,
                 model,
                 method,
@@ -470,7 +470,7 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     /// Returns the weighted RMS norm of the error estimate `h Σ (b_i − b̂_i) K_i`.
     fn error_norm(
         &self,
-        stages: &Stages<N, S>,
+        stages: &Stages<SVector<f64, N>, S>,
         h: f64,
         q: &SVector<f64, N>,
         v: &SVector<f64, N>,

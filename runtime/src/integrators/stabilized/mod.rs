@@ -35,12 +35,17 @@ mod adaptive;
 mod index_one;
 mod post_stabilization;
 mod runge_kutta;
+mod sparse;
 mod tableau;
 
 pub use adaptive::{AdaptiveRk, AdaptiveStatistics, AdaptiveStep, Dopri5};
 pub use index_one::{constrained_acceleration, Baumgarte, ConstrainedAcceleration};
 pub use post_stabilization::{drift, Drift, Metric, PostStabilization};
-pub use runge_kutta::StabilizedRk;
+pub use runge_kutta::{
+    DenseIndexOne, IndexOneSystem, IndexOneTier, RkScheme, SparseStabilizedRk, StabilizedRk,
+    StageVector,
+};
+pub use sparse::SparseIndexOne;
 pub use tableau::{EmbeddedTableau, Tableau, DOPRI5, HEUN, MIDPOINT, RK4};
 
 use super::checks::{check_finite, check_state, check_step_size, same_bits};

@@ -3,27 +3,134 @@
 
 use nalgebra::SVector;
 
+use super::sparse::SparseIndexOne;
+
 use super::index_one::IndexOne;
 use super::{
-    check_finite, check_state, check_step_size, stabilize, Baumgarte, Metric, PostStabilization,
-    Tableau,
+    check_state, check_step_size, stabilize, Baumgarte, Metric, PostStabilization, Tableau,
 };
 use crate::error::StepError;
+use crate::integrators::checks::check_finite_slice;
 use crate::integrators::{DivergenceGuard, Integrator, StepReport};
 use crate::model::{AppliedForces, HolonomicKinematics, InertiaGradient, Potential};
 use crate::state::State;
 
-/// The stage derivatives `K_i = (V_i, v̇_i)` of one Runge–Kutta step of the index-1 ODE.
-pub(crate) struct Stages<const N: usize, const S: usize> {
-    /// `K_i` for `q`: the stage velocities `V_i`.
-    pub(crate) velocity: [SVector<f64, N>; S],
-    /// `K_i` for `v`: the stage accelerations of eq. 1.5 at `(Q_i, V_i, t + c_i h)`.
-    pub(crate) acceleration: [SVector<f64, N>; S],
+/// A vector of a tier's state space: `SVector<f64, N>` on the fixed-size tier, `Vec<f64>` on
+/// the sparse tier.
+pub trait StageVector: Clone + std::fmt::Debug {
+    /// The components.
+    fn as_slice(&self) -> &[f64];
+    /// The components, mutably.
+    fn as_mut_slice(&mut self) -> &mut [f64];
 }
 
-impl<const N: usize, const S: usize> Stages<N, S> {
-    /// Returns `(q + h Σ w_j V_j, v + h Σ w_j v̇_j)`, summing in stage order so that a stage
-    /// built with `a_Sj = b_j` is bitwise equal to the propagated solution (first same as last).
+impl<const N: usize> StageVector for SVector<f64, N> {
+    fn as_slice(&self) -> &[f64] {
+        nalgebra::Matrix::as_slice(self)
+    }
+    fn as_mut_slice(&mut self) -> &mut [f64] {
+        nalgebra::Matrix::as_mut_slice(self)
+    }
+}
+
+impl StageVector for Vec<f64> {
+    fn as_slice(&self) -> &[f64] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [f64] {
+        self
+    }
+}
+
+/// The stage derivatives `K_i = (V_i, v̇_i)` of one Runge–Kutta step of the index-1 ODE.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stages<V, const S: usize> {
+    /// `K_i` for `q`: the stage velocities `V_i`.
+    pub(crate) velocity: [V; S],
+    /// `K_i` for `v`: the stage accelerations of eq. 1.5 at `(Q_i, V_i, t + c_i h)`.
+    pub(crate) acceleration: [V; S],
+}
+
+impl<V: StageVector, const S: usize> Stages<V, S> {
+    /// Returns stages whose vectors are copies of `zero`.
+    pub(crate) fn filled(zero: &V) -> Self {
+        Stages {
+            velocity: std::array::from_fn(|_| zero.clone()),
+            acceleration: std::array::from_fn(|_| zero.clone()),
+        }
+    }
+
+    /// Writes `(q + h Σ w_j V_j, v + h Σ w_j v̇_j)` into `(q_out, v_out)`, summing in stage
+    /// order so that a stage built with `a_Sj = b_j` is bitwise equal to the propagated solution
+    /// (first same as last).
+    pub(crate) fn combine_into(
+        &self,
+        weights: &[f64; S],
+        (q, v): (&[f64], &[f64]),
+        h: f64,
+        (q_out, v_out): (&mut [f64], &mut [f64]),
+    ) {
+        for i in 0..q.len() {
+            let (mut dq, mut dv) = (0.0, 0.0);
+            for (j, &w) in weights.iter().enumerate() {
+                if w != 0.0 {
+                    dq += self.velocity[j].as_slice()[i] * w;
+                    dv += self.acceleration[j].as_slice()[i] * w;
+                }
+            }
+            q_out[i] = q[i] + dq * h;
+            v_out[i] = v[i] + dv * h;
+        }
+    }
+
+    /// Computes every stage of `tableau` from `(q, v)` at `t` with `acceleration(Q, V, t, out)`
+    /// (eq. 1.5 at a stage), in the stage buffers; `first` is `v̇` at `(q, v, t)` when already
+    /// known (first same as last), `scratch` holds the stage points. `t_err` is the time
+    /// reported in errors.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn compute_with<F>(
+        &mut self,
+        tableau: &Tableau<S>,
+        h: f64,
+        t: f64,
+        (q, v): (&[f64], &[f64]),
+        first: Option<&[f64]>,
+        t_err: f64,
+        (scratch_q, scratch_v): (&mut V, &mut V),
+        mut acceleration: F,
+    ) -> Result<(), StepError>
+    where
+        F: FnMut(&[f64], &[f64], f64, &mut [f64]) -> Result<(), StepError>,
+    {
+        for i in 0..S {
+            if i > 0 {
+                self.combine_into(
+                    &tableau.a[i],
+                    (q, v),
+                    h,
+                    (scratch_q.as_mut_slice(), scratch_v.as_mut_slice()),
+                );
+            }
+            let (q_i, v_i) = if i == 0 {
+                (q, v)
+            } else {
+                (scratch_q.as_slice(), scratch_v.as_slice())
+            };
+            check_finite_slice(q_i, "stage q", t_err)?;
+            check_finite_slice(v_i, "stage v", t_err)?;
+            self.velocity[i].as_mut_slice().copy_from_slice(v_i);
+            let out = self.acceleration[i].as_mut_slice();
+            match (i, first) {
+                (0, Some(a)) => out.copy_from_slice(a),
+                _ => acceleration(q_i, v_i, t + tableau.c[i] * h, out)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<const N: usize, const S: usize> Stages<SVector<f64, N>, S> {
+    /// Returns `(q + h Σ w_j V_j, v + h Σ w_j v̇_j)`; see [`combine_into`](Self::combine_into).
     pub(crate) fn combine(
         &self,
         weights: &[f64; S],
@@ -31,19 +138,18 @@ impl<const N: usize, const S: usize> Stages<N, S> {
         v: &SVector<f64, N>,
         h: f64,
     ) -> (SVector<f64, N>, SVector<f64, N>) {
-        let mut dq = SVector::<f64, N>::zeros();
-        let mut dv = SVector::<f64, N>::zeros();
-        for (j, &w) in weights.iter().enumerate() {
-            if w != 0.0 {
-                dq += self.velocity[j] * w;
-                dv += self.acceleration[j] * w;
-            }
-        }
-        (q + dq * h, v + dv * h)
+        let (mut q_out, mut v_out) = (SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+        self.combine_into(
+            weights,
+            (q.as_slice(), v.as_slice()),
+            h,
+            (q_out.as_mut_slice(), v_out.as_mut_slice()),
+        );
+        (q_out, v_out)
     }
 
-    /// Computes every stage of `tableau` from `(q, v)` at `t`; `first` is `v̇` at `(q, v, t)`
-    /// when already known (first same as last). `t_err` is the time reported in errors.
+    /// Computes every stage of `tableau` from `(q, v)` at `t` on the fixed-size tier; `first` is
+    /// `v̇` at `(q, v, t)` when already known. `t_err` is the time reported in errors.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn compute<Model, const M: usize>(
         rhs: &mut IndexOne<N>,
@@ -59,29 +165,43 @@ impl<const N: usize, const S: usize> Stages<N, S> {
     where
         Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
     {
-        let mut stages = Stages {
-            velocity: [SVector::<f64, N>::zeros(); S],
-            acceleration: [SVector::<f64, N>::zeros(); S],
-        };
-        for i in 0..S {
-            let (q_i, v_i) = if i == 0 {
-                (*q, *v)
-            } else {
-                stages.combine(&tableau.a[i], q, v, h)
-            };
-            check_finite(&q_i, "stage q", t_err)?;
-            check_finite(&v_i, "stage v", t_err)?;
-            stages.velocity[i] = v_i;
-            stages.acceleration[i] = match (i, first) {
-                (0, Some(a)) => a,
-                _ => {
-                    rhs.evaluate::<Model, M>(model, &q_i, &v_i, t + tableau.c[i] * h, t_err)?
-                        .acceleration
-                }
-            };
-        }
+        let zero = SVector::<f64, N>::zeros();
+        let mut stages = Self::filled(&zero);
+        let (mut scratch_q, mut scratch_v) = (zero, zero);
+        stages.compute_with(
+            tableau,
+            h,
+            t,
+            (q.as_slice(), v.as_slice()),
+            first.as_ref().map(|a| a.as_slice()),
+            t_err,
+            (&mut scratch_q, &mut scratch_v),
+            |q, v, t, out| dense_acceleration::<Model, N, M>(rhs, model, q, v, t, t_err, out),
+        )?;
         Ok(stages)
     }
+}
+
+/// Solves eq. 1.5 on the fixed-size tier at a stage given as slices.
+fn dense_acceleration<Model, const N: usize, const M: usize>(
+    rhs: &mut IndexOne<N>,
+    model: &Model,
+    q: &[f64],
+    v: &[f64],
+    t: f64,
+    t_err: f64,
+    out: &mut [f64],
+) -> Result<(), StepError>
+where
+    Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
+{
+    let (q, v) = (
+        SVector::<f64, N>::from_column_slice(q),
+        SVector::<f64, N>::from_column_slice(v),
+    );
+    let solution = rhs.evaluate::<Model, M>(model, &q, &v, t, t_err)?;
+    out.copy_from_slice(solution.acceleration.as_slice());
+    Ok(())
 }
 
 /// An explicit Runge–Kutta method with fixed step size on the index-1 formulation of a
@@ -127,35 +247,225 @@ impl<const N: usize, const S: usize> Stages<N, S> {
 /// assert!(drift.position < 1e-12 && drift.velocity < 1e-10);
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
-pub struct StabilizedRk<const N: usize, const M: usize, const S: usize> {
+///
+/// # Both tiers
+///
+/// `StabilizedRk<N, M, S>` is [`RkScheme`] over [`DenseIndexOne`], the fixed-size tier;
+/// [`SparseStabilizedRk`] is the same scheme over [`SparseIndexOne`], for models of the sparse
+/// tier (`model::sparse`), built with [`SparseStabilizedRk::new`].
+pub type StabilizedRk<const N: usize, const M: usize, const S: usize> =
+    RkScheme<DenseIndexOne<N, M>, S>;
+
+/// A stabilized Runge–Kutta method with fixed step size on the sparse tier: the scheme of
+/// [`StabilizedRk`] with eq. 1.5 solved as one sparse saddle-point system per stage,
+/// `[[M, Gᵀ], [G, 0]]` factored by `LDLᵀ` on a pattern analysed once (see [`SparseIndexOne`]).
+/// No heap allocation per step.
+pub type SparseStabilizedRk<const S: usize> = RkScheme<SparseIndexOne, S>;
+
+/// How a tier of [`RkScheme`] stores its vectors and keeps Baumgarte's parameters: the
+/// model-independent half of the seam.
+pub trait IndexOneTier {
+    /// A state-space vector of this tier.
+    type Vector: StageVector;
+
+    /// Returns a zero vector of the model's size.
+    fn zero_vector(&self) -> Self::Vector;
+
+    /// Returns Baumgarte's parameters used in every stage.
+    fn baumgarte(&self) -> Baumgarte;
+
+    /// Sets Baumgarte's parameters.
+    fn set_baumgarte(&mut self, baumgarte: Baumgarte);
+
+    /// Returns and resets the count of factorizations since the last call.
+    fn take_factorizations(&mut self) -> u32;
+}
+
+/// The linear algebra of one stabilized Runge–Kutta step on one tier: the seam between
+/// [`RkScheme`] and a backend of [`linalg`](crate::linalg).
+pub trait IndexOneSystem<Model: ?Sized>: IndexOneTier {
+    /// Solves eq. 1.5 (with eq. 2.1) at `state = (q, v)` and `t` and writes `v̇` into `out`; `t_err` is the
+    /// time reported in errors.
+    fn acceleration(
+        &mut self,
+        model: &Model,
+        state: (&[f64], &[f64]),
+        t: f64,
+        t_err: f64,
+        out: &mut [f64],
+    ) -> Result<(), StepError>;
+
+    /// Applies the post-stabilization to `state = (q, v)` in place at time `t`; returns the factorizations it took.
+    /// On error `(q, v)` are unchanged.
+    #[allow(clippy::too_many_arguments)]
+    fn stabilize(
+        &mut self,
+        model: &Model,
+        stabilization: PostStabilization,
+        metric: Metric,
+        state: (&mut [f64], &mut [f64]),
+        t: f64,
+        t_err: f64,
+    ) -> Result<u32, StepError>;
+
+    /// Evaluates, for the divergence guard with `start = (q_k, t_k)` and
+    /// `end = (q_{k+1}, t_{k+1})`, `g(q_k, t_k)`, the row norms `|Gᵢ(q_k)|₁` and
+    /// `g(q_{k+1}, t_{k+1})`, and returns them.
+    fn guard_rows(
+        &mut self,
+        model: &Model,
+        start: (&[f64], f64),
+        end: (&[f64], f64),
+    ) -> (&[f64], &[f64], &[f64]);
+}
+
+/// The stabilized Runge–Kutta method over a tier's linear algebra `Sys`: the tableau, the step
+/// size, the stabilization and the divergence guard here, the solve of eq. 1.5 in `Sys`.
+///
+/// Use it through [`StabilizedRk`] (fixed size) or [`SparseStabilizedRk`]; the scheme's
+/// equations are in the docs of [`StabilizedRk`]. As for SPOOK
+/// ([`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme)), the method — the
+/// stages, their combination, the finiteness checks, the guard, leaving the state unchanged on
+/// failure — is written once, on slices; the tiers differ only in how eq. 1.5 is solved (the
+/// Schur complement `G M⁻¹ Gᵀ` on stack arrays, or the sparse saddle-point matrix).
+#[derive(Clone, Debug)]
+pub struct RkScheme<Sys: IndexOneTier, const S: usize> {
     tableau: Tableau<S>,
     h: f64,
-    rhs: IndexOne<N>,
     stabilization: PostStabilization,
     metric: Metric,
     guard: DivergenceGuard,
+    system: Sys,
+    stages: Stages<Sys::Vector, S>,
+    /// The stage point `(Q_i, V_i)` and the new state `(q_{n+1}, v_{n+1})`.
+    scratch: [Sys::Vector; 4],
 }
 
-impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
-    /// Creates the method `tableau` with step size `h`, no Baumgarte term and no
-    /// post-stabilization; fails with `BadStepSize` unless `h` is positive and finite, and with
-    /// `BadParameter` if the tableau is not a consistent explicit method ([`Tableau::check`]).
-    pub fn new(tableau: Tableau<S>, h: f64) -> Result<Self, StepError> {
+impl<Sys, const S: usize> Copy for RkScheme<Sys, S>
+where
+    Sys: IndexOneTier + Copy,
+    Sys::Vector: Copy,
+{
+}
+
+/// The fixed-size tier of [`RkScheme`]: eq. 1.5 through the Schur complement `G M⁻¹ Gᵀ` with
+/// stack-allocated Cholesky factors ([`constrained_acceleration`](super::constrained_acceleration)).
+#[derive(Clone, Copy, Debug)]
+pub struct DenseIndexOne<const N: usize, const M: usize> {
+    rhs: IndexOne<N>,
+    /// `g(q_k)`, `|Gᵢ(q_k)|₁` and `g(q_{k+1})` for the divergence guard.
+    g: SVector<f64, M>,
+    row_norms: SVector<f64, M>,
+    g_next: SVector<f64, M>,
+}
+
+impl<const N: usize, const M: usize> IndexOneTier for DenseIndexOne<N, M> {
+    type Vector = SVector<f64, N>;
+
+    fn zero_vector(&self) -> SVector<f64, N> {
+        SVector::zeros()
+    }
+
+    fn baumgarte(&self) -> Baumgarte {
+        self.rhs.baumgarte
+    }
+
+    fn set_baumgarte(&mut self, baumgarte: Baumgarte) {
+        self.rhs.baumgarte = baumgarte;
+    }
+
+    fn take_factorizations(&mut self) -> u32 {
+        self.rhs.take_evaluations();
+        self.rhs.take_factorizations()
+    }
+}
+
+impl<Model, const N: usize, const M: usize> IndexOneSystem<Model> for DenseIndexOne<N, M>
+where
+    Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
+{
+    fn acceleration(
+        &mut self,
+        model: &Model,
+        (q, v): (&[f64], &[f64]),
+        t: f64,
+        t_err: f64,
+        out: &mut [f64],
+    ) -> Result<(), StepError> {
+        dense_acceleration::<Model, N, M>(&mut self.rhs, model, q, v, t, t_err, out)
+    }
+
+    fn stabilize(
+        &mut self,
+        model: &Model,
+        stabilization: PostStabilization,
+        metric: Metric,
+        (q, v): (&mut [f64], &mut [f64]),
+        t: f64,
+        t_err: f64,
+    ) -> Result<u32, StepError> {
+        let mut q_fixed = SVector::<f64, N>::from_column_slice(q);
+        let mut v_fixed = SVector::<f64, N>::from_column_slice(v);
+        let count = stabilize::<Model, N, M>(
+            model,
+            stabilization,
+            metric,
+            &mut self.rhs.mass,
+            &mut q_fixed,
+            &mut v_fixed,
+            t,
+            t_err,
+        )?;
+        q.copy_from_slice(q_fixed.as_slice());
+        v.copy_from_slice(v_fixed.as_slice());
+        Ok(count)
+    }
+
+    fn guard_rows(
+        &mut self,
+        model: &Model,
+        (q, t): (&[f64], f64),
+        (q_next, t_next): (&[f64], f64),
+    ) -> (&[f64], &[f64], &[f64]) {
+        let mut jac = nalgebra::SMatrix::<f64, M, N>::zeros();
+        model.constraints_and_jacobian(&SVector::from_column_slice(q), t, &mut self.g, &mut jac);
+        model.constraints(
+            &SVector::from_column_slice(q_next),
+            t_next,
+            &mut self.g_next,
+        );
+        for row in 0..M {
+            self.row_norms[row] = jac.row(row).lp_norm(1);
+        }
+        (
+            self.g.as_slice(),
+            self.row_norms.as_slice(),
+            self.g_next.as_slice(),
+        )
+    }
+}
+
+impl<Sys: IndexOneTier, const S: usize> RkScheme<Sys, S> {
+    /// Creates the scheme around `system`, checking the tableau and the step size.
+    pub(super) fn with_system(tableau: Tableau<S>, h: f64, system: Sys) -> Result<Self, StepError> {
         tableau.check()?;
-        Ok(StabilizedRk {
+        let h = check_step_size(h)?;
+        let zero = system.zero_vector();
+        Ok(RkScheme {
             tableau,
-            h: check_step_size(h)?,
-            rhs: IndexOne::new(Baumgarte::NONE),
+            h,
             stabilization: PostStabilization::None,
             metric: Metric::Euclidean,
             guard: DivergenceGuard::default(),
+            stages: Stages::filled(&zero),
+            scratch: std::array::from_fn(|_| zero.clone()),
+            system,
         })
     }
 
     /// Sets Baumgarte's parameters (eq. 2.1) used in every stage.
     pub fn with_baumgarte(mut self, baumgarte: Baumgarte) -> Self {
-        self.rhs.baumgarte = baumgarte;
+        self.system.set_baumgarte(baumgarte);
         self
     }
 
@@ -191,7 +501,7 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
 
     /// Returns Baumgarte's parameters.
     pub fn baumgarte(&self) -> Baumgarte {
-        self.rhs.baumgarte
+        self.system.baumgarte()
     }
 
     /// Returns the post-stabilization.
@@ -203,58 +513,100 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
     pub fn metric(&self) -> Metric {
         self.metric
     }
+
+    /// Returns the tier's system.
+    pub(super) fn system(&self) -> &Sys {
+        &self.system
+    }
+
+    /// Runs one step from `(t, q, v)`; writes `q_{n+1}`, `v_{n+1}` only on success.
+    pub(super) fn advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<StepReport, StepError>
+    where
+        Sys: IndexOneSystem<Model>,
+    {
+        let h = self.h;
+        self.system.take_factorizations();
+        let [stage_q, stage_v, q_new, v_new] = &mut self.scratch;
+        let system = &mut self.system;
+        self.stages.compute_with(
+            &self.tableau,
+            h,
+            t,
+            (q, v),
+            None,
+            t,
+            (stage_q, stage_v),
+            |q_i, v_i, t_i, out| system.acceleration(model, (q_i, v_i), t_i, t, out),
+        )?;
+        let (q_new, v_new) = (q_new.as_mut_slice(), v_new.as_mut_slice());
+        self.stages
+            .combine_into(&self.tableau.b, (q, v), h, (&mut *q_new, &mut *v_new));
+        check_finite_slice(q_new, "q", t)?;
+        check_finite_slice(v_new, "v", t)?;
+        let t_next = t + h;
+        let stabilization = self.system.stabilize(
+            model,
+            self.stabilization,
+            self.metric,
+            (&mut *q_new, &mut *v_new),
+            t_next,
+            t,
+        )?;
+        if !self.guard.is_disabled() {
+            let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let q_scale = amax(q).max(amax(q_new));
+            let (g, norms, g_next) = self.system.guard_rows(model, (q, t), (q_new, t_next));
+            for row in 0..g.len() {
+                self.guard
+                    .check_row(row, g[row], norms[row], g_next[row], q_scale, t)?;
+            }
+        }
+        q.copy_from_slice(q_new);
+        v.copy_from_slice(v_new);
+        Ok(StepReport {
+            factorizations: self.system.take_factorizations() + stabilization,
+            newton_iterations: 0,
+        })
+    }
+}
+
+impl<const N: usize, const M: usize, const S: usize> RkScheme<DenseIndexOne<N, M>, S> {
+    /// Creates the method `tableau` with step size `h`, no Baumgarte term and no
+    /// post-stabilization; fails with `BadStepSize` unless `h` is positive and finite, and with
+    /// `BadParameter` if the tableau is not a consistent explicit method ([`Tableau::check`]).
+    pub fn new(tableau: Tableau<S>, h: f64) -> Result<Self, StepError> {
+        let system = DenseIndexOne {
+            rhs: IndexOne::new(Baumgarte::NONE),
+            g: SVector::zeros(),
+            row_norms: SVector::zeros(),
+            g_next: SVector::zeros(),
+        };
+        Self::with_system(tableau, h, system)
+    }
 }
 
 #[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const S: usize> Integrator<Model, N>
-    for StabilizedRk<N, M, S>
+    for RkScheme<DenseIndexOne<N, M>, S>
 where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
-        let (h, t) = (self.h, state.t);
-        self.rhs.take_factorizations();
-        let stages = Stages::<N, S>::compute::<Model, M>(
-            &mut self.rhs,
+        let report = self.advance(
             model,
-            &self.tableau,
-            h,
-            t,
-            &state.q,
-            &state.v,
-            None,
-            t,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
         )?;
-        let (mut q, mut v) = stages.combine(&self.tableau.b, &state.q, &state.v, h);
-        check_finite(&q, "q", t)?;
-        check_finite(&v, "v", t)?;
-        let t_next = t + h;
-        let stabilization = stabilize::<Model, N, M>(
-            model,
-            self.stabilization,
-            self.metric,
-            &mut self.rhs.mass,
-            &mut q,
-            &mut v,
-            t_next,
-            t,
-        )?;
-        if self.guard.limit() < f64::INFINITY {
-            let (mut g, mut g_next) = (SVector::<f64, M>::zeros(), SVector::<f64, M>::zeros());
-            let mut jac = nalgebra::SMatrix::<f64, M, N>::zeros();
-            model.constraints_and_jacobian(&state.q, t, &mut g, &mut jac);
-            model.constraints(&q, t_next, &mut g_next);
-            self.guard.check(&g, &jac, &g_next, &state.q, &q, t)?;
-        }
-        state.q = q;
-        state.v = v;
-        state.t = t_next;
-        self.rhs.take_evaluations();
-        Ok(StepReport {
-            factorizations: self.rhs.take_factorizations() + stabilization,
-            newton_iterations: 0,
-        })
+        state.t += self.h;
+        Ok(report)
     }
 }
