@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --release --example ladder                        # L = 20, h = 1/60, T = 10
 //! cargo run --release --example ladder -- --links 1000 --t-end 2 --every 10
+//! cargo run --release --example ladder -- --method rk4 --t-end 5   # RK4 + Baumgarte
 //! cargo run --release --example ladder -- --table             # the figures of §6
 //! ```
 //!
@@ -15,16 +16,20 @@
 //! end: the whiplash). The plot shows the energy, the largest end speed and the RMS violation
 //! against time.
 //!
+//! `--method rk4` runs the paper's contrast instead: RK4 on the index-1 formulation with
+//! Baumgarte's term `g̈ + 2γġ + γ²g = 0` (`--gamma`, default 10; Ascher et al. 1995, eq. 2.1),
+//! one sparse `LDLᵀ` of `[[M, Gᵀ], [G, 0]]` per stage (`runtime::SparseStabilizedRk`; the sparse
+//! model needs `SparseHolonomicKinematics`).
+//!
 //! `--table` reproduces §6: (a) no blow-up at `h = 1/20` for `L = 20` over `T = 30`; (b) Fig. 6,
 //! the average violation `⟨‖g‖⟩` against `h` with its fitted slope (paper: `O(h²)`); (c) Fig. 7,
 //! the CPU time per step against `L` from 10 to 1000 with its fitted exponent (paper: linear);
-//! (d) the whiplash; (e) the `L = 10` and `L = 100` runs of Figs. 4–5. It writes
-//! `out/ladder_fig6.png`, `out/ladder_fig7.png` and `out/ladder_fig45.png`. Parameters: `m = 10`,
-//! `l = 1`, `J = m l²/12`, `g = 9.81`, `ε = 1e-8`, `τ = 2h` (`shared/EXPERIMENTS-M2.md` §A). The
-//! paper contrasts SPOOK with RK4 + Baumgarte, which "break[s] down completely" in the whiplash;
-//! the runtime's stabilized Runge–Kutta methods are fixed-size only (a 244-coordinate model would
-//! need dense 244 × 244 matrices on the stack), so that contrast waits for them to reach the
-//! sparse tier.
+//! (d) the whiplash: SPOOK against RK4 + Baumgarte with `γ = 10` and `γ = 1/h`
+//! (`shared/EXPERIMENTS-M2.md` §A.5), which the paper says "break[s] down completely"; (e) the
+//! `L = 10` and `L = 100` runs of Figs. 4–5. It writes `out/ladder_fig6.png`,
+//! `out/ladder_fig7.png`, `out/ladder_whiplash.png` and `out/ladder_fig45.png`. Parameters:
+//! `m = 10`, `l = 1`, `J = m l²/12`, `g = 9.81`, `ε = 1e-8`, `τ = 2h`
+//! (`shared/EXPERIMENTS-M2.md` §A).
 
 mod common;
 
@@ -37,6 +42,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, format_number, RunOptions};
+use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
 use mechanism::runtime::{DynState, SparseIntegrator, SparseSpook};
@@ -47,6 +53,36 @@ use plotters::prelude::*;
 enum Method {
     /// SPOOK (Lacoursière 2007, eq. 29), one sparse LDLᵀ per step.
     Spook,
+    /// RK4 on the index-1 formulation with Baumgarte's term g̈ + 2γġ + γ²g = 0 (Ascher et al.
+    /// 1995, eq. 2.1; `--gamma`), one sparse LDLᵀ per stage: the paper's contrast.
+    Rk4,
+}
+
+impl Method {
+    /// Returns the method's integrator for `ladder` with step size `h`; `gamma` is Baumgarte's
+    /// rate for RK4.
+    fn integrator(
+        self,
+        ladder: &SpookLadder,
+        h: f64,
+        gamma: f64,
+    ) -> Result<Box<dyn SparseIntegrator<SpookLadder>>, Box<dyn Error>> {
+        Ok(match self {
+            Method::Spook => Box::new(SparseSpook::new(ladder, h)?),
+            Method::Rk4 => Box::new(
+                SparseStabilizedRk::new(ladder, RK4, h)?
+                    .with_baumgarte(Baumgarte::critically_damped(gamma)?),
+            ),
+        })
+    }
+
+    /// Returns the method's name for output.
+    fn label(self, gamma: f64) -> String {
+        match self {
+            Method::Spook => "SPOOK".to_string(),
+            Method::Rk4 => format!("RK4 + Baumgarte (γ = {gamma})"),
+        }
+    }
 }
 
 /// Simulates the SPOOK ladder of rods and writes a CSV file and a plot.
@@ -58,6 +94,9 @@ struct Args {
     method: Method,
     #[command(flatten)]
     run: RunOptions,
+    /// Baumgarte's rate γ of `--method rk4` (α1 = 2γ, α0 = γ²).
+    #[arg(long, default_value_t = 10.0)]
+    gamma: f64,
     /// Number of links L (square cells) of the ladder.
     #[arg(long, default_value_t = 20)]
     links: usize,
@@ -83,7 +122,6 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if args.table {
         return tables();
     }
-    let Method::Spook = args.method;
     let (h, t_end) = (args.run.h_or(1.0 / 60.0), args.run.t_end_or(10.0));
     let steps = common::step_count(h, t_end)?;
     let ladder = SpookLadder::new(args.links);
@@ -91,7 +129,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let png = args.run.png_or("ladder");
     let mut writer = CsvWriter::create(&csv, &ladder)?;
     let mut samples = Vec::new();
-    let outcome = simulate(&ladder, h, steps, |step, state, sample| {
+    let integrator = args.method.integrator(&ladder, h, args.gamma)?;
+    let outcome = simulate(&ladder, integrator, steps, |step, state, sample| {
         if step % args.every == 0 || step == steps {
             writer.row(state, &sample)?;
             samples.push(sample);
@@ -99,9 +138,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         Ok(())
     });
     writer.finish()?;
-    plot_run(&png, &ladder, h, &samples)?;
+    let label = args.method.label(args.gamma);
+    plot_run(&png, &label, &ladder, h, &samples)?;
     println!(
-        "SPOOK ladder, L = {} ({} rods, {} coordinates, {} rows), h = {h:.5}, t = 0 … {:.3}",
+        "{label}, ladder L = {} ({} rods, {} coordinates, {} rows), h = {h:.5}, t = 0 … {:.3}",
         ladder.links(),
         ladder.rods(),
         ladder.coordinate_count(),
@@ -154,22 +194,22 @@ fn observe(ladder: &SpookLadder, state: &DynState, g: &mut [f64], jac: &mut [f64
     }
 }
 
-/// Runs SPOOK on `ladder` from the horizontal start for `steps` steps of `h`, calling `record`
-/// with the step number, the state and its sample at step 0 and after every step. A failed step
-/// ends the run with its error, after the samples up to it were recorded.
+/// Runs `integrator` (built for `ladder`) from the horizontal start for
+/// `steps` steps, calling `record` with the step number, the state and its sample at step 0 and
+/// after every step. A failed step ends the run with its error, after the samples up to it were
+/// recorded.
 fn simulate(
     ladder: &SpookLadder,
-    h: f64,
+    mut integrator: Box<dyn SparseIntegrator<SpookLadder>>,
     steps: usize,
     mut record: impl FnMut(usize, &DynState, Sample) -> Result<(), Box<dyn Error>>,
 ) -> Result<(), Box<dyn Error>> {
-    let mut spook = SparseSpook::new(ladder, h)?;
     let mut state = ladder.horizontal_state();
     let mut g = vec![0.0; ladder.constraint_count()];
     let mut jac = vec![0.0; ladder.jacobian_pattern().len()];
     record(0, &state, observe(ladder, &state, &mut g, &mut jac))?;
     for step in 1..=steps {
-        spook.step(ladder, &mut state)?;
+        integrator.step(ladder, &mut state)?;
         record(step, &state, observe(ladder, &state, &mut g, &mut jac))?;
     }
     Ok(())
@@ -228,12 +268,20 @@ impl CsvWriter {
     }
 }
 
+/// Returns SPOOK with step size `h` for `ladder`, as the figures run it.
+fn spook(
+    ladder: &SpookLadder,
+    h: f64,
+) -> Result<Box<dyn SparseIntegrator<SpookLadder>>, Box<dyn Error>> {
+    Method::Spook.integrator(ladder, h, 0.0)
+}
+
 /// The figures of §6 as tables beside the paper's claims, and their plots.
 fn tables() -> Result<(), Box<dyn Error>> {
     // (a) Stability at h = 1/20.
     let ladder = SpookLadder::new(20);
     let mut worst = 0.0f64;
-    let outcome = simulate(&ladder, 1.0 / 20.0, 600, |_, _, s| {
+    let outcome = simulate(&ladder, spook(&ladder, 1.0 / 20.0)?, 600, |_, _, s| {
         worst = worst.max(s.rms);
         Ok(())
     });
@@ -261,7 +309,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
     for &h in &hs {
         let steps = common::step_count(h, 10.0)?;
         let mut sum = 0.0;
-        simulate(&ladder, h, steps, |step, _, s| {
+        simulate(&ladder, spook(&ladder, h)?, steps, |step, _, s| {
             if step > 0 {
                 sum += s.rms * (ladder.constraint_count() as f64).sqrt();
             }
@@ -330,15 +378,65 @@ fn tables() -> Result<(), Box<dyn Error>> {
         )],
     )?;
 
-    // (d) and (e): the whiplash and the runs of Figs. 4–5.
-    println!("## (d, e) Figs. 4–5 and the whiplash: h = 1/60, T = 30\n");
+    // (d) The whiplash contrast: RK4 + Baumgarte on the same ladder (EXPERIMENTS-M2 §A.5:
+    // γ = 1/h, ACPR §2, and γ = 10).
+    println!("## (d) The whiplash: SPOOK against RK4 + Baumgarte, L = 20, h = 1/60, T = 30\n");
+    println!("| method | outcome | E(end) − E(0) | max RMS violation | max end speed |");
+    println!("|---|---|---|---|---|");
+    let ladder = SpookLadder::new(20);
+    let (mut energies, mut speeds) = (Vec::new(), Vec::new());
+    for (method, gamma) in [
+        (Method::Spook, 0.0),
+        (Method::Rk4, 10.0),
+        (Method::Rk4, 60.0),
+    ] {
+        let mut samples: Vec<Sample> = Vec::new();
+        let integrator = method.integrator(&ladder, 1.0 / 60.0, gamma)?;
+        let outcome = simulate(&ladder, integrator, 1800, |_, _, s| {
+            samples.push(s);
+            Ok(())
+        });
+        let e0 = samples[0].energy;
+        let last = samples[samples.len() - 1];
+        let max = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
+        println!(
+            "| {} | {} | {:.1} | {:.3e} | {:.1} |",
+            method.label(gamma),
+            match &outcome {
+                Ok(()) => "1800 steps, no error".to_string(),
+                Err(e) => format!("fails at t = {:.2}: {}", last.t, first_words(e.as_ref(), 2)),
+            },
+            last.energy - e0,
+            max(|s| s.rms),
+            max(|s| s.speed)
+        );
+        energies.push((
+            method.label(gamma),
+            samples
+                .iter()
+                .map(|s| (s.t, s.energy - e0))
+                .collect::<Vec<_>>(),
+        ));
+        speeds.push((
+            method.label(gamma),
+            samples.iter().map(|s| (s.t, s.speed)).collect::<Vec<_>>(),
+        ));
+    }
+    println!(
+        "\nPaper (§6): \"Runge–Kutta fourth order with Baumgarte stabilization or plain SHAKE \
+         break down completely when whiplash occurs\"; SPOOK only dissipates.\n"
+    );
+    whiplash_chart(Path::new("out/ladder_whiplash.png"), &energies, &speeds)?;
+
+    // (e) The runs of Figs. 4–5.
+    println!("## (e) Figs. 4–5: h = 1/60, T = 30\n");
     println!("| L | E(0) | E(30) − E(0) | max RMS violation | mean RMS violation | max end speed (at t) |");
     println!("|---|---|---|---|---|---|");
     let mut energy_series = Vec::new();
     for l in [10, 100] {
         let ladder = SpookLadder::new(l);
         let mut samples = Vec::new();
-        simulate(&ladder, 1.0 / 60.0, 1800, |_, _, s| {
+        simulate(&ladder, spook(&ladder, 1.0 / 60.0)?, 1800, |_, _, s| {
             samples.push(s);
             Ok(())
         })?;
@@ -367,9 +465,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
     }
     println!(
         "\nPaper (§6, Figs. 4–5): energy is dissipated, most when the chain passes the vertical; \
-         \"whiplash develops at the end links after a few oscillations\"; RK4 + Baumgarte and \
-         plain SHAKE \"break down completely\" there (not run here: those integrators are not \
-         on the sparse tier yet)."
+         \"whiplash develops at the end links after a few oscillations\".\n"
     );
     time_chart(
         Path::new("out/ladder_fig45.png"),
@@ -377,8 +473,19 @@ fn tables() -> Result<(), Box<dyn Error>> {
         "(E(t) - E(0)) / |E(0)|",
         &energy_series,
     )?;
-    println!("\nwrote out/ladder_fig6.png, out/ladder_fig7.png, out/ladder_fig45.png");
+
+    println!(
+        "\nwrote out/ladder_fig6.png, out/ladder_fig7.png, out/ladder_fig45.png, \
+         out/ladder_whiplash.png"
+    );
     Ok(())
+}
+
+/// Returns the first `count` words of an error's message.
+fn first_words(error: &dyn Error, count: usize) -> String {
+    let text = error.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(count).collect();
+    format!("{} …", words.join(" "))
 }
 
 /// Registers the embedded font and returns a white drawing area of `size` at `path`.
@@ -463,6 +570,45 @@ fn time_chart(
     Ok(())
 }
 
+/// Draws the whiplash contrast: the energy change and the largest end speed of each method
+/// against time, each clipped to a few times the range of the first (SPOOK's) series so that a
+/// blow-up shows as a jump to the panel's edge instead of flattening SPOOK's curve.
+fn whiplash_chart(
+    path: &Path,
+    energies: &[(String, Vec<(f64, f64)>)],
+    speeds: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), Box<dyn Error>> {
+    let clip = |series: &[(String, Vec<(f64, f64)>)], factor: f64| {
+        let (lo, hi) = span(series[0].1.iter().map(|p| p.1));
+        let bound = lo.abs().max(hi.abs()) * factor;
+        let (lo, hi) = (-bound, bound);
+        series
+            .iter()
+            .map(|(name, points)| {
+                let clipped = points.iter().map(|&(t, y)| (t, y.clamp(lo, hi))).collect();
+                (name.clone(), clipped)
+            })
+            .collect::<Vec<_>>()
+    };
+    let root = canvas(path, (1000, 800))?;
+    let panels = root.split_evenly((2, 1));
+    draw_time_panel(
+        &panels[0],
+        "Whiplash, L = 20, h = 1/60: energy change (clipped at ±2x SPOOK's largest change)",
+        "E(t) - E(0)",
+        &clip(energies, 2.0),
+    )?;
+    draw_time_panel(
+        &panels[1],
+        "largest speed of a rod end (clipped at 3x SPOOK's maximum)",
+        "max |v_end|",
+        &clip(speeds, 3.0),
+    )?;
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
 /// Draws one linear time-series panel on `area`.
 fn draw_time_panel(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
@@ -499,6 +645,7 @@ fn draw_time_panel(
 /// Draws the energy, the largest end speed and the RMS violation of one run against time.
 fn plot_run(
     path: &Path,
+    label: &str,
     ladder: &SpookLadder,
     h: f64,
     samples: &[Sample],
@@ -506,7 +653,7 @@ fn plot_run(
     let root = canvas(path, (1000, 900))?;
     let panels = root.split_evenly((3, 1));
     let series = |f: fn(&Sample) -> f64| samples.iter().map(|s| (s.t, f(s))).collect::<Vec<_>>();
-    let title = format!("SPOOK ladder, L = {}, h = {h:.4}", ladder.links());
+    let title = format!("{label}, ladder L = {}, h = {h:.4}", ladder.links());
     draw_time_panel(
         &panels[0],
         &format!("{title}: energy"),

@@ -19,7 +19,7 @@
 //! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
-//! | [`StabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
+//! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
 //! | [`Langevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] + the wrapped integrator's |
 //!
 //! The table is the documentation of [`capabilities`], the data `mechanism!` checks a model
@@ -40,8 +40,8 @@
 //! implementing [`SparseIntegrator`]. An integrator that serves both tiers is written once as a
 //! scheme over a small "system" trait that each tier implements with its own linear algebra
 //! behind [`linalg::LinearSolver`] (dense kernels, or a sparse `LDLᵀ` on faer analysed once and
-//! refilled in place, with no heap allocation per step). So far [`SparseSpook`] runs on the
-//! sparse tier; [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
+//! refilled in place, with no heap allocation per step). So far [`SparseSpook`] and [`SparseStabilizedRk`]
+//! run on the sparse tier; [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
 //! models of it.
 //!
 //! ```
@@ -92,7 +92,7 @@ pub use integrators::nonholonomic::{
 };
 pub use integrators::projection::{Rattle, Shake};
 pub use integrators::stabilized::{
-    AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, StabilizedRk,
+    AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };
 pub use integrators::{DivergenceGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
