@@ -247,3 +247,28 @@ fn sparse_errors_are_typed() {
         "{result:?}"
     );
 }
+
+#[test]
+fn rk4_with_baumgarte_breaks_down_in_the_ladders_whiplash() {
+    // Lacoursière (2007) §6: "Runge–Kutta fourth order with Baumgarte stabilization … break[s]
+    // down completely when whiplash occurs", where SPOOK runs (sparse_spook.rs). L = 20,
+    // h = 1/60, γ = 10 and γ = 1/h (EXPERIMENTS-M2 §A.5): a typed error before T = 10, never
+    // an Ok with nonsense.
+    let ladder = SpookLadder::new(20);
+    let h = 1.0 / 60.0;
+    for gamma in [10.0, 1.0 / h] {
+        let mut rk = SparseStabilizedRk::new(&ladder, RK4, h)
+            .unwrap()
+            .with_baumgarte(Baumgarte::critically_damped(gamma).unwrap());
+        let mut state = ladder.horizontal_state();
+        let failure = (0..600).find_map(|_| rk.step(&ladder, &mut state).err());
+        println!("γ = {gamma}: {failure:?} at t = {:.2}", state.t);
+        assert!(
+            matches!(
+                failure,
+                Some(StepError::Diverged { .. } | StepError::NonFinite { .. })
+            ),
+            "γ = {gamma}: {failure:?}"
+        );
+    }
+}
