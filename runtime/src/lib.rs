@@ -82,7 +82,7 @@ pub use discrete_gradient::{
 pub use error::StepError;
 pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SymplecticEuler, Verlet};
-pub use integrators::langevin::Langevin;
+pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
     SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
