@@ -168,7 +168,15 @@ impl<I> LangevinScheme<I, DynState> {
         let n = model.coordinate_count();
         check_body_sizes(model.body_sizes(), n)?;
         let trial = DynState::new(0.0, vec![0.0; n], vec![0.0; n]);
-        scheme(inner, model.body_sizes(), h, friction, temperature, seed, trial)
+        scheme(
+            inner,
+            model.body_sizes(),
+            h,
+            friction,
+            temperature,
+            seed,
+            trial,
+        )
     }
 }
 

@@ -148,7 +148,10 @@ impl OrnsteinUhlenbeck {
                 expected_positive: true,
             });
         }
-        if let Some(i) = eigenvalues.iter().position(|&d| d.is_nan() || d <= tolerance) {
+        if let Some(i) = eigenvalues
+            .iter()
+            .position(|&d| d.is_nan() || d <= tolerance)
+        {
             return Err(LinalgError::ZeroPivot {
                 index: first + i,
                 value: eigenvalues[i],
@@ -271,7 +274,7 @@ mod tests {
         let mut v = [1.0, -2.0, 0.25];
         let start = v;
         let mut rng = ChaCha8Rng::seed_from_u64(9);
-        let mut draws = rng.clone();
+        let mut draws = ChaCha8Rng::seed_from_u64(9);
         ou.apply(&mut v, &mut rng);
         for (i, m) in [2.0, 0.5, 3.0].into_iter().enumerate() {
             let xi: f64 = StandardNormal.sample(&mut draws);
