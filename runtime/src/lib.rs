@@ -20,7 +20,7 @@
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
 //! | [`StabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
-//! | [`Langevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] + the wrapped integrator's |
+//! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
 //!
 //! The table is the documentation of [`capabilities`], the data `mechanism!` checks a model
 //! against; a unit test keeps the two in agreement.

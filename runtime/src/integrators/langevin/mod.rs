@@ -67,6 +67,27 @@ const MASS_MATRIX: &str = "mass matrix (eigendecomposition for the Ornstein–Uh
 /// stream unchanged. A mass matrix with a negative eigenvalue fails with
 /// [`StepError::NotPositiveDefinite`] (its `row` is the eigenvalue's index), one with a
 /// vanishing eigenvalue with [`StepError::Singular`].
+///
+/// # Example
+///
+/// A unit oscillator at `kT = 0.5` around [`Verlet`](crate::Verlet): the time average of
+/// `q²` approaches `kT/k`.
+///
+/// ```
+/// use mechanism_runtime::reference::HarmonicOscillator;
+/// use mechanism_runtime::{Integrator, Langevin, State, Verlet};
+///
+/// let (h, kt) = (0.05, 0.5);
+/// let mut langevin = Langevin::new(Verlet::new(h)?, h, 1.0, kt, 2014)?;
+/// let mut state = State::new(0.0, [1.0], [0.0]);
+/// let (steps, mut sum) = (200_000, 0.0);
+/// for _ in 0..steps {
+///     langevin.step(&HarmonicOscillator::default(), &mut state)?;
+///     sum += state.q[0] * state.q[0];
+/// }
+/// assert!((sum / steps as f64 - kt).abs() < 0.1 * kt);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
 pub type Langevin<I, const N: usize> = LangevinScheme<I, State<N>>;
 
 /// The Geometric Langevin Algorithm on the sparse tier: [`Langevin`]'s step for a model with a
