@@ -471,6 +471,14 @@ fn bad_models_states_and_steps_are_typed_errors() {
         "{err}"
     );
 
+    // The fixed-size tier names the same row: its Jacobi rotations keep the blocks apart.
+    let fixed = |model: &Bodies| {
+        let mut langevin = Langevin::new(Verlet::<6>::new(0.1).unwrap(), 0.1, 1.0, 1.0, 4).unwrap();
+        let mut state = State::new(0.5, [0.1; 6], [1.0; 6]);
+        langevin.step(&AsFixed(model), &mut state).unwrap_err()
+    };
+    assert_eq!(fixed(&indefinite), err);
+
     // A singular 2 × 2 block of body 0.
     let mut singular = Bodies::three(1.0);
     singular.blocks[..4].copy_from_slice(&[1.0, 1.0, 1.0, 1.0]);
@@ -486,6 +494,15 @@ fn bad_models_states_and_steps_are_typed_errors() {
         StepError::NonFinite {
             quantity: "mass matrix",
             index: 6,
+            t: 0.5
+        }
+    );
+    // The fixed-size tier counts the entry in its column-major N × N matrix: (2, 4) is 26.
+    assert_eq!(
+        fixed(&nan),
+        StepError::NonFinite {
+            quantity: "mass matrix",
+            index: 26,
             t: 0.5
         }
     );
