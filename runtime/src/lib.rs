@@ -20,7 +20,7 @@
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
 //! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
-//! | [`Langevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] + the wrapped integrator's |
+//! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
 //!
 //! The table is the documentation of [`capabilities`], the data `mechanism!` checks a model
 //! against; a unit test keeps the two in agreement.
@@ -82,7 +82,7 @@ pub use discrete_gradient::{
 pub use error::StepError;
 pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SymplecticEuler, Verlet};
-pub use integrators::langevin::Langevin;
+pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
     SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,

@@ -285,3 +285,18 @@ pub(crate) fn check_on_manifold<const N: usize, const M: usize>(
         None => Ok(()),
     }
 }
+
+/// Returns `InvalidModel` unless a sparse-tier model's body sizes add up to its number of
+/// coordinates `n` (each body owns the consecutive coordinates after the previous ones).
+pub(crate) fn check_body_sizes(sizes: &[usize], n: usize) -> Result<(), StepError> {
+    let total: usize = sizes.iter().sum();
+    if total == n {
+        Ok(())
+    } else {
+        Err(StepError::InvalidModel {
+            what: "body sizes",
+            index: total,
+            reason: "they do not add up to the number of coordinates",
+        })
+    }
+}

@@ -12,25 +12,32 @@
 //! it with GLA (N. Bou-Rabee and H. Owhadi, *Long-run accuracy of variational integrators in
 //! the stochastic context*, SIAM J. Numer. Anal. 48, 2010): "composing the one-step update of a
 //! deterministic integrator with the exact flow of an Ornstein–Uhlenbeck process
-//! `dp = −γM⁻¹p dt + √(2γβ⁻¹) dW`". [`Langevin`] wraps the deterministic integrator.
+//! `dp = −γM⁻¹p dt + √(2γβ⁻¹) dW`". [`Langevin`] wraps a deterministic integrator of the
+//! fixed-size tier, [`SparseLangevin`] one of the sparse tier; both are the one
+//! [`LangevinScheme`].
 
 mod ornstein_uhlenbeck;
 
 use chacha20::rand_core::SeedableRng;
 use chacha20::ChaCha8Rng;
-use nalgebra::{SMatrix, SVector};
-use rand_distr::{Distribution, StandardNormal};
+use nalgebra::SMatrix;
 
 use self::ornstein_uhlenbeck::OrnsteinUhlenbeck;
-use super::checks::{check_finite, check_state, check_step_size};
-use super::{Integrator, StepReport};
+use super::checks::{
+    check_body_sizes, check_dyn_state, check_finite_slice, check_parameter, check_parameters,
+    check_state, check_step_size,
+};
+use super::{Integrator, SparseIntegrator, StepReport};
 use crate::error::StepError;
-use crate::model::Inertia;
-use crate::state::State;
+use crate::model::{Inertia, SparseInertia};
+use crate::state::{DynState, State};
 
-/// The Geometric Langevin Algorithm (Tao–Owhadi 2014 §4.3, eq. 27; Bou-Rabee–Owhadi 2010):
-/// the exact Ornstein–Uhlenbeck flow over a full step, then one step of the deterministic
-/// integrator `I`.
+/// The name of the matrix whose eigendecomposition failed, for errors.
+const MASS_MATRIX: &str = "mass matrix (eigendecomposition for the Ornstein–Uhlenbeck step)";
+
+/// The Geometric Langevin Algorithm (Tao–Owhadi 2014 §4.3, eq. 27; Bou-Rabee–Owhadi 2010) on
+/// the fixed-size tier: the exact Ornstein–Uhlenbeck flow over a full step, then one step of the
+/// deterministic integrator `I`.
 ///
 /// One step from `(t_k, q_k, v_k)` with `p = M(q) v`:
 ///
@@ -42,32 +49,110 @@ use crate::state::State;
 /// in this order: GLA is the Lie–Trotter splitting `Φ_h ∘ θ_h` of Bou-Rabee and Owhadi, OU
 /// first. The friction is the paper's `γ ∂H/∂p = γ M⁻¹p` (eq. 27), so with `M = m I` each
 /// momentum decays at the rate `γ/m`, not `γ`. The matrix exponential is computed in the
-/// eigenbasis of `M` (`M = Q D Qᵀ`, see the crate-private `OrnsteinUhlenbeck`): once for a
-/// constant mass matrix, and again whenever `M(q)` differs from the last one.
+/// eigenbasis of `M` (`M = Q D Qᵀ`, by Jacobi rotations): once for a constant mass matrix, and
+/// again whenever `M(q)` differs from the last one.
 ///
 /// If `Φ_h` is symplectic the invariant measure of the chain approximates Boltzmann–Gibbs to
 /// within the accuracy with which `Φ_h` represents `H` (Bou-Rabee–Owhadi 2010); on a harmonic
 /// oscillator with [`Verlet`](crate::Verlet) `⟨q²⟩` carries an `O(h²)` bias. The noise comes
 /// from a ChaCha8 stream (the same words on every platform) seeded with a `u64`, turned into
-/// normal draws by `rand_distr`'s ziggurat `StandardNormal`, so the same seed, model, initial
-/// state and inner integrator give the same trajectory bit for bit on a given platform (the
-/// ziggurat's rare tail draws call `ln`/`exp`, whose last bit may differ between math
-/// libraries). No heap allocation per step.
+/// normal draws by `rand_distr`'s ziggurat `StandardNormal`, one per coordinate in coordinate
+/// order, so the same seed, model, initial state and inner integrator give the same trajectory
+/// bit for bit on a given platform (the ziggurat's rare tail draws call `ln`/`exp`, whose last
+/// bit may differ between math libraries). The buffers of the flow are sized in
+/// [`new`](LangevinScheme::new); no heap allocation per step.
 ///
 /// `h` must be the inner integrator's step size; a step whose inner step does not advance `t`
 /// by `h` fails with [`StepError::BadParameter`]. A failed step leaves the state and the random
-/// stream unchanged.
+/// stream unchanged. A mass matrix with a negative eigenvalue fails with
+/// [`StepError::NotPositiveDefinite`] (its `row` is the eigenvalue's index), one with a
+/// vanishing eigenvalue with [`StepError::Singular`].
+///
+/// # Example
+///
+/// A unit oscillator at `kT = 0.5` around [`Verlet`](crate::Verlet): the time average of
+/// `q²` approaches `kT/k`.
+///
+/// ```
+/// use mechanism_runtime::reference::HarmonicOscillator;
+/// use mechanism_runtime::{Integrator, Langevin, State, Verlet};
+///
+/// let (h, kt) = (0.05, 0.5);
+/// let mut langevin = Langevin::new(Verlet::new(h)?, h, 1.0, kt, 2014)?;
+/// let mut state = State::new(0.0, [1.0], [0.0]);
+/// let (steps, mut sum) = (200_000, 0.0);
+/// for _ in 0..steps {
+///     langevin.step(&HarmonicOscillator::default(), &mut state)?;
+///     sum += state.q[0] * state.q[0];
+/// }
+/// assert!((sum / steps as f64 - kt).abs() < 0.1 * kt);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type Langevin<I, const N: usize> = LangevinScheme<I, State<N>>;
+
+/// The Geometric Langevin Algorithm on the sparse tier: [`Langevin`]'s step for a model with a
+/// block-diagonal mass matrix ([`SparseInertia`]) and an inner [`SparseIntegrator`], with the
+/// exact Ornstein–Uhlenbeck flow taken block by block.
+///
+/// `M = diag(M_1, …, M_B)` (one block per body) makes `e^{−γhM⁻¹}` and the noise covariance
+/// `kT M (I − e^{−2γhM⁻¹})` block diagonal too, so each body's velocities move by the flow of
+/// its own block, in the eigenbasis `M_b = Q_b D_b Q_bᵀ`: a cost of `O(Σ s_b³)` per change of
+/// `M` and `O(Σ s_b²)` per step, linear in the number of bodies. An eigenvalue of a block that
+/// is negative fails with [`StepError::NotPositiveDefinite`] whose `row` is the block's first
+/// coordinate plus the eigenvalue's index in the block (so it names the body); a vanishing one
+/// with [`StepError::Singular`].
+///
+/// # Example
+///
+/// Tao–Owhadi's chain of pendula at temperature `kT = 0.1`, stepped by [`SparseSpook`](crate::SparseSpook):
+///
+/// ```
+/// use mechanism_runtime::reference::PendulumChain;
+/// use mechanism_runtime::{SparseIntegrator, SparseLangevin, SparseSpook};
+///
+/// let chain = PendulumChain::tao_owhadi(100);
+/// let mut state = chain.tao_owhadi_state();
+/// let h = 0.01;
+/// let spook = SparseSpook::new(&chain, h)?;
+/// // Buffers for the model's blocks, sized here; friction γ = 1, kT = 0.1, seed 7.
+/// let mut langevin = SparseLangevin::new(&chain, spook, h, 1.0, 0.1, 7)?;
+/// for _ in 0..100 {
+///     langevin.step(&chain, &mut state)?;
+/// }
+/// assert!((state.t - 1.0).abs() < 1e-12);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type SparseLangevin<I> = LangevinScheme<I, DynState>;
+
+/// The Geometric Langevin Algorithm around an inner integrator `I`, for states `S` of one tier
+/// ([`State<N>`] for [`Langevin`], [`DynState`] for [`SparseLangevin`]); the equations are in
+/// the docs of [`Langevin`].
+///
+/// Why one scheme parameterized by the state, rather than a seam trait per tier as in SPOOK:
+/// the Ornstein–Uhlenbeck flow needs no linear solve, only the eigendecomposition of each
+/// diagonal block of `M`, and the fixed-size tier's dense `M` is the special case of one block
+/// of size `N`. So the flow is written once on slices, block by block (a crate-private
+/// `OrnsteinUhlenbeck` with its buffers sized when the wrapper is built), and so is the step
+/// around it: the trial state, the rewinding of the noise stream on failure, the check that the
+/// inner step advanced `t` by `h`. What differs between the tiers is only how the mass matrix
+/// is read (`Inertia::mass_matrix` into one block, or `SparseInertia::mass_blocks`), which
+/// trait the inner integrator implements, and the sparse tier's check that a model fits the
+/// buffers; the two `Integrator`/`SparseIntegrator` impls are those few lines. The fixed-size
+/// tier's buffers are then on the heap, allocated once in [`new`](LangevinScheme::new) (a few
+/// `N²` values); its steps stay allocation-free.
 #[derive(Debug)]
-pub struct Langevin<I, const N: usize> {
+pub struct LangevinScheme<I, S> {
     inner: I,
     h: f64,
     friction: f64,
     temperature: f64,
     rng: ChaCha8Rng,
-    flow: Option<OrnsteinUhlenbeck<N>>,
+    flow: OrnsteinUhlenbeck,
+    /// The state being stepped; committed only on success.
+    trial: S,
 }
 
-impl<I, const N: usize> Langevin<I, N> {
+impl<I, const N: usize> LangevinScheme<I, State<N>> {
     /// Wraps `inner` (whose step size must be `h`) with friction `γ = friction ≥ 0`,
     /// temperature `kT = temperature ≥ 0` and a noise stream seeded with `seed`.
     ///
@@ -81,27 +166,77 @@ impl<I, const N: usize> Langevin<I, N> {
         temperature: f64,
         seed: u64,
     ) -> Result<Self, StepError> {
-        let non_negative = |name, value: f64| {
-            if value.is_finite() && value >= 0.0 {
-                Ok(value)
-            } else {
-                Err(StepError::BadParameter {
-                    name,
-                    value,
-                    requirement: "must be finite and non-negative",
-                })
-            }
-        };
-        Ok(Langevin {
-            inner,
-            h: check_step_size(h)?,
-            friction: non_negative("friction", friction)?,
-            temperature: non_negative("temperature", temperature)?,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            flow: None,
-        })
+        let trial = State::new(0.0, [0.0; N], [0.0; N]);
+        scheme(inner, &[N], h, friction, temperature, seed, trial)
     }
+}
 
+impl<I> LangevinScheme<I, DynState> {
+    /// Wraps `inner` (whose step size must be `h`) for `model`, with friction
+    /// `γ = friction ≥ 0`, temperature `kT = temperature ≥ 0` and a noise stream seeded with
+    /// `seed`; sizes every buffer for the model's bodies, so that no step allocates.
+    ///
+    /// Fails as [`Langevin::new`](LangevinScheme::new) does, and with `InvalidModel` if the
+    /// model's body sizes do not add up to its number of coordinates.
+    pub fn new<Model: SparseInertia + ?Sized>(
+        model: &Model,
+        inner: I,
+        h: f64,
+        friction: f64,
+        temperature: f64,
+        seed: u64,
+    ) -> Result<Self, StepError> {
+        let n = model.coordinate_count();
+        check_body_sizes(model.body_sizes(), n)?;
+        let trial = DynState::new(0.0, vec![0.0; n], vec![0.0; n]);
+        scheme(
+            inner,
+            model.body_sizes(),
+            h,
+            friction,
+            temperature,
+            seed,
+            trial,
+        )
+    }
+}
+
+/// Checks the parameters and builds the scheme with the flow for blocks of sizes `sizes`.
+fn scheme<I, S>(
+    inner: I,
+    sizes: &[usize],
+    h: f64,
+    friction: f64,
+    temperature: f64,
+    seed: u64,
+    trial: S,
+) -> Result<LangevinScheme<I, S>, StepError> {
+    let non_negative = |name, value: f64| {
+        if value.is_finite() && value >= 0.0 {
+            Ok(value)
+        } else {
+            Err(StepError::BadParameter {
+                name,
+                value,
+                requirement: "must be finite and non-negative",
+            })
+        }
+    };
+    let h = check_step_size(h)?;
+    let friction = non_negative("friction", friction)?;
+    let temperature = non_negative("temperature", temperature)?;
+    Ok(LangevinScheme {
+        inner,
+        h,
+        friction,
+        temperature,
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        flow: OrnsteinUhlenbeck::new(sizes, friction * h, temperature),
+        trial,
+    })
+}
+
+impl<I, S> LangevinScheme<I, S> {
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
@@ -132,55 +267,39 @@ impl<I, const N: usize> Langevin<I, N> {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
     }
 
-    /// Applies the exact Ornstein–Uhlenbeck flow over `h` to `state.v`, at `state.q`.
-    fn ornstein_uhlenbeck<Model>(
+    /// Runs one GLA step of both tiers from `state`: the exact Ornstein–Uhlenbeck flow on the
+    /// trial state's `v` with the mass blocks `mass_blocks` writes for its `q`, then
+    /// `inner_step`, then the check that `t` advanced by `h`; commits the trial state on
+    /// success, rewinds the noise stream on failure.
+    fn advance<Model: ?Sized>(
         &mut self,
         model: &Model,
-        state: &mut State<N>,
-    ) -> Result<(), StepError>
+        state: &mut S,
+        mass_blocks: impl FnOnce(&Model, &S, &mut [f64]),
+        inner_step: impl FnOnce(&mut I, &Model, &mut S) -> Result<StepReport, StepError>,
+    ) -> Result<StepReport, StepError>
     where
-        Model: Inertia<N>,
+        S: Phase,
     {
-        let mut mass = SMatrix::<f64, N, N>::zeros();
-        model.mass_matrix(&state.q, &mut mass);
-        let flow = match self.flow {
-            Some(flow) if flow.is_for(&mass) => flow,
-            _ => {
-                let flow = OrnsteinUhlenbeck::try_new(
-                    &mass,
-                    self.friction * self.h,
-                    self.temperature,
-                    state.t,
-                )?;
-                self.flow = Some(flow);
-                flow
-            }
-        };
-        let xi = SVector::<f64, N>::from_fn(|_, _| StandardNormal.sample(&mut self.rng));
-        let v = flow.apply(&state.v, &xi);
-        check_finite(&v, "v", state.t)?;
-        state.v = v;
-        Ok(())
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<I, Model, const N: usize> Integrator<Model, N> for Langevin<I, N>
-where
-    I: Integrator<Model, N>,
-    Model: Inertia<N>,
-{
-    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_parameters(model)?;
-        check_state(state)?;
+        let t = state.time();
         let stream_position = self.rng.get_word_pos();
-        let mut trial = *state;
-        let result = self
-            .ornstein_uhlenbeck(model, &mut trial)
-            .and_then(|()| self.inner.step(model, &mut trial))
+        self.trial.load(state);
+        mass_blocks(model, &self.trial, self.flow.mass_mut());
+        let result = check_finite_slice(self.flow.mass(), "mass matrix", t)
+            .and_then(|()| {
+                self.flow
+                    .prepare()
+                    .map_err(StepError::linear_algebra(MASS_MATRIX, t))
+            })
+            .and_then(|()| {
+                let v = self.trial.velocities_mut();
+                self.flow.apply(v, &mut self.rng);
+                check_finite_slice(v, "v", t)
+            })
+            .and_then(|()| inner_step(&mut self.inner, model, &mut self.trial))
             .and_then(|report| {
-                let advanced = trial.t - state.t;
-                let tolerance = 1e-9 * self.h + 4.0 * f64::EPSILON * state.t.abs();
+                let advanced = self.trial.time() - t;
+                let tolerance = 1e-9 * self.h + 4.0 * f64::EPSILON * t.abs();
                 if (advanced - self.h).abs() <= tolerance {
                     Ok(report)
                 } else {
@@ -193,7 +312,7 @@ where
             });
         match result {
             Ok(report) => {
-                *state = trial;
+                std::mem::swap(state, &mut self.trial);
                 Ok(report)
             }
             Err(err) => {
@@ -201,5 +320,88 @@ where
                 Err(err)
             }
         }
+    }
+}
+
+/// What [`LangevinScheme::advance`] needs of a tier's state.
+trait Phase {
+    /// Returns `t`.
+    fn time(&self) -> f64;
+    /// Returns `v`.
+    fn velocities_mut(&mut self) -> &mut [f64];
+    /// Overwrites `self` with `other` without allocating (the sizes agree).
+    fn load(&mut self, other: &Self);
+}
+
+impl<const N: usize> Phase for State<N> {
+    fn time(&self) -> f64 {
+        self.t
+    }
+    fn velocities_mut(&mut self) -> &mut [f64] {
+        self.v.as_mut_slice()
+    }
+    fn load(&mut self, other: &Self) {
+        *self = *other;
+    }
+}
+
+impl Phase for DynState {
+    fn time(&self) -> f64 {
+        self.t
+    }
+    fn velocities_mut(&mut self) -> &mut [f64] {
+        &mut self.v
+    }
+    fn load(&mut self, other: &Self) {
+        self.t = other.t;
+        self.q.clone_from(&other.q);
+        self.v.clone_from(&other.v);
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<I, Model, const N: usize> Integrator<Model, N> for LangevinScheme<I, State<N>>
+where
+    I: Integrator<Model, N>,
+    Model: Inertia<N>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        check_parameters(model)?;
+        check_state(state)?;
+        self.advance(
+            model,
+            state,
+            |model, state, blocks| {
+                let mut mass = SMatrix::<f64, N, N>::zeros();
+                model.mass_matrix(&state.q, &mut mass);
+                blocks.copy_from_slice(mass.as_slice());
+            },
+            |inner, model, trial| inner.step(model, trial),
+        )
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<I, Model> SparseIntegrator<Model> for LangevinScheme<I, DynState>
+where
+    I: SparseIntegrator<Model>,
+    Model: SparseInertia + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        if model.body_sizes() != self.flow.sizes() {
+            return Err(StepError::InvalidModel {
+                what: "body sizes",
+                index: model.body_sizes().len(),
+                reason: "they differ from those of the model the Langevin wrapper was built for",
+            });
+        }
+        check_parameter(model.non_finite_parameter())?;
+        check_dyn_state(state, self.flow.coordinate_count())?;
+        self.advance(
+            model,
+            state,
+            |model, state, blocks| model.mass_blocks(&state.q, blocks),
+            |inner, model, trial| inner.step(model, trial),
+        )
     }
 }

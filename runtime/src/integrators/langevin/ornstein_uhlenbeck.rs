@@ -1,205 +1,303 @@
-//! The exact flow of the Ornstein–Uhlenbeck part of Langevin dynamics, in the eigenbasis of `M`.
+//! The exact flow of the Ornstein–Uhlenbeck part of Langevin dynamics, block by block in the
+//! eigenbasis of a block-diagonal `M`.
 
-// The Jacobi rotation is written with index loops as in every textbook; with const bounds they
-// compile to check-free code.
+// The Jacobi rotation is written with index loops as in every textbook.
 #![allow(clippy::needless_range_loop)]
 
-use nalgebra::{SMatrix, SVector};
+use chacha20::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
 
-use crate::error::StepError;
+use crate::linalg::LinalgError;
 
 /// The most cyclic Jacobi sweeps before a symmetric eigendecomposition counts as failed; for a
 /// symmetric matrix the method converges quadratically, in well under 10 sweeps for `N ≤ 100`.
 const MAX_SWEEPS: usize = 64;
 
-/// The name of the matrix whose eigendecomposition failed, for errors.
-const MASS_MATRIX: &str = "mass matrix (eigendecomposition for the Ornstein–Uhlenbeck step)";
-
-/// The exact `h`-flow of `dp = −γ M⁻¹ p dt + √(2γ kT) dW` at a fixed `q`, written for `v = M⁻¹p`.
+/// The exact `h`-flow of `dp = −γ M⁻¹ p dt + √(2γ kT) dW` at a fixed `q`, written for `v = M⁻¹p`,
+/// for a block-diagonal `M = diag(M_1, …, M_B)` (the fixed-size tier is one block of size `N`,
+/// the sparse tier one block per body).
 ///
-/// With the eigendecomposition `M = Q D Qᵀ` (`Q` orthogonal, `D = diag(d_i) > 0`), the process
-/// decouples into scalar Ornstein–Uhlenbeck processes for `ṽ = Qᵀ v`, each solved exactly:
+/// The process does not couple blocks. With the eigendecomposition `M_b = Q_b D_b Q_bᵀ`
+/// (`Q_b` orthogonal, `D_b = diag(d_i) > 0`) of each block it decouples further into scalar
+/// Ornstein–Uhlenbeck processes for `ṽ = Q_bᵀ v_b`, each solved exactly:
 ///
 /// ```text
 /// ṽ_i ← c_i ṽ_i + σ_i ξ_i,   c_i = exp(−γh/d_i),   σ_i = √(kT (1 − c_i²) / d_i),   ξ_i ~ N(0, 1)
 /// ```
 ///
 /// so `p = M v` moves as `p ← e^{−γhM⁻¹} p + η`, `Cov η = kT M (I − e^{−2γhM⁻¹})`, which
-/// leaves the Maxwell distribution `N(0, kT M)` of `p` invariant for every `h`.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct OrnsteinUhlenbeck<const N: usize> {
-    /// The mass matrix the flow was built for.
-    mass: SMatrix<f64, N, N>,
-    /// The orthogonal eigenvectors `Q` of `M`, as columns.
-    basis: SMatrix<f64, N, N>,
-    /// `c_i = exp(−γh/d_i)`.
-    decay: SVector<f64, N>,
-    /// `σ_i = √(kT (1 − c_i²)/d_i)`.
-    spread: SVector<f64, N>,
+/// leaves the Maxwell distribution `N(0, kT M)` of `p` invariant for every `h`. A block is
+/// decomposed again only when its values change (bit for bit), so a constant `M` is decomposed
+/// once. Every buffer is sized in [`new`](Self::new): building and applying never allocate.
+#[derive(Clone, Debug)]
+pub(super) struct OrnsteinUhlenbeck {
+    /// `γh` and `kT`.
+    gamma_h: f64,
+    kt: f64,
+    /// The size of each block, in coordinate order.
+    sizes: Vec<usize>,
+    /// The blocks of `M(q)` of the current step, each dense (`s × s`), concatenated; written by
+    /// the tier before [`prepare`](Self::prepare).
+    mass: Vec<f64>,
+    /// The blocks the decomposition was built for; NaN for a block not (validly) built.
+    built_for: Vec<f64>,
+    /// The orthogonal eigenvectors `Q_b` of each block, entry `(i, j)` at `i s + j`.
+    basis: Vec<f64>,
+    /// `c_i = exp(−γh/d_i)` and `σ_i = √(kT (1 − c_i²)/d_i)`, per coordinate.
+    decay: Vec<f64>,
+    spread: Vec<f64>,
+    /// Scratch: a block being diagonalized, its eigenvalues, modal velocities, normal draws.
+    work: Vec<f64>,
+    eigenvalues: Vec<f64>,
+    modal: Vec<f64>,
+    xi: Vec<f64>,
 }
 
-impl<const N: usize> OrnsteinUhlenbeck<N> {
-    /// Builds the flow for the symmetric positive definite `mass`; fails with
-    /// `NotPositiveDefinite` if an eigenvalue of `mass` is negative (`row` is then the
-    /// eigenvalue's index), with `Singular` if one vanishes.
-    pub(super) fn try_new(
-        mass: &SMatrix<f64, N, N>,
-        gamma_h: f64,
-        kt: f64,
-        t: f64,
-    ) -> Result<Self, StepError> {
-        if let Some(index) = mass.iter().position(|x| !x.is_finite()) {
-            return Err(StepError::NonFinite {
-                quantity: "mass matrix",
-                index,
-                t,
+impl OrnsteinUhlenbeck {
+    /// Sizes the flow for blocks of the given sizes, with `γh` and `kT`.
+    pub(super) fn new(sizes: &[usize], gamma_h: f64, kt: f64) -> Self {
+        let n: usize = sizes.iter().sum();
+        let squares: usize = sizes.iter().map(|s| s * s).sum();
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        OrnsteinUhlenbeck {
+            gamma_h,
+            kt,
+            sizes: sizes.to_vec(),
+            mass: vec![0.0; squares],
+            built_for: vec![f64::NAN; squares],
+            basis: vec![0.0; squares],
+            decay: vec![0.0; n],
+            spread: vec![0.0; n],
+            work: vec![0.0; largest * largest],
+            eigenvalues: vec![0.0; largest],
+            modal: vec![0.0; largest],
+            xi: vec![0.0; n],
+        }
+    }
+
+    /// Returns the block sizes.
+    pub(super) fn sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    /// Returns the number of coordinates.
+    pub(super) fn coordinate_count(&self) -> usize {
+        self.xi.len()
+    }
+
+    /// Returns the buffer for the blocks of `M(q)` of this step (`Σ s²` values; each block's
+    /// entry `(i, j)` at `i s + j` or `j s + i`: only the symmetric part is used).
+    pub(super) fn mass_mut(&mut self) -> &mut [f64] {
+        &mut self.mass
+    }
+
+    /// Returns the blocks of `M(q)` last written.
+    pub(super) fn mass(&self) -> &[f64] {
+        &self.mass
+    }
+
+    /// Decomposes every block whose values changed since it was last decomposed.
+    ///
+    /// Fails with `WrongSignPivot` (an eigenvalue below `−s ε |M_b|`) or `ZeroPivot` (one within
+    /// it, or a decomposition that did not converge) whose `index` is the block's first
+    /// coordinate plus the eigenvalue's index in the block; the failed block is decomposed
+    /// again next time. The blocks must be finite.
+    pub(super) fn prepare(&mut self) -> Result<(), LinalgError> {
+        let (mut first, mut offset) = (0, 0);
+        for body in 0..self.sizes.len() {
+            let s = self.sizes[body];
+            let block = offset..offset + s * s;
+            let unchanged = self.mass[block.clone()]
+                .iter()
+                .zip(&self.built_for[block.clone()])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            if !unchanged {
+                self.built_for[block.clone()].fill(f64::NAN);
+                self.decompose(first, offset, s)?;
+                self.built_for[block.clone()].copy_from_slice(&self.mass[block]);
+            }
+            first += s;
+            offset += s * s;
+        }
+        Ok(())
+    }
+
+    /// Decomposes the block of size `s` at `offset` (first coordinate `first`) and sets its
+    /// decay and spread.
+    fn decompose(&mut self, first: usize, offset: usize, s: usize) -> Result<(), LinalgError> {
+        let eigenvalues = &mut self.eigenvalues[..s];
+        let converged = symmetric_eigen(
+            &self.mass[offset..offset + s * s],
+            s,
+            &mut self.work[..s * s],
+            &mut self.basis[offset..offset + s * s],
+            eigenvalues,
+        );
+        if !converged {
+            return Err(LinalgError::ZeroPivot {
+                index: first,
+                value: f64::NAN,
             });
         }
-        let (basis, eigenvalues) = symmetric_eigen(mass).ok_or(StepError::Singular {
-            matrix: MASS_MATRIX,
-            t,
-        })?;
         let largest = eigenvalues.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-        let tolerance = N.max(1) as f64 * f64::EPSILON * largest;
-        if let Some(row) = eigenvalues.iter().position(|&d| d < -tolerance) {
-            return Err(StepError::NotPositiveDefinite {
-                matrix: MASS_MATRIX,
-                row,
-                pivot: eigenvalues[row],
-                t,
+        let tolerance = s as f64 * f64::EPSILON * largest;
+        if let Some(i) = eigenvalues.iter().position(|&d| d < -tolerance) {
+            return Err(LinalgError::WrongSignPivot {
+                index: first + i,
+                value: eigenvalues[i],
+                expected_positive: true,
             });
         }
-        if eigenvalues.iter().any(|&d| d.is_nan() || d <= tolerance) {
-            return Err(StepError::Singular {
-                matrix: MASS_MATRIX,
-                t,
-            });
-        }
-        let decay = eigenvalues.map(|d| (-gamma_h / d).exp());
-        // 1 − c² = −expm1(−2γh/d), accurate when γh/d is small.
-        let spread = eigenvalues.map(|d| (kt * -(-2.0 * gamma_h / d).exp_m1() / d).sqrt());
-        Ok(OrnsteinUhlenbeck {
-            mass: *mass,
-            basis,
-            decay,
-            spread,
-        })
-    }
-
-    /// Returns whether the flow was built for exactly (bit for bit) this mass matrix.
-    pub(super) fn is_for(&self, mass: &SMatrix<f64, N, N>) -> bool {
-        self.mass
+        if let Some(i) = eigenvalues
             .iter()
-            .zip(mass.iter())
-            .all(|(a, b)| a.to_bits() == b.to_bits())
+            .position(|&d| d.is_nan() || d <= tolerance)
+        {
+            return Err(LinalgError::ZeroPivot {
+                index: first + i,
+                value: eigenvalues[i],
+            });
+        }
+        let (gamma_h, kt) = (self.gamma_h, self.kt);
+        for (i, &d) in eigenvalues.iter().enumerate() {
+            self.decay[first + i] = (-gamma_h / d).exp();
+            // 1 − c² = −expm1(−2γh/d), accurate when γh/d is small.
+            self.spread[first + i] = (kt * -(-2.0 * gamma_h / d).exp_m1() / d).sqrt();
+        }
+        Ok(())
     }
 
-    /// Returns `v` moved by the flow with the standard normal draws `xi`.
-    pub(super) fn apply(&self, v: &SVector<f64, N>, xi: &SVector<f64, N>) -> SVector<f64, N> {
-        let mut modal = self.basis.tr_mul(v);
-        for i in 0..N {
-            modal[i] = self.decay[i] * modal[i] + self.spread[i] * xi[i];
+    /// Moves `v` by the flow of the last [`prepare`](Self::prepare), drawing one standard
+    /// normal per coordinate from `rng`, in coordinate order.
+    pub(super) fn apply(&mut self, v: &mut [f64], rng: &mut ChaCha8Rng) {
+        for xi in &mut self.xi {
+            *xi = StandardNormal.sample(rng);
         }
-        self.basis * modal
+        let (mut first, mut offset) = (0, 0);
+        for &s in &self.sizes {
+            let q = &self.basis[offset..offset + s * s];
+            let v = &mut v[first..first + s];
+            let modal = &mut self.modal[..s];
+            // ṽ = Qᵀ v, moved mode by mode, then v = Q ṽ.
+            for j in 0..s {
+                let projection: f64 = (0..s).map(|i| q[i * s + j] * v[i]).sum();
+                modal[j] = self.decay[first + j] * projection
+                    + self.spread[first + j] * self.xi[first + j];
+            }
+            for i in 0..s {
+                v[i] = (0..s).map(|j| q[i * s + j] * modal[j]).sum();
+            }
+            first += s;
+            offset += s * s;
+        }
     }
 }
 
-/// Returns `(Q, d)` with `a = Q diag(d) Qᵀ` for the symmetric part of `a`, by cyclic Jacobi
-/// rotations (Golub and Van Loan, *Matrix Computations*, 4th ed., §8.5), or `None` if the
-/// off-diagonal part does not vanish within [`MAX_SWEEPS`] sweeps.
-fn symmetric_eigen<const N: usize>(
-    a: &SMatrix<f64, N, N>,
-) -> Option<(SMatrix<f64, N, N>, SVector<f64, N>)> {
-    let mut a = (a + a.transpose()) * 0.5;
-    let mut q = SMatrix::<f64, N, N>::identity();
-    let scale = a.norm();
+/// Writes `q` (`s × s`, entry `(i, j)` at `i s + j`, orthogonal) and `d` with
+/// `a = Q diag(d) Qᵀ` for the symmetric part of the `s × s` matrix `a`, by cyclic Jacobi
+/// rotations (Golub and Van Loan, *Matrix Computations*, 4th ed., §8.5), using `work` (`s²`
+/// values); returns `false` if the off-diagonal part does not vanish within [`MAX_SWEEPS`]
+/// sweeps.
+fn symmetric_eigen(a: &[f64], s: usize, work: &mut [f64], q: &mut [f64], d: &mut [f64]) -> bool {
+    let at = |i: usize, j: usize| i * s + j;
+    for i in 0..s {
+        for j in 0..s {
+            work[at(i, j)] = 0.5 * (a[at(i, j)] + a[at(j, i)]);
+            q[at(i, j)] = if i == j { 1.0 } else { 0.0 };
+        }
+    }
+    let a = work;
+    let scale = a.iter().map(|x| x * x).sum::<f64>().sqrt();
     for _ in 0..MAX_SWEEPS {
         let mut off = 0.0;
-        for p in 0..N {
-            for r in p + 1..N {
-                off += a[(p, r)] * a[(p, r)];
+        for p in 0..s {
+            for r in p + 1..s {
+                off += a[at(p, r)] * a[at(p, r)];
             }
         }
         // Off-diagonal entries of this size move the eigenvalues by round-off only.
-        if off.sqrt() <= 4.0 * N as f64 * f64::EPSILON * scale {
-            return Some((q, a.diagonal()));
+        if off.sqrt() <= 4.0 * s as f64 * f64::EPSILON * scale {
+            for i in 0..s {
+                d[i] = a[at(i, i)];
+            }
+            return true;
         }
-        for p in 0..N {
-            for r in p + 1..N {
-                let apr = a[(p, r)];
+        for p in 0..s {
+            for r in p + 1..s {
+                let apr = a[at(p, r)];
                 if apr == 0.0 {
                     continue;
                 }
                 // The rotation that zeroes a_pr: t = tan θ is the smaller root of
                 // t² + 2ζt − 1 = 0, ζ = (a_rr − a_pp) / (2 a_pr).
-                let zeta = (a[(r, r)] - a[(p, p)]) / (2.0 * apr);
+                let zeta = (a[at(r, r)] - a[at(p, p)]) / (2.0 * apr);
                 let t = zeta.signum() / (zeta.abs() + (zeta * zeta + 1.0).sqrt());
                 let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for k in 0..N {
-                    let (akp, akr) = (a[(k, p)], a[(k, r)]);
-                    a[(k, p)] = c * akp - s * akr;
-                    a[(k, r)] = s * akp + c * akr;
+                let sn = t * c;
+                for k in 0..s {
+                    let (akp, akr) = (a[at(k, p)], a[at(k, r)]);
+                    a[at(k, p)] = c * akp - sn * akr;
+                    a[at(k, r)] = sn * akp + c * akr;
                 }
-                for k in 0..N {
-                    let (apk, ark) = (a[(p, k)], a[(r, k)]);
-                    a[(p, k)] = c * apk - s * ark;
-                    a[(r, k)] = s * apk + c * ark;
+                for k in 0..s {
+                    let (apk, ark) = (a[at(p, k)], a[at(r, k)]);
+                    a[at(p, k)] = c * apk - sn * ark;
+                    a[at(r, k)] = sn * apk + c * ark;
                 }
-                for k in 0..N {
-                    let (qkp, qkr) = (q[(k, p)], q[(k, r)]);
-                    q[(k, p)] = c * qkp - s * qkr;
-                    q[(k, r)] = s * qkp + c * qkr;
+                for k in 0..s {
+                    let (qkp, qkr) = (q[at(k, p)], q[at(k, r)]);
+                    q[at(k, p)] = c * qkp - sn * qkr;
+                    q[at(k, r)] = sn * qkp + c * qkr;
                 }
                 // Zero in exact arithmetic; set it so, rather than to its rounding error.
-                a[(p, r)] = 0.0;
-                a[(r, p)] = 0.0;
+                a[at(p, r)] = 0.0;
+                a[at(r, p)] = 0.0;
             }
         }
     }
-    None
+    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chacha20::rand_core::SeedableRng;
+    use nalgebra::{SMatrix, SVector};
     use proptest::prelude::*;
 
     #[test]
-    fn flow_of_a_diagonal_mass_is_the_scalar_formula() {
-        let mass = SMatrix::<f64, 2, 2>::from_diagonal(&SVector::<f64, 2>::new(2.0, 0.5));
+    fn flow_of_diagonal_blocks_is_the_scalar_formula() {
+        // Two blocks: [2] and diag(0.5, 3) given with its off-diagonal zeros.
         let (gamma, h, kt) = (0.3, 0.1, 1.7);
-        let ou = OrnsteinUhlenbeck::try_new(&mass, gamma * h, kt, 0.0).unwrap();
-        let v = SVector::<f64, 2>::new(1.0, -2.0);
-        let xi = SVector::<f64, 2>::new(0.5, 1.5);
-        let moved = ou.apply(&v, &xi);
-        for (i, m) in [2.0, 0.5].into_iter().enumerate() {
+        let mut ou = OrnsteinUhlenbeck::new(&[1, 2], gamma * h, kt);
+        ou.mass_mut().copy_from_slice(&[2.0, 0.5, 0.0, 0.0, 3.0]);
+        ou.prepare().unwrap();
+        let mut v = [1.0, -2.0, 0.25];
+        let start = v;
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut draws = ChaCha8Rng::seed_from_u64(9);
+        ou.apply(&mut v, &mut rng);
+        for (i, m) in [2.0, 0.5, 3.0].into_iter().enumerate() {
+            let xi: f64 = StandardNormal.sample(&mut draws);
             let c = f64::exp(-gamma * h / m);
-            let expected = c * v[i] + (kt * (1.0 - c * c) / m).sqrt() * xi[i];
-            assert!((moved[i] - expected).abs() < 1e-14, "{moved} vs {expected}");
+            let expected = c * start[i] + (kt * (1.0 - c * c) / m).sqrt() * xi;
+            assert!((v[i] - expected).abs() < 1e-14, "{v:?}[{i}] vs {expected}");
         }
     }
 
     #[test]
-    fn rejects_indefinite_and_non_finite_mass() {
-        let indefinite = SMatrix::<f64, 2, 2>::new(1.0, 2.0, 2.0, 1.0);
+    fn rejects_indefinite_and_semidefinite_blocks_naming_the_coordinate() {
+        let mut ou = OrnsteinUhlenbeck::new(&[1, 2], 0.1, 1.0);
+        ou.mass_mut().copy_from_slice(&[1.0, 1.0, 2.0, 2.0, 1.0]);
+        // The second block [[1, 2], [2, 1]] has the eigenvalues −1 and 3.
         assert!(matches!(
-            OrnsteinUhlenbeck::try_new(&indefinite, 0.1, 1.0, 3.0),
-            Err(StepError::NotPositiveDefinite { t: 3.0, .. })
+            ou.prepare(),
+            Err(LinalgError::WrongSignPivot { index: 1 | 2, value, expected_positive: true })
+                if (value + 1.0).abs() < 1e-14
         ));
-        let semidefinite = SMatrix::<f64, 2, 2>::new(1.0, 1.0, 1.0, 1.0);
+        ou.mass_mut().copy_from_slice(&[1.0, 1.0, 1.0, 1.0, 1.0]);
         assert!(matches!(
-            OrnsteinUhlenbeck::try_new(&semidefinite, 0.1, 1.0, 3.0),
-            Err(StepError::Singular { t: 3.0, .. })
-        ));
-        let nan = SMatrix::<f64, 2, 2>::new(1.0, f64::NAN, 0.0, 1.0);
-        assert!(matches!(
-            OrnsteinUhlenbeck::try_new(&nan, 0.1, 1.0, 3.0),
-            Err(StepError::NonFinite {
-                quantity: "mass matrix",
-                index: 2,
-                t: 3.0
-            })
+            ou.prepare(),
+            Err(LinalgError::ZeroPivot { index: 1 | 2, .. })
         ));
     }
 
@@ -208,10 +306,13 @@ mod tests {
         fn jacobi_reconstructs_random_symmetric_matrices(entries in prop::array::uniform16(-10.0f64..10.0)) {
             let r = SMatrix::<f64, 4, 4>::from_column_slice(&entries);
             let a = r + r.transpose();
-            let (q, d) = symmetric_eigen(&a).unwrap();
+            let (mut work, mut q, mut d) = ([0.0; 16], [0.0; 16], [0.0; 4]);
+            prop_assert!(symmetric_eigen(a.as_slice(), 4, &mut work, &mut q, &mut d));
+            // Entry (i, j) at 4i + j is row-major: nalgebra reads it as Qᵀ.
+            let q = SMatrix::<f64, 4, 4>::from_row_slice(&q);
             let identity = SMatrix::<f64, 4, 4>::identity();
             prop_assert!((q.transpose() * q - identity).amax() < 1e-13);
-            let rebuilt = q * SMatrix::<f64, 4, 4>::from_diagonal(&d) * q.transpose();
+            let rebuilt = q * SMatrix::<f64, 4, 4>::from_diagonal(&SVector::from(d)) * q.transpose();
             prop_assert!((rebuilt - a).amax() < 1e-13 * (1.0 + a.amax()));
         }
     }
