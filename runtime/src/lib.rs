@@ -90,7 +90,7 @@ pub use integrators::linearly_implicit::{
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,
 };
-pub use integrators::projection::{Rattle, Shake};
+pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
     AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, StabilizedRk,
 };
