@@ -243,10 +243,7 @@ mod tests {
             ),
             "{err}"
         );
-        assert_eq!(
-            chol.solve_in_place(&mut x),
-            Err(LinalgError::NotFactored)
-        );
+        assert_eq!(chol.solve_in_place(&mut x), Err(LinalgError::NotFactored));
         values[0] = 0.0;
         assert!(matches!(
             chol.factor(&values),

@@ -738,10 +738,23 @@ mod tests {
         assert!(residual < 1e-13, "residual {residual:e}");
 
         // Rows 0 and 2 equal: singular, reported at the first vanishing pivot.
-        let entries = [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (2, 1), (0, 2), (2, 0), (2, 2)];
+        let entries = [
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (1, 2),
+            (2, 1),
+            (0, 2),
+            (2, 0),
+            (2, 2),
+        ];
         let (mut lu, slots) = SparseLu::analyse(3, &entries).unwrap();
         let mut a = vec![0.0; lu.value_count()];
-        for (slot, value) in slots.iter().zip([2.0, 1.0, 0.5, 3.0, 1.5, 1.0, 2.0, 2.0, 2.0]) {
+        for (slot, value) in slots
+            .iter()
+            .zip([2.0, 1.0, 0.5, 3.0, 1.5, 1.0, 2.0, 2.0, 2.0])
+        {
             a[*slot] = value;
         }
         let mut x = [1.0; 3];

@@ -220,7 +220,12 @@ impl<S: ProjectionSystem> RattleScheme<S> {
             .as_mut_slice()
             .iter_mut()
             .zip(self.averaged_multipliers.as_mut_slice())
-            .zip(core.mu.as_slice().iter().zip(self.velocity_multipliers.as_slice()))
+            .zip(
+                core.mu
+                    .as_slice()
+                    .iter()
+                    .zip(self.velocity_multipliers.as_slice()),
+            )
         {
             *lambda = mu * lambda_scale;
             *averaged = (previous + *lambda) * 0.5;
