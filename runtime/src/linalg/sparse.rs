@@ -469,8 +469,8 @@ impl SparseLu {
         let mut next = factor_row_ptr.clone();
         let mut factor_rows = vec![(0, 0); factor_row_idx.len()];
         for j in 0..n {
-            for p in factor_col_ptr[j]..factor_col_ptr[j + 1] {
-                let i = factor_row_idx[p];
+            let column = factor_col_ptr[j]..factor_col_ptr[j + 1];
+            for (p, &i) in column.clone().zip(&factor_row_idx[column]) {
                 factor_rows[next[i]] = (j, p);
                 next[i] += 1;
             }
@@ -726,14 +726,14 @@ mod tests {
         let mut x = b.clone();
         lu.solve_in_place(&mut x).unwrap();
         let mut residual = 0.0f64;
-        for i in 0..n {
+        for (i, b) in b.iter().enumerate() {
             let ax: f64 = entries
                 .iter()
                 .zip(&values)
                 .filter(|((r, _), _)| *r == i)
                 .map(|((_, c), v)| v * x[*c])
                 .sum();
-            residual = residual.max((ax - b[i]).abs());
+            residual = residual.max((ax - b).abs());
         }
         assert!(residual < 1e-13, "residual {residual:e}");
 
