@@ -3,7 +3,10 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{Point, ProjectionModel, ProjectionSystem, NEWTON_MATRIX, PROJECTION_MATRIX};
+use super::{
+    Point, ProjectionAcceleration, ProjectionModel, ProjectionSystem, NEWTON_MATRIX,
+    PROJECTION_MATRIX,
+};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
 use crate::integrators::explicit::{acceleration, MassFactor};
@@ -155,7 +158,12 @@ where
         slot.minv_jac_t = minv_jac_t;
         Ok(factorizations)
     }
+}
 
+impl<Model, const N: usize, const M: usize> ProjectionAcceleration<Model> for DenseProjection<N, M>
+where
+    Model: Inertia<N> + Potential<N>,
+{
     fn acceleration_at(
         &mut self,
         model: &Model,

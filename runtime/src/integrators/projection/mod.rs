@@ -166,7 +166,11 @@ pub trait ProjectionModel<Model: ?Sized>: ProjectionSystem {
         q: &[f64],
         t: f64,
     ) -> Result<u32, StepError>;
+}
 
+/// The unconstrained acceleration of a model of the tier, which SHAKE's start
+/// ([`ShakeScheme::stagger_velocity`]) needs without the constraints.
+pub trait ProjectionAcceleration<Model: ?Sized>: ProjectionSystem {
     /// Writes `−M(q)⁻¹ ∇V(q)` into `out`; returns the factorizations it took.
     fn acceleration_at(
         &mut self,

@@ -1,8 +1,8 @@
 //! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet, on both tiers.
 
 use super::{
-    shared_builders, Core, DenseProjection, Point, ProjectionModel, ProjectionSystem, Slice,
-    SparseProjection,
+    shared_builders, Core, DenseProjection, Point, ProjectionAcceleration, ProjectionModel,
+    ProjectionSystem, Slice, SparseProjection,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -121,7 +121,7 @@ impl<S: ProjectionSystem> ShakeScheme<S> {
         v: &mut [f64],
     ) -> Result<(), StepError>
     where
-        S: ProjectionModel<Model>,
+        S: ProjectionAcceleration<Model>,
     {
         let core = &mut self.core;
         let a = core.direction.as_mut_slice();
@@ -208,7 +208,7 @@ impl<const N: usize, const M: usize> ShakeScheme<DenseProjection<N, M>> {
         state: &mut State<N>,
     ) -> Result<(), StepError>
     where
-        Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
+        Model: Inertia<N> + Potential<N>,
     {
         check_parameters(model)?;
         check_state(state)?;

@@ -2,7 +2,10 @@
 //! body, a block-diagonal `M` factored per body, and one sparse `LU` without pivoting of the
 //! Newton matrix and of `G M⁻¹ Gᵀ` on a pattern analysed once.
 
-use super::{Point, ProjectionModel, ProjectionSystem, NEWTON_MATRIX, PROJECTION_MATRIX};
+use super::{
+    Point, ProjectionAcceleration, ProjectionModel, ProjectionSystem, NEWTON_MATRIX,
+    PROJECTION_MATRIX,
+};
 use crate::error::StepError;
 use crate::integrators::block_mass::BlockMass;
 use crate::integrators::checks::check_finite_slice;
@@ -400,7 +403,12 @@ where
         check_finite_slice(&slot.minv_jac_t, "M⁻¹ Gᵀ", t)?;
         Ok(factorizations)
     }
+}
 
+impl<Model> ProjectionAcceleration<Model> for SparseProjection
+where
+    Model: SparseInertia + SparsePotential + ?Sized,
+{
     fn acceleration_at(
         &mut self,
         model: &Model,
