@@ -63,6 +63,15 @@ struct SparsePoint {
 /// without pivoting is `LDLᵀ` with `U = D Lᵀ`). A rank-deficient `G` (redundant rows) makes a
 /// pivot vanish relative to its row and column, reported as [`StepError::Singular`].
 ///
+/// # Conditioning
+///
+/// Newton's basin shrinks as `G M⁻¹ Gᵀ` becomes ill conditioned: on a hanging chain its
+/// condition number grows as `N²`, and near a collapsed configuration of the ladder it
+/// reaches 1e6 and more. Measured with RATTLE: the chain of 10 000 at `h = 1/60` fails with
+/// `NewtonDiverged` at `t = 0.25` (the chain of 3000 runs with 2 iterations per step), the
+/// ladder of 20 at `h = 1/60` at its first whiplash (`t = 6.3`); both run at `h = 1/600`. The
+/// failure is a typed error with the state unchanged; a smaller step is the remedy.
+///
 /// Rows are eliminated body by body — each row after the last body it touches, as in the
 /// sparse SPOOK system — an order computed once, so the factorization needs no permutation per
 /// step: for chains and ladders it is banded and the cost per step is linear in the size.
