@@ -1,6 +1,6 @@
-//! Per-step cost of SPOOK on the sparse tier against the model size: the chain of `N` pendula
-//! (`N = 10 … 10 000`) and the ladder of `L` links (`L = 10 … 1000`); and, at `N = 10`, the
-//! sparse tier against the fixed-size tier on the same chain, in the same run.
+//! Per-step cost of SPOOK and RATTLE on the sparse tier against the model size: the chain of `N`
+//! pendula (`N = 10 … 10 000`) and the ladder of `L` links (`L = 10 … 1000`); and, at `N = 10`,
+//! the sparse tier against the fixed-size tier on the same chain, in the same run.
 //!
 //! Criterion reports the time per step; divide by `N` or `L` for the per-link cost, which is
 //! flat when the cost is linear. The chain's state is reset every 2000 steps so that every size
@@ -14,7 +14,8 @@ use mechanism::runtime::model::{
 };
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
-    DynState, Integrator, SMatrix, SVector, SparseIntegrator, SparseSpook, Spook, State,
+    DynState, Integrator, Rattle, SMatrix, SVector, SparseIntegrator, SparseRattle, SparseSpook,
+    Spook, State,
 };
 
 const H: f64 = 1.0 / 60.0;
@@ -173,5 +174,101 @@ fn dense_vs_sparse(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, chain, ladder, dense_vs_sparse);
+/// Steps `model` with `integrator` from `start`, restarting every `restart` steps.
+fn bench_steps<I, Model>(
+    b: &mut criterion::Bencher<'_>,
+    mut integrator: I,
+    model: &Model,
+    start: &DynState,
+    restart: usize,
+) where
+    I: SparseIntegrator<Model>,
+{
+    let mut state = start.clone();
+    let mut steps = 0;
+    b.iter(|| {
+        if steps == restart {
+            state.clone_from(start);
+            steps = 0;
+        }
+        steps += 1;
+        integrator.step(black_box(model), &mut state).expect("step")
+    });
+}
+
+/// RATTLE's step size. At `h = 1/60` its Newton iteration leaves its basin (`NewtonDiverged`)
+/// on the chain of 10 000 at t = 0.25 (the basin shrinks with the condition number of
+/// `G M⁻¹ Gᵀ`, which grows as `N²` on a chain) and on the ladder at the first whiplash (L = 20
+/// at t = 6.3); at `h = 1/600` every size steps through the benchmarked runs, with the same
+/// number of Newton iterations per step at every size.
+const RATTLE_H: f64 = 1.0 / 600.0;
+
+fn rattle_chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sparse_rattle_chain");
+    for links in [10, 100, 1000, 10_000] {
+        let model = PendulumChain::tao_owhadi(links);
+        let start = model.tao_owhadi_state();
+        let rattle = SparseRattle::new(&model, RATTLE_H).expect("valid model");
+        group.throughput(Throughput::Elements(links as u64));
+        group.bench_function(BenchmarkId::from_parameter(links), |b| {
+            bench_steps(b, rattle.clone(), &model, &start, 500)
+        });
+    }
+    group.finish();
+}
+
+fn rattle_ladder(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sparse_rattle_ladder");
+    for links in [10, 20, 100, 1000] {
+        let model = SpookLadder::new(links);
+        let start = model.horizontal_state();
+        let rattle = SparseRattle::new(&model, RATTLE_H).expect("valid model");
+        group.throughput(Throughput::Elements(links as u64));
+        group.bench_function(BenchmarkId::from_parameter(links), |b| {
+            bench_steps(b, rattle.clone(), &model, &start, 500)
+        });
+    }
+    group.finish();
+}
+
+fn rattle_dense_vs_sparse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rattle_chain_of_10");
+    let sparse_model = PendulumChain::tao_owhadi(LINKS);
+    let start = sparse_model.tao_owhadi_state();
+    let sparse = SparseRattle::new(&sparse_model, RATTLE_H).expect("valid model");
+    group.bench_function("sparse", |b| {
+        bench_steps(b, sparse.clone(), &sparse_model, &start, 500)
+    });
+    let fixed_start = State::<20>::new(
+        0.0,
+        start.q.clone().try_into().expect("20 coordinates"),
+        [0.0; 20],
+    );
+    let mut rattle = Rattle::<20, 10>::new(RATTLE_H).expect("valid step size");
+    let mut state = fixed_start;
+    let mut steps = 0;
+    group.bench_function("fixed_size", |b| {
+        b.iter(|| {
+            if steps == 500 {
+                state = fixed_start;
+                steps = 0;
+            }
+            steps += 1;
+            rattle
+                .step(black_box(&FixedChain), &mut state)
+                .expect("step")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    chain,
+    ladder,
+    dense_vs_sparse,
+    rattle_chain,
+    rattle_ladder,
+    rattle_dense_vs_sparse
+);
 criterion_main!(benches);

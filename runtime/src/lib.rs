@@ -15,7 +15,7 @@
 //! | [`Newmark`], [`NewmarkOneIteration`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] |
 //! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`Inertia`], [`PotentialHessian`] |
 //! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
-//! | [`Shake`], [`Rattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`], [`Potential`], [`Holonomic`] |
+//! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`] (constant), [`Potential`], [`Holonomic`] |
 //! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
@@ -40,8 +40,9 @@
 //! implementing [`SparseIntegrator`]. An integrator that serves both tiers is written once as a
 //! scheme over a small "system" trait that each tier implements with its own linear algebra
 //! behind [`linalg::LinearSolver`] (dense kernels, or a sparse `LDLᵀ` on faer analysed once and
-//! refilled in place, with no heap allocation per step). So far [`SparseSpook`] and [`SparseStabilizedRk`]
-//! run on the sparse tier; [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
+//! refilled in place, with no heap allocation per step). On the sparse tier run [`SparseSpook`],
+//! [`SparseShake`], [`SparseRattle`], [`SparseStabilizedRk`] and [`SparseLangevin`];
+//! [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
 //! models of it.
 //!
 //! ```
@@ -90,7 +91,7 @@ pub use integrators::linearly_implicit::{
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,
 };
-pub use integrators::projection::{Rattle, Shake};
+pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
     AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };

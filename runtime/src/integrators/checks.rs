@@ -274,6 +274,17 @@ pub(crate) fn check_on_manifold<const N: usize, const M: usize>(
         .row_iter()
         .map(|row| row.iter().zip(q.iter()).map(|(a, x)| (a * x).abs()).sum())
         .fold(0.0, f64::max);
+    check_residual_on_manifold(g.as_slice(), scale, tolerance, t)
+}
+
+/// Returns `OffManifold` for the first row with `|gᵢ| > tolerance · (1 + scale)`, `scale` being
+/// `s` of [`check_on_manifold`] computed by the caller (for any storage of `G`).
+pub(crate) fn check_residual_on_manifold(
+    g: &[f64],
+    scale: f64,
+    tolerance: f64,
+    t: f64,
+) -> Result<(), StepError> {
     let limit = tolerance * (1.0 + scale);
     match g.iter().position(|gi| gi.is_nan() || gi.abs() > limit) {
         Some(row) => Err(StepError::OffManifold {

@@ -1,5 +1,6 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
 
+mod block_mass;
 mod checks;
 pub mod energy_momentum;
 pub mod explicit;

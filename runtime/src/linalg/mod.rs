@@ -1,13 +1,17 @@
 //! The linear-solver seam: every factorization of a step goes through [`LinearSolver`].
 //!
-//! Two backends sit behind it:
+//! Three backends sit behind it:
 //!
 //! - **dense, fixed size** ([`Cholesky`], [`Lu`], [`SymmetricFactor`]; as a [`LinearSolver`],
 //!   `Option<Cholesky<N>>` and so on, empty until the first factorization): `SMatrix<f64, N, N>`
 //!   kernels on plain arrays for small models, never on the heap;
 //! - **sparse** ([`SparseLdlt`], on `faer`): for the sparse tier, whose sizes are known when a
 //!   model is constructed. The pattern is analysed once; each step refills values in place and
-//!   factors and solves without allocating.
+//!   factors and solves without allocating; [`SparseLu`], an `LU` without pivoting on a
+//!   structurally symmetric pattern (the Newton matrix of SHAKE and RATTLE) on the same
+//!   symbolic analysis;
+//! - **block diagonal** ([`BlockCholesky`]): the mass matrix of a sparse-tier model, one small
+//!   dense block per body.
 //!
 //! Failures are [`LinalgError`]s that say what went wrong with the matrix (a non-finite entry,
 //! a vanishing or wrong-signed pivot), in both backends; no kernel knows the time or the name
@@ -16,13 +20,15 @@
 //! [`StepError::Singular`](crate::StepError::Singular), a negative one
 //! [`StepError::NotPositiveDefinite`](crate::StepError::NotPositiveDefinite), …).
 
+mod block;
 mod dense;
 mod error;
 mod sparse;
 
+pub use block::BlockCholesky;
 pub use dense::{Cholesky, Lu, SymmetricFactor};
 pub use error::LinalgError;
-pub use sparse::{PivotSign, SparseLdlt};
+pub use sparse::{PivotSign, SparseLdlt, SparseLu};
 
 /// A factorization that is set up once and then factors and solves at every step.
 ///

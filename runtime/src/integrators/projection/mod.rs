@@ -1,4 +1,4 @@
-//! Projection methods for holonomic constraints: SHAKE and RATTLE.
+//! Projection methods for holonomic constraints: SHAKE and RATTLE, on both tiers.
 //!
 //! Both are Verlet with constraint forces `−G(q_k)ᵀ λ` whose multipliers are chosen so that the
 //! new configuration satisfies `g(q_{k+1}) = 0` exactly (up to a Newton tolerance): the
@@ -14,24 +14,49 @@
 //! tolerance: an offset would be removed in one step and become a velocity jump of about
 //! `offset / h`, so it is refused with [`StepError::OffManifold`] instead (neither SHAKE nor
 //! RATTLE projects it silently).
+//!
+//! # One scheme, two tiers
+//!
+//! [`ShakeScheme`] and [`RattleScheme`] are written once, on slices, over a
+//! [`ProjectionSystem`]: the Newton iteration and its tolerance rule, the predictor, the kicks,
+//! the velocity projection, the multipliers, the reuse of the point carried from the last step,
+//! the `OffManifold` test and keeping the state unchanged on failure are all here. A system
+//! knows only the tier's storage and linear algebra: how to evaluate `g`, `G`, `−M⁻¹∇V` and
+//! `M⁻¹Gᵀ` at a configuration, apply `G` and `M⁻¹Gᵀ` to vectors, and factor and solve the two
+//! matrices of a step through [`LinearSolver`](crate::linalg::LinearSolver):
+//!
+//! - [`DenseProjection`], the fixed-size tier ([`Shake`], [`Rattle`]): stack matrices, an `LU`
+//!   with partial pivoting of the Newton matrix and a Cholesky factorization of `G M⁻¹ Gᵀ`;
+//! - [`SparseProjection`], the sparse tier ([`SparseShake`], [`SparseRattle`]): a
+//!   block-diagonal `M` factored per body, `G` and `M⁻¹Gᵀ` stored per body, and a sparse `LU`
+//!   without pivoting ([`SparseLu`](crate::linalg::SparseLu)) of both matrices on the pattern
+//!   of `G M⁻¹ Gᵀ`, analysed once.
+//!
+//! Why a shared scheme over a seam rather than the fixed-size tier expressed through the sparse
+//! traits: as for [`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme), what
+//! differs between the tiers is only how the matrices are stored and factored; small models
+//! keep stack arrays (no heap, no pattern, pivoting LU), large ones a pattern analysed once.
+//! Both tiers are checked against each other step by step in `runtime/tests/sparse_projection.rs`.
 
+mod dense;
 mod rattle;
 mod shake;
+mod sparse;
 
-pub use rattle::Rattle;
-pub use shake::Shake;
+pub use dense::DenseProjection;
+pub use rattle::{Rattle, RattleScheme, SparseRattle};
+pub use shake::{Shake, ShakeScheme, SparseShake};
+pub use sparse::SparseProjection;
 
-use nalgebra::{SMatrix, SVector};
+use nalgebra::SVector;
 
-use super::checks::{check_max_iterations, check_on_manifold, check_tolerance};
-pub(crate) use super::explicit::same_bits;
-use super::explicit::{acceleration, check_finite, check_step_size, MassFactor};
+use super::checks::{
+    check_finite_slice, check_max_iterations, check_residual_on_manifold, check_step_size,
+    check_tolerance,
+};
 use crate::error::StepError;
-use crate::linalg::Lu;
-use crate::model::{Holonomic, Inertia, Potential};
-use crate::state::State;
 
-/// The default Newton tolerance factor `τ` (see [`Shake::with_tolerance`]).
+/// The default Newton tolerance factor `τ` (see [`ShakeScheme::with_tolerance`]).
 const DEFAULT_TOLERANCE: f64 = 1e-13;
 
 /// The default cap on Newton iterations per step.
@@ -40,49 +65,283 @@ const DEFAULT_MAX_ITERATIONS: usize = 50;
 /// The name of the Newton matrix, for errors.
 const NEWTON_MATRIX: &str = "Newton matrix G(q) M⁻¹ G(q_k)ᵀ";
 
-/// What a step needs at a configuration, carried from the end of one step to the next.
-#[derive(Clone, Copy, Debug)]
-struct Point<const N: usize, const M: usize> {
-    q: SVector<f64, N>,
-    t: f64,
-    /// `−M(q)⁻¹ ∇V(q)`.
-    acceleration: SVector<f64, N>,
-    /// `G(q, t)`.
-    jac: SMatrix<f64, M, N>,
-    /// `M(q)⁻¹ G(q, t)ᵀ`.
-    minv_jac_t: SMatrix<f64, N, M>,
+/// The name of the velocity projection's matrix, for errors.
+const PROJECTION_MATRIX: &str = "G M⁻¹ Gᵀ";
+
+/// A vector of a tier's storage, seen as a slice.
+pub trait Slice: Clone + std::fmt::Debug {
+    /// Returns the components.
+    fn as_slice(&self) -> &[f64];
+    /// Returns the components, mutably.
+    fn as_mut_slice(&mut self) -> &mut [f64];
 }
 
-/// The converged position step.
-struct Projected<const N: usize, const M: usize> {
-    q: SVector<f64, N>,
-    /// The scaled multipliers `μ` with `q = q̃ − M⁻¹ G(q_k)ᵀ μ`.
-    mu: SVector<f64, M>,
-    /// `G(q, t_{k+1})` at the converged `q`.
-    jac: SMatrix<f64, M, N>,
-    iterations: u32,
-    factorizations: u32,
+impl<const R: usize> Slice for SVector<f64, R> {
+    fn as_slice(&self) -> &[f64] {
+        nalgebra::Matrix::as_slice(self)
+    }
+    fn as_mut_slice(&mut self) -> &mut [f64] {
+        nalgebra::Matrix::as_mut_slice(self)
+    }
 }
 
-/// What SHAKE and RATTLE share: parameters, the mass factor and the carried point.
-#[derive(Clone, Copy, Debug)]
-struct Core<const N: usize, const M: usize> {
+impl Slice for Vec<f64> {
+    fn as_slice(&self) -> &[f64] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [f64] {
+        self
+    }
+}
+
+/// One of the two configurations a step evaluates: `q_k` (carried from the last step when it
+/// ended there) and the Newton iterate, which becomes `q_{k+1}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// `q_k`.
+    Start,
+    /// The Newton iterate `q⁽ⁱ⁾`, and finally `q_{k+1}`.
+    End,
+}
+
+/// The storage and linear algebra of SHAKE and RATTLE on one tier: the seam between the
+/// schemes and a backend of [`linalg`](crate::linalg). The model-dependent half is
+/// [`ProjectionModel`].
+///
+/// A system holds, for each [`Point`], `G` and, once [completed](ProjectionModel::complete),
+/// the acceleration `−M⁻¹∇V` and `M⁻¹Gᵀ` there, plus `g` of its last evaluation.
+pub trait ProjectionSystem {
+    /// An `n`-vector (coordinates) of the tier.
+    type Coordinates: Slice;
+    /// An `m`-vector (constraint rows) of the tier.
+    type Rows: Slice;
+
+    /// Returns a zero `n`-vector (called at construction only).
+    fn zero_coordinates(&self) -> Self::Coordinates;
+
+    /// Returns a zero `m`-vector (called at construction only).
+    fn zero_rows(&self) -> Self::Rows;
+
+    /// Returns `g` of the last [`evaluate`](ProjectionModel::evaluate).
+    fn residual(&self) -> &[f64];
+
+    /// Returns `s = max_i Σ_j |G_ij| |q_j|` for `G` of `point` (the size of the first-order
+    /// terms of `g`, which sets its rounding error).
+    fn first_order_scale(&mut self, point: Point, q: &[f64]) -> f64;
+
+    /// Returns `NonFinite` unless `G` of the last evaluation is finite.
+    fn check_jacobian(&self, t: f64) -> Result<(), StepError>;
+
+    /// Returns the acceleration `−M⁻¹∇V` at a completed `point`.
+    fn acceleration(&self, point: Point) -> &[f64];
+
+    /// Writes `M⁻¹ G(point)ᵀ y` into `out` (`point` completed).
+    fn constraint_direction(&self, point: Point, y: &[f64], out: &mut [f64]);
+
+    /// Writes `G(point) x` into `out`.
+    fn jacobian_times(&self, point: Point, x: &[f64], out: &mut [f64]);
+
+    /// Overwrites `rhs` with `(G(End) M⁻¹ G(Start)ᵀ)⁻¹ rhs`: one Newton step.
+    fn solve_newton(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError>;
+
+    /// Overwrites `rhs` with `(G M⁻¹ Gᵀ)⁻¹ rhs` at the completed end point.
+    fn solve_projection(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError>;
+
+    /// Makes the end point the start point of the next step.
+    fn carry(&mut self);
+}
+
+/// The model-dependent half of a [`ProjectionSystem`]: evaluations of a model of the tier.
+pub trait ProjectionModel<Model: ?Sized>: ProjectionSystem {
+    /// Evaluates `g(q, t)` (kept as the [`residual`](ProjectionSystem::residual)) and
+    /// `G(q, t)` of `point`.
+    fn evaluate(&mut self, model: &Model, point: Point, q: &[f64], t: f64);
+
+    /// Completes `point`, whose `G` was evaluated at `q`: checks `G`, evaluates `−M⁻¹∇V(q)` and
+    /// `M⁻¹Gᵀ`; returns the factorizations it took. `t` is the time reported in errors.
+    fn complete(
+        &mut self,
+        model: &Model,
+        point: Point,
+        q: &[f64],
+        t: f64,
+    ) -> Result<u32, StepError>;
+}
+
+/// The unconstrained acceleration of a model of the tier, which SHAKE's start
+/// ([`ShakeScheme::stagger_velocity`]) needs without the constraints.
+pub trait ProjectionAcceleration<Model: ?Sized>: ProjectionSystem {
+    /// Writes `−M(q)⁻¹ ∇V(q)` into `out`; returns the factorizations it took.
+    fn acceleration_at(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        t: f64,
+        out: &mut [f64],
+    ) -> Result<u32, StepError>;
+}
+
+/// What SHAKE and RATTLE share: parameters, the system, the carried point and the Newton
+/// iteration's buffers.
+#[derive(Clone, Debug)]
+struct Core<S: ProjectionSystem> {
     h: f64,
     tolerance: f64,
     max_iterations: usize,
-    mass: MassFactor<N>,
-    carried: Option<Point<N, M>>,
+    system: S,
+    /// Whether the system's start point is that of `(carried_t, carried_q)`.
+    carried: bool,
+    carried_t: f64,
+    carried_q: S::Coordinates,
+    /// The predictor `q̃`, the Newton iterate `q⁽ⁱ⁾` (finally `q_{k+1}`) and `M⁻¹Gᵀ μ`.
+    predictor: S::Coordinates,
+    trial: S::Coordinates,
+    direction: S::Coordinates,
+    /// The scaled multipliers `μ` and the Newton update.
+    mu: S::Rows,
+    delta: S::Rows,
 }
 
-impl<const N: usize, const M: usize> Core<N, M> {
-    fn new(h: f64) -> Result<Self, StepError> {
+impl<S> Copy for Core<S>
+where
+    S: ProjectionSystem + Copy,
+    S::Coordinates: Copy,
+    S::Rows: Copy,
+{
+}
+
+impl<S: ProjectionSystem> Core<S> {
+    fn new(h: f64, system: S) -> Result<Self, StepError> {
         Ok(Core {
             h: check_step_size(h)?,
             tolerance: DEFAULT_TOLERANCE,
             max_iterations: DEFAULT_MAX_ITERATIONS,
-            mass: MassFactor::default(),
-            carried: None,
+            carried: false,
+            carried_t: 0.0,
+            carried_q: system.zero_coordinates(),
+            predictor: system.zero_coordinates(),
+            trial: system.zero_coordinates(),
+            direction: system.zero_coordinates(),
+            mu: system.zero_rows(),
+            delta: system.zero_rows(),
+            system,
         })
+    }
+
+    /// Makes the system's start point that of `(q, t)`: the carried one if it was computed at
+    /// exactly this `q` and `t`, else a fresh evaluation; returns the factorizations it took. A
+    /// fresh state off the constraint manifold (beyond the Newton tolerance) is `OffManifold`.
+    fn start<Model: ?Sized>(&mut self, model: &Model, q: &[f64], t: f64) -> Result<u32, StepError>
+    where
+        S: ProjectionModel<Model>,
+    {
+        if self.carried
+            && self.carried_t.to_bits() == t.to_bits()
+            && same_bits(self.carried_q.as_slice(), q)
+        {
+            return Ok(0);
+        }
+        self.carried = false;
+        // A state this integrator did not produce must already satisfy g(q) = 0.
+        self.system.evaluate(model, Point::Start, q, t);
+        self.system.check_jacobian(t)?;
+        let scale = self.system.first_order_scale(Point::Start, q);
+        check_residual_on_manifold(self.system.residual(), scale, self.tolerance, t)?;
+        self.system.complete(model, Point::Start, q, t)
+    }
+
+    /// Solves `g(q̃ − M⁻¹ G(q_k)ᵀ μ, t_next) = 0` for `μ` by Newton's method from `μ = 0`,
+    /// `q̃` being `predictor`; leaves `q_{k+1}` in `trial`, `μ` in `mu` and `G(q_{k+1})` in the
+    /// system's end point; returns the number of iterations.
+    ///
+    /// With `q⁽ⁱ⁾ = q̃ − M⁻¹ G(q_k)ᵀ μ⁽ⁱ⁾`, each iteration solves
+    ///
+    /// ```text
+    /// G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ Δμ = g(q⁽ⁱ⁾),    μ⁽ⁱ⁺¹⁾ = μ⁽ⁱ⁾ + Δμ
+    /// ```
+    ///
+    /// (the matrix is not symmetric once `q⁽ⁱ⁾ ≠ q_k`). It stops when
+    /// `max_i |g_i(q⁽ⁱ⁾)| ≤ τ (1 + s)`, `s = max_i Σ_j |G_ij(q⁽ⁱ⁾)| |q⁽ⁱ⁾_j|` (the size of the
+    /// first-order terms of `g`, which sets its rounding error), and fails with
+    /// `NewtonDiverged` after `max_iterations` iterations or on a non-finite residual.
+    fn project<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t_next: f64,
+        t_err: f64,
+    ) -> Result<u32, StepError>
+    where
+        S: ProjectionModel<Model>,
+    {
+        let trial = self.trial.as_mut_slice();
+        trial.copy_from_slice(self.predictor.as_slice());
+        self.mu.as_mut_slice().fill(0.0);
+        let mut iterations = 0u32;
+        loop {
+            let trial = self.trial.as_mut_slice();
+            self.system.evaluate(model, Point::End, trial, t_next);
+            let residual = max_abs(self.system.residual());
+            let scale = self.system.first_order_scale(Point::End, trial);
+            if residual <= self.tolerance * (1.0 + scale) {
+                self.system.check_jacobian(t_err)?;
+                return Ok(iterations);
+            }
+            if !residual.is_finite() || iterations as usize >= self.max_iterations {
+                return Err(StepError::NewtonDiverged {
+                    iterations: iterations as usize,
+                    residual,
+                    t: t_err,
+                });
+            }
+            let delta = self.delta.as_mut_slice();
+            delta.copy_from_slice(self.system.residual());
+            self.system.solve_newton(delta, t_err)?;
+            for (mu, delta) in self.mu.as_mut_slice().iter_mut().zip(delta.iter()) {
+                *mu += delta;
+            }
+            let direction = self.direction.as_mut_slice();
+            self.system
+                .constraint_direction(Point::Start, self.mu.as_slice(), direction);
+            for ((q, predictor), d) in self
+                .trial
+                .as_mut_slice()
+                .iter_mut()
+                .zip(self.predictor.as_slice())
+                .zip(direction.iter())
+            {
+                *q = predictor - d;
+            }
+            iterations += 1;
+        }
+    }
+
+    /// Writes `out = base + a h_a − M⁻¹ G(q_k)ᵀ (μ c)` (`a` the acceleration at `q_k`): the
+    /// half-step velocity `v_{k+½} = (q_{k+1} − q_k)/h` of both schemes, without the
+    /// cancellation of that difference. Uses `delta` and `direction` as scratch.
+    fn half_step_velocity(&mut self, base: &[f64], h_a: f64, c: f64, out: &mut [f64]) {
+        for (d, mu) in self.delta.as_mut_slice().iter_mut().zip(self.mu.as_slice()) {
+            *d = mu * c;
+        }
+        let direction = self.direction.as_mut_slice();
+        self.system
+            .constraint_direction(Point::Start, self.delta.as_slice(), direction);
+        let a = self.system.acceleration(Point::Start);
+        for (((out, base), a), d) in out.iter_mut().zip(base).zip(a).zip(direction.iter()) {
+            *out = base + a * h_a - d;
+        }
+    }
+
+    /// Ends a successful step at `(q, t)`: the end point becomes the carried start point.
+    fn carry(&mut self, q: &[f64], t: f64) {
+        self.system.carry();
+        self.carried_q.as_mut_slice().copy_from_slice(q);
+        self.carried_t = t;
+        self.carried = true;
+    }
+
+    /// Checks the predictor `q̃` (written by the caller) for non-finite components.
+    fn check_predictor(&self, t: f64) -> Result<(), StepError> {
+        check_finite_slice(self.predictor.as_slice(), "q", t)
     }
 
     fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
@@ -94,124 +353,15 @@ impl<const N: usize, const M: usize> Core<N, M> {
         self.max_iterations = check_max_iterations(max_iterations)?;
         Ok(self)
     }
+}
 
-    /// Evaluates the point at `(q, t)` with the constraint Jacobian `jac` already known there;
-    /// returns it and the factorizations it took. `t_err` is the time reported in errors.
-    fn point_at<Model>(
-        &mut self,
-        model: &Model,
-        q: &SVector<f64, N>,
-        t: f64,
-        jac: SMatrix<f64, M, N>,
-        t_err: f64,
-    ) -> Result<(Point<N, M>, u32), StepError>
-    where
-        Model: Inertia<N> + Potential<N>,
-    {
-        check_finite(&jac, "constraint jacobian", t_err)?;
-        let (acceleration, mass_factor, factorizations) =
-            acceleration(model, &mut self.mass, q, t_err)?;
-        let mut minv_jac_t = jac.transpose();
-        mass_factor.solve_in_place(&mut minv_jac_t);
-        let point = Point {
-            q: *q,
-            t,
-            acceleration,
-            jac,
-            minv_jac_t,
-        };
-        Ok((point, factorizations))
-    }
-
-    /// Returns the point at the state's `(q, t)`: the carried one if it was computed at exactly
-    /// this `q` and `t`, else a fresh evaluation; and the factorizations it took. A fresh
-    /// state off the constraint manifold (beyond the Newton tolerance) is `OffManifold`.
-    fn start<Model>(
-        &mut self,
-        model: &Model,
-        state: &State<N>,
-    ) -> Result<(Point<N, M>, u32), StepError>
-    where
-        Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
-    {
-        if let Some(point) = &self.carried {
-            if same_bits(&point.q, &state.q) && point.t.to_bits() == state.t.to_bits() {
-                return Ok((*point, 0));
-            }
-        }
-        // A state this integrator did not produce must already satisfy g(q) = 0.
-        let mut g = SVector::<f64, M>::zeros();
-        let mut jac = SMatrix::<f64, M, N>::zeros();
-        model.constraints_and_jacobian(&state.q, state.t, &mut g, &mut jac);
-        check_finite(&jac, "constraint jacobian", state.t)?;
-        check_on_manifold(&g, &jac, &state.q, self.tolerance, state.t)?;
-        self.point_at(model, &state.q, state.t, jac, state.t)
-    }
-
-    /// Solves `g(q̃ − M⁻¹ G(q_k)ᵀ μ, t_next) = 0` for `μ` by Newton's method from `μ = 0`.
-    ///
-    /// With `q⁽ⁱ⁾ = q̃ − M⁻¹ G(q_k)ᵀ μ⁽ⁱ⁾`, each iteration solves
-    ///
-    /// ```text
-    /// G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ Δμ = g(q⁽ⁱ⁾),    μ⁽ⁱ⁺¹⁾ = μ⁽ⁱ⁾ + Δμ
-    /// ```
-    ///
-    /// with an LU factorization (the matrix is not symmetric once `q⁽ⁱ⁾ ≠ q_k`). It stops when
-    /// `max_i |g_i(q⁽ⁱ⁾)| ≤ τ (1 + s)`, `s = max_i Σ_j |G_ij(q⁽ⁱ⁾)| |q⁽ⁱ⁾_j|` (the size of the
-    /// first-order terms of `g`, which sets its rounding error), and fails with
-    /// `NewtonDiverged` after `max_iterations` iterations or on a non-finite residual.
-    fn project<Model>(
-        &self,
-        model: &Model,
-        predictor: &SVector<f64, N>,
-        start: &Point<N, M>,
-        t_next: f64,
-        t_err: f64,
-    ) -> Result<Projected<N, M>, StepError>
-    where
-        Model: Holonomic<N, M>,
-    {
-        let mut q = *predictor;
-        let mut mu = SVector::<f64, M>::zeros();
-        let mut g = SVector::<f64, M>::zeros();
-        let mut jac = SMatrix::<f64, M, N>::zeros();
-        let mut iterations = 0u32;
-        loop {
-            model.constraints_and_jacobian(&q, t_next, &mut g, &mut jac);
-            let residual = max_abs(&g);
-            let scale = jac
-                .row_iter()
-                .map(|row| row.iter().zip(q.iter()).map(|(a, x)| (a * x).abs()).sum())
-                .fold(0.0, f64::max);
-            if residual <= self.tolerance * (1.0 + scale) {
-                check_finite(&jac, "constraint jacobian", t_err)?;
-                return Ok(Projected {
-                    q,
-                    mu,
-                    jac,
-                    iterations,
-                    factorizations: iterations,
-                });
-            }
-            if !residual.is_finite() || iterations as usize >= self.max_iterations {
-                return Err(StepError::NewtonDiverged {
-                    iterations: iterations as usize,
-                    residual,
-                    t: t_err,
-                });
-            }
-            let newton = Lu::try_new(&(jac * start.minv_jac_t))
-                .map_err(StepError::linear_algebra(NEWTON_MATRIX, t_err))?;
-            let delta = newton.solve(&g);
-            mu += delta;
-            q = predictor - start.minv_jac_t * mu;
-            iterations += 1;
-        }
-    }
+/// Returns whether `a` and `b` are equal bit for bit.
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
 /// Returns `max_i |x_i|`, or NaN if any component is NaN.
-fn max_abs<const R: usize>(x: &SVector<f64, R>) -> f64 {
+fn max_abs(x: &[f64]) -> f64 {
     x.iter()
         .map(|c| c.abs())
         .fold(0.0, |m, c| if c > m || c.is_nan() { c } else { m })
@@ -220,7 +370,7 @@ fn max_abs<const R: usize>(x: &SVector<f64, R>) -> f64 {
 /// Implements the builders and accessors SHAKE and RATTLE share through their `core`.
 macro_rules! shared_builders {
     ($name:ident) => {
-        impl<const N: usize, const M: usize> $name<N, M> {
+        impl<S: ProjectionSystem> $name<S> {
             /// Returns the step size `h`.
             pub fn step_size(&self) -> f64 {
                 self.core.h
@@ -256,7 +406,12 @@ macro_rules! shared_builders {
 
             /// Forgets the point carried from the last step, so the next step re-evaluates it.
             pub fn reset(&mut self) {
-                self.core.carried = None;
+                self.core.carried = false;
+            }
+
+            /// Returns the tier's system (storage and linear algebra).
+            pub fn system(&self) -> &S {
+                &self.core.system
             }
         }
     };

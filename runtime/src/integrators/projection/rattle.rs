@@ -1,16 +1,22 @@
-//! RATTLE (Andersen 1983): constrained velocity Verlet with a velocity projection.
+//! RATTLE (Andersen 1983): constrained velocity Verlet with a velocity projection, on both
+//! tiers.
 
-use nalgebra::SVector;
-
-use super::{check_finite, same_bits, shared_builders, Core};
+use super::{
+    same_bits, shared_builders, Core, DenseProjection, Point, ProjectionModel, ProjectionSystem,
+    Slice, SparseProjection,
+};
 use crate::error::StepError;
-use crate::integrators::explicit::check_state;
-use crate::integrators::{Integrator, StepReport};
-use crate::linalg::Cholesky;
-use crate::model::{Holonomic, Inertia, Potential};
-use crate::state::State;
+use crate::integrators::checks::{
+    check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_parameter, check_parameters, check_state,
+};
+use crate::integrators::{Integrator, SparseIntegrator, StepReport};
+use crate::model::{
+    Holonomic, Inertia, Potential, SparseHolonomic, SparseInertia, SparsePotential,
+};
+use crate::state::{DynState, State};
 
-/// RATTLE for `M` holonomic constraints `g(q) = 0` on `N` coordinates.
+/// RATTLE for `M` holonomic constraints `g(q) = 0` on `N` coordinates, on the fixed-size tier.
 ///
 /// From H. C. Andersen, *RATTLE: a "velocity" version of the SHAKE algorithm for molecular
 /// dynamics calculations* (J. Comput. Phys. 52, 1983); see also Hairer, Lubich and Wanner,
@@ -24,49 +30,96 @@ use crate::state::State;
 /// ```
 ///
 /// The position step is SHAKE's from the predictor `q̃ = q_k + h v_k − ½ h² M⁻¹ ∇V(q_k)`: full
-/// Newton iteration on `½ h² λ_k` (an LU factorization of `G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ` per
-/// iteration), reported in [`StepReport::newton_iterations`]. The velocity step is linear:
-/// with `w = v_{k+½} − ½ h M⁻¹ ∇V(q_{k+1})` and `G = G(q_{k+1})`,
+/// Newton iteration on `½ h² λ_k` (a factorization of `G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ` per iteration),
+/// reported in [`StepReport::newton_iterations`]. The velocity step is linear: with
+/// `w = v_{k+½} − ½ h M⁻¹ ∇V(q_{k+1})` and `G = G(q_{k+1})`,
 ///
 /// ```text
 /// (G M⁻¹ Gᵀ) ν = G w,    v_{k+1} = w − M⁻¹ Gᵀ ν,    μ_k = 2ν / h
 /// ```
 ///
-/// one Cholesky factorization of `G M⁻¹ Gᵀ`, which fails with `Singular` when `G` is not of
-/// full rank. RATTLE is symmetric, symplectic on the constraint manifold, second order in
-/// positions and velocities, and keeps both `g = 0` and `G v = 0` at every step (GNI
-/// §VII.1.4). The velocity constraint is that of a scleronomic `g`: a time
+/// one factorization of the symmetric positive definite `G M⁻¹ Gᵀ`, which fails with
+/// `Singular` when `G` is not of full rank. RATTLE is symmetric, symplectic on the constraint
+/// manifold, second order in positions and velocities, and keeps both `g = 0` and `G v = 0` at
+/// every step (GNI §VII.1.4). The velocity constraint is that of a scleronomic `g`: a time
 /// derivative `g_t` is not included.
 ///
 /// The constraint Jacobian, `M⁻¹ Gᵀ` and the acceleration at `q_{k+1}` are carried to the next
-/// step and reused when the incoming `(q, t)` match bitwise; call [`reset`](Self::reset) after
-/// changing the model between steps. The scheme assumes a constant `M` (its Cholesky factor is
-/// reused while `M` is unchanged); a configuration-dependent `M(q)` is evaluated where each
-/// force is. Errors: `Singular`, `NewtonDiverged` (after `max_iterations` or on a non-finite
-/// residual), `NonFinite`; the state is then unchanged.
-#[derive(Clone, Copy, Debug)]
-pub struct Rattle<const N: usize, const M: usize> {
-    core: Core<N, M>,
-    multipliers: SVector<f64, M>,
-    velocity_multipliers: SVector<f64, M>,
-    /// `½ (μ_{k−1} + λ_k)` of the last step, if it continued the step before.
-    averaged_multipliers: Option<SVector<f64, M>>,
-    /// The end state of the last successful step.
-    end: Option<State<N>>,
+/// step and reused when the incoming `(q, t)` match bitwise; call [`reset`](RattleScheme::reset)
+/// after changing the model between steps. The scheme assumes a constant `M` (its factor is
+/// reused while `M` is unchanged). Errors: `Singular`, `NewtonDiverged` (after
+/// `max_iterations` or on a non-finite residual), `NonFinite`, `OffManifold` for a fresh state
+/// off the constraints; the state is then unchanged.
+pub type Rattle<const N: usize, const M: usize> = RattleScheme<DenseProjection<N, M>>;
+
+/// RATTLE on the sparse tier: the scheme of [`Rattle`] for a model with sizes known at
+/// construction ([`SparseInertia`] with a constant block-diagonal `M`, [`SparsePotential`],
+/// [`SparseHolonomic`]), with the linear algebra of [`SparseProjection`].
+///
+/// # Example
+///
+/// ```
+/// use mechanism_runtime::reference::PendulumChain;
+/// use mechanism_runtime::{SparseIntegrator, SparseRattle};
+///
+/// let chain = PendulumChain::tao_owhadi(1000);
+/// let mut state = chain.tao_owhadi_state();
+/// let mut rattle = SparseRattle::new(&chain, 0.05)?; // patterns analysed, scratch sized
+/// for _ in 0..20 {
+///     rattle.step(&chain, &mut state)?; // sparse LU per Newton iteration, no allocation
+/// }
+/// assert!((state.t - 1.0).abs() < 1e-12);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type SparseRattle = RattleScheme<SparseProjection>;
+
+/// The RATTLE scheme over a tier's [`ProjectionSystem`] `S`; use it through [`Rattle`] or
+/// [`SparseRattle`], whose docs give the equations.
+#[derive(Clone, Debug)]
+pub struct RattleScheme<S: ProjectionSystem> {
+    core: Core<S>,
+    /// `v_k + ½ h a_k`, then `w`, and `v_{k+1}` of the step under way.
+    kicked: S::Coordinates,
+    velocity: S::Coordinates,
+    /// `G w`, then `ν`, of the step under way.
+    nu: S::Rows,
+    multipliers: S::Rows,
+    velocity_multipliers: S::Rows,
+    /// `½ (μ_{k−1} + λ_k)` of the last step, valid if it continued the step before.
+    averaged_multipliers: S::Rows,
+    averaged: bool,
+    /// The end state of the last successful step, valid if `ended`.
+    end_t: f64,
+    end_q: S::Coordinates,
+    end_v: S::Coordinates,
+    ended: bool,
 }
 
-shared_builders!(Rattle);
+impl<S> Copy for RattleScheme<S>
+where
+    S: ProjectionSystem + Copy,
+    S::Coordinates: Copy,
+    S::Rows: Copy,
+{
+}
 
-impl<const N: usize, const M: usize> Rattle<N, M> {
-    /// Creates a RATTLE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
-    /// 50 Newton iterations per step; fails unless `h` is positive and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(Rattle {
-            core: Core::new(h)?,
-            multipliers: SVector::zeros(),
-            velocity_multipliers: SVector::zeros(),
-            averaged_multipliers: None,
-            end: None,
+shared_builders!(RattleScheme);
+
+impl<S: ProjectionSystem> RattleScheme<S> {
+    fn with_system(h: f64, system: S) -> Result<Self, StepError> {
+        Ok(RattleScheme {
+            kicked: system.zero_coordinates(),
+            velocity: system.zero_coordinates(),
+            nu: system.zero_rows(),
+            multipliers: system.zero_rows(),
+            velocity_multipliers: system.zero_rows(),
+            averaged_multipliers: system.zero_rows(),
+            averaged: false,
+            end_t: 0.0,
+            end_q: system.zero_coordinates(),
+            end_v: system.zero_coordinates(),
+            ended: false,
+            core: Core::new(h, system)?,
         })
     }
 
@@ -76,7 +129,7 @@ impl<const N: usize, const M: usize> Rattle<N, M> {
     /// `λ_k` is a **first-order** approximation of the exact multiplier `λ(t_k)`: its error is
     /// `O(h)`. For a second-order one use
     /// [`averaged_multipliers`](Self::averaged_multipliers).
-    pub fn multipliers(&self) -> &SVector<f64, M> {
+    pub fn multipliers(&self) -> &S::Rows {
         &self.multipliers
     }
 
@@ -85,7 +138,7 @@ impl<const N: usize, const M: usize> Rattle<N, M> {
     ///
     /// `μ_k` is a **first-order** approximation of `λ(t_{k+1})`: its error is `O(h)`, of the
     /// opposite sign to that of the next step's `λ_{k+1}`.
-    pub fn velocity_multipliers(&self) -> &SVector<f64, M> {
+    pub fn velocity_multipliers(&self) -> &S::Rows {
         &self.velocity_multipliers
     }
 
@@ -97,8 +150,130 @@ impl<const N: usize, const M: usize> Rattle<N, M> {
     /// before and `−Gᵀλ_k` in the first half kick of this one, are the one-sided first-order
     /// approximations whose errors cancel to leading order; their mean is SHAKE's multiplier
     /// of the same positions (Hairer–Lubich–Wanner, §VII.1.4).
-    pub fn averaged_multipliers(&self) -> Option<&SVector<f64, M>> {
-        self.averaged_multipliers.as_ref()
+    pub fn averaged_multipliers(&self) -> Option<&S::Rows> {
+        self.averaged.then_some(&self.averaged_multipliers)
+    }
+
+    /// Runs one step from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on success.
+    fn advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<StepReport, StepError>
+    where
+        S: ProjectionModel<Model>,
+    {
+        let core = &mut self.core;
+        let h = core.h;
+        let t_next = t + h;
+        let mut factorizations = core.start(model, q, t)?;
+        let kicked = self.kicked.as_mut_slice();
+        let a = core.system.acceleration(Point::Start);
+        for (((kicked, p), (q, v)), a) in kicked
+            .iter_mut()
+            .zip(core.predictor.as_mut_slice())
+            .zip(q.iter().zip(v.iter()))
+            .zip(a)
+        {
+            *kicked = v + a * (0.5 * h);
+            *p = q + *kicked * h;
+        }
+        core.check_predictor(t)?;
+        let iterations = core.project(model, t_next, t)?;
+        factorizations += iterations;
+        // v_{k+½} = (q_{k+1} − q_k)/h, without the cancellation of that difference.
+        let velocity = self.velocity.as_mut_slice();
+        core.half_step_velocity(kicked, 0.0, 1.0 / h, velocity);
+        factorizations += core
+            .system
+            .complete(model, Point::End, core.trial.as_slice(), t)?;
+
+        // w = v_{k+½} + ½ h a_{k+1}; (G M⁻¹ Gᵀ) ν = G w; v_{k+1} = w − M⁻¹ Gᵀ ν.
+        let a = core.system.acceleration(Point::End);
+        for ((w, v_half), a) in kicked.iter_mut().zip(velocity.iter()).zip(a) {
+            *w = v_half + a * (0.5 * h);
+        }
+        let nu = self.nu.as_mut_slice();
+        core.system.jacobian_times(Point::End, kicked, nu);
+        core.system.solve_projection(nu, t)?;
+        factorizations += 1;
+        core.system
+            .constraint_direction(Point::End, nu, core.direction.as_mut_slice());
+        for ((v_next, w), d) in velocity
+            .iter_mut()
+            .zip(kicked.iter())
+            .zip(core.direction.as_slice())
+        {
+            *v_next = w - d;
+        }
+        check_finite_slice(velocity, "v", t)?;
+
+        let continued = self.ended
+            && self.end_t.to_bits() == t.to_bits()
+            && same_bits(self.end_q.as_slice(), q)
+            && same_bits(self.end_v.as_slice(), v);
+        let lambda_scale = 2.0 / (h * h);
+        for ((lambda, averaged), (mu, previous)) in self
+            .multipliers
+            .as_mut_slice()
+            .iter_mut()
+            .zip(self.averaged_multipliers.as_mut_slice())
+            .zip(
+                core.mu
+                    .as_slice()
+                    .iter()
+                    .zip(self.velocity_multipliers.as_slice()),
+            )
+        {
+            *lambda = mu * lambda_scale;
+            *averaged = (previous + *lambda) * 0.5;
+        }
+        self.averaged = continued;
+        for (velocity_multiplier, nu) in self
+            .velocity_multipliers
+            .as_mut_slice()
+            .iter_mut()
+            .zip(nu.iter())
+        {
+            *velocity_multiplier = nu * (2.0 / h);
+        }
+        q.copy_from_slice(core.trial.as_slice());
+        v.copy_from_slice(velocity);
+        core.carry(q, t_next);
+        self.end_t = t_next;
+        self.end_q.as_mut_slice().copy_from_slice(q);
+        self.end_v.as_mut_slice().copy_from_slice(v);
+        self.ended = true;
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: iterations,
+        })
+    }
+}
+
+impl<const N: usize, const M: usize> RattleScheme<DenseProjection<N, M>> {
+    /// Creates a RATTLE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
+    /// 50 Newton iterations per step; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Self::with_system(h, DenseProjection::default())
+    }
+}
+
+impl RattleScheme<SparseProjection> {
+    /// Creates a RATTLE stepper with step size `h` for `model`: analyses the patterns of `G`
+    /// and `G M⁻¹ Gᵀ` and sizes every buffer, so that no step allocates; Newton tolerance
+    /// factor `1e-13`, at most 50 Newton iterations per step.
+    ///
+    /// Fails with `BadStepSize` unless `h` is positive and finite, and with `InvalidModel` if
+    /// the body sizes do not add up to the number of coordinates, a pattern entry lies outside
+    /// the model, or a row has no entry.
+    pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + SparseHolonomic + ?Sized,
+    {
+        Self::with_system(h, SparseProjection::new(model)?)
     }
 }
 
@@ -108,49 +283,32 @@ where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("RATTLE")?;
-        crate::integrators::checks::check_parameters(model)?;
+        check_constant_mass::<Model, N>("RATTLE")?;
+        check_parameters(model)?;
         check_state(state)?;
-        let (h, t) = (self.core.h, state.t);
-        let t_next = t + h;
-        let (start, mut factorizations) = self.core.start(model, state)?;
-        let kicked = state.v + start.acceleration * (0.5 * h);
-        let predictor = state.q + kicked * h;
-        check_finite(&predictor, "q", t)?;
-        let projected = self.core.project(model, &predictor, &start, t_next, t)?;
-        factorizations += projected.factorizations;
-        // v_{k+½} = (q_{k+1} − q_k)/h, without the cancellation of that difference.
-        let v_half = kicked - start.minv_jac_t * (projected.mu * (1.0 / h));
+        let report = self.advance(
+            model,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
+        )?;
+        state.t += self.core.h;
+        Ok(report)
+    }
+}
 
-        let (end, count) = self
-            .core
-            .point_at(model, &projected.q, t_next, projected.jac, t)?;
-        factorizations += count;
-        let w = v_half + end.acceleration * (0.5 * h);
-        let schur = Cholesky::try_new(&(end.jac * end.minv_jac_t))
-            .map_err(StepError::linear_algebra("G M⁻¹ Gᵀ", t))?;
-        factorizations += 1;
-        let nu = schur.solve(&(end.jac * w));
-        let v_next = w - end.minv_jac_t * nu;
-        check_finite(&v_next, "v", t)?;
-
-        let continued = self.end.is_some_and(|end| {
-            end.t.to_bits() == state.t.to_bits()
-                && same_bits(&end.q, &state.q)
-                && same_bits(&end.v, &state.v)
-        });
-        let lambda = projected.mu * (2.0 / (h * h));
-        self.averaged_multipliers = continued.then(|| (self.velocity_multipliers + lambda) * 0.5);
-        self.core.carried = Some(end);
-        self.multipliers = lambda;
-        self.velocity_multipliers = nu * (2.0 / h);
-        state.q = projected.q;
-        state.v = v_next;
-        state.t = t_next;
-        self.end = Some(*state);
-        Ok(StepReport {
-            factorizations,
-            newton_iterations: projected.iterations,
-        })
+#[diagnostic::do_not_recommend]
+impl<Model> SparseIntegrator<Model> for SparseRattle
+where
+    Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        check_mass_is_constant(model.constant_mass(), "RATTLE")?;
+        check_parameter(model.non_finite_parameter())?;
+        check_dyn_state(state, model.coordinate_count())?;
+        self.core.system.check_model(model)?;
+        let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
+        state.t += self.core.h;
+        Ok(report)
     }
 }

@@ -1,15 +1,21 @@
-//! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet.
+//! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet, on both tiers.
 
-use nalgebra::SVector;
-
-use super::{check_finite, shared_builders, Core};
+use super::{
+    shared_builders, Core, DenseProjection, Point, ProjectionAcceleration, ProjectionModel,
+    ProjectionSystem, Slice, SparseProjection,
+};
 use crate::error::StepError;
-use crate::integrators::explicit::{acceleration, check_state};
-use crate::integrators::{Integrator, StepReport};
-use crate::model::{Holonomic, Inertia, Potential};
-use crate::state::State;
+use crate::integrators::checks::{
+    check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_parameter, check_parameters, check_state,
+};
+use crate::integrators::{Integrator, SparseIntegrator, StepReport};
+use crate::model::{
+    Holonomic, Inertia, Potential, SparseHolonomic, SparseInertia, SparsePotential,
+};
+use crate::state::{DynState, State};
 
-/// SHAKE for `M` holonomic constraints `g(q) = 0` on `N` coordinates.
+/// SHAKE for `M` holonomic constraints `g(q) = 0` on `N` coordinates, on the fixed-size tier.
 ///
 /// From J.-P. Ryckaert, G. Ciccotti and H. J. C. Berendsen, *Numerical integration of the
 /// cartesian equations of motion of a system with constraints* (J. Comput. Phys. 23, 1977), the
@@ -24,37 +30,73 @@ use crate::state::State;
 /// v_{k+½} = (q_{k+1} − q_k) / h
 /// ```
 ///
-/// so `M q̈ = −∇V(q) − G(q)ᵀ λ` is the sign convention of [`multipliers`](Self::multipliers).
-/// `λ_k` is found by full Newton iteration on `μ = h² λ_k` (an LU factorization of
-/// `G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ` per iteration), not by the original one-constraint-at-a-time sweep; the
-/// iterations are reported in [`StepReport::newton_iterations`]. Positions are second order;
-/// the velocity is the staggered `v_{k+½}`, first order as an approximation of `q̇(t_{k+1})`.
+/// so `M q̈ = −∇V(q) − G(q)ᵀ λ` is the sign convention of
+/// [`multipliers`](ShakeScheme::multipliers). `λ_k` is found by full Newton iteration on
+/// `μ = h² λ_k` (a factorization of `G(q⁽ⁱ⁾) M⁻¹ G(q_k)ᵀ` per iteration, see the
+/// [module docs](super)), not by the original one-constraint-at-a-time sweep; the iterations are
+/// reported in [`StepReport::newton_iterations`]. Positions are second order; the velocity is
+/// the staggered `v_{k+½}`, first order as an approximation of `q̇(t_{k+1})`.
 ///
 /// **Starting.** A state holds `v(t_0)`, not `v_{−½}`: call
-/// [`stagger_velocity`](Self::stagger_velocity) once before the first step, or the `O(h)`
+/// [`stagger_velocity`](ShakeScheme::stagger_velocity) once before the first step, or the `O(h)`
 /// error of the initial velocity makes the positions only first order.
 ///
 /// The constraint Jacobian and the acceleration at `q_{k+1}` are carried to the next step and
-/// reused when the incoming `(q, t)` match bitwise; call [`reset`](Self::reset) after changing
-/// the model between steps. The scheme assumes a constant `M` (its Cholesky factor is reused
-/// while `M` is unchanged); a configuration-dependent `M(q)` is evaluated at `q_k`. Errors:
-/// `Singular` if the Newton matrix is singular (e.g. `G` not of full rank), `NewtonDiverged`
-/// if Newton does not converge; the state is then unchanged.
-#[derive(Clone, Copy, Debug)]
-pub struct Shake<const N: usize, const M: usize> {
-    core: Core<N, M>,
-    multipliers: SVector<f64, M>,
+/// reused when the incoming `(q, t)` match bitwise; call [`reset`](ShakeScheme::reset) after
+/// changing the model between steps. The scheme assumes a constant `M` (its factor is reused
+/// while `M` is unchanged). Errors: `Singular` if the Newton matrix is singular (e.g. `G` not of
+/// full rank), `NewtonDiverged` if Newton does not converge, `OffManifold` for a fresh state
+/// off the constraints; the state is then unchanged.
+pub type Shake<const N: usize, const M: usize> = ShakeScheme<DenseProjection<N, M>>;
+
+/// SHAKE on the sparse tier: the scheme of [`Shake`] for a model with sizes known at
+/// construction ([`SparseInertia`] with a constant block-diagonal `M`, [`SparsePotential`],
+/// [`SparseHolonomic`]), with the linear algebra of [`SparseProjection`].
+///
+/// # Example
+///
+/// ```
+/// use mechanism_runtime::reference::PendulumChain;
+/// use mechanism_runtime::{SparseIntegrator, SparseShake};
+///
+/// let chain = PendulumChain::tao_owhadi(100);
+/// let mut state = chain.tao_owhadi_state();
+/// let mut shake = SparseShake::new(&chain, 0.05)?; // patterns analysed, scratch sized
+/// shake.stagger_velocity(&chain, &mut state)?;
+/// for _ in 0..20 {
+///     shake.step(&chain, &mut state)?; // no allocation
+/// }
+/// assert_eq!(shake.multipliers().len(), 100);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type SparseShake = ShakeScheme<SparseProjection>;
+
+/// The SHAKE scheme over a tier's [`ProjectionSystem`] `S`; use it through [`Shake`] or
+/// [`SparseShake`], whose docs give the equations.
+#[derive(Clone, Debug)]
+pub struct ShakeScheme<S: ProjectionSystem> {
+    core: Core<S>,
+    /// `v_{k+½}` of the step under way.
+    velocity: S::Coordinates,
+    multipliers: S::Rows,
 }
 
-shared_builders!(Shake);
+impl<S> Copy for ShakeScheme<S>
+where
+    S: ProjectionSystem + Copy,
+    S::Coordinates: Copy,
+    S::Rows: Copy,
+{
+}
 
-impl<const N: usize, const M: usize> Shake<N, M> {
-    /// Creates a SHAKE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
-    /// 50 Newton iterations per step; fails unless `h` is positive and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(Shake {
-            core: Core::new(h)?,
-            multipliers: SVector::zeros(),
+shared_builders!(ShakeScheme);
+
+impl<S: ProjectionSystem> ShakeScheme<S> {
+    fn with_system(h: f64, system: S) -> Result<Self, StepError> {
+        Ok(ShakeScheme {
+            velocity: system.zero_coordinates(),
+            multipliers: system.zero_rows(),
+            core: Core::new(h, system)?,
         })
     }
 
@@ -64,10 +106,94 @@ impl<const N: usize, const M: usize> Shake<N, M> {
     /// **Accuracy.** `λ_k` enters the symmetric two-step scheme at `q_k`, and is a
     /// **second-order** approximation of the exact multiplier `λ(t_k)` when the run was started
     /// with [`stagger_velocity`](Self::stagger_velocity) (it is then RATTLE's
-    /// [`averaged_multipliers`](crate::Rattle::averaged_multipliers) of the same positions);
-    /// without it the whole run, positions included, is only first order.
-    pub fn multipliers(&self) -> &SVector<f64, M> {
+    /// [`averaged_multipliers`](super::RattleScheme::averaged_multipliers) of the same
+    /// positions); without it the whole run, positions included, is only first order.
+    pub fn multipliers(&self) -> &S::Rows {
         &self.multipliers
+    }
+
+    /// Replaces `v(t_0)` by `v_{−½} = v(t_0) + ½ h M⁻¹ ∇V(q_0)`; on error `v` is unchanged.
+    fn stagger<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &[f64],
+        v: &mut [f64],
+    ) -> Result<(), StepError>
+    where
+        S: ProjectionAcceleration<Model>,
+    {
+        let core = &mut self.core;
+        let a = core.direction.as_mut_slice();
+        core.system.acceleration_at(model, q, t, a)?;
+        let staggered = self.velocity.as_mut_slice();
+        for ((s, v), a) in staggered.iter_mut().zip(v.iter()).zip(a.iter()) {
+            *s = v - a * (0.5 * core.h);
+        }
+        check_finite_slice(staggered, "v", t)?;
+        v.copy_from_slice(staggered);
+        Ok(())
+    }
+
+    /// Runs one step from `(t, q, v)`; writes `q_{k+1}`, `v_{k+½}` only on success.
+    fn advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<StepReport, StepError>
+    where
+        S: ProjectionModel<Model>,
+    {
+        let core = &mut self.core;
+        let h = core.h;
+        let t_next = t + h;
+        let mut factorizations = core.start(model, q, t)?;
+        let a = core.system.acceleration(Point::Start);
+        for (((p, q), v), a) in core
+            .predictor
+            .as_mut_slice()
+            .iter_mut()
+            .zip(q.iter())
+            .zip(v.iter())
+            .zip(a)
+        {
+            *p = q + v * h + a * (h * h);
+        }
+        core.check_predictor(t)?;
+        let iterations = core.project(model, t_next, t)?;
+        factorizations += iterations;
+        let velocity = self.velocity.as_mut_slice();
+        core.half_step_velocity(v, h, 1.0 / h, velocity);
+        check_finite_slice(velocity, "v", t)?;
+        factorizations += core
+            .system
+            .complete(model, Point::End, core.trial.as_slice(), t)?;
+
+        for (lambda, mu) in self
+            .multipliers
+            .as_mut_slice()
+            .iter_mut()
+            .zip(core.mu.as_slice())
+        {
+            *lambda = mu * (1.0 / (h * h));
+        }
+        q.copy_from_slice(core.trial.as_slice());
+        v.copy_from_slice(velocity);
+        core.carry(q, t_next);
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: iterations,
+        })
+    }
+}
+
+impl<const N: usize, const M: usize> ShakeScheme<DenseProjection<N, M>> {
+    /// Creates a SHAKE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
+    /// 50 Newton iterations per step; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Self::with_system(h, DenseProjection::default())
     }
 
     /// Replaces the velocity `v(t_0)` of `state` by the half-step velocity that SHAKE carries,
@@ -84,13 +210,42 @@ impl<const N: usize, const M: usize> Shake<N, M> {
     where
         Model: Inertia<N> + Potential<N>,
     {
-        crate::integrators::checks::check_parameters(model)?;
+        check_parameters(model)?;
         check_state(state)?;
-        let (a, _, _) = acceleration(model, &mut self.core.mass, &state.q, state.t)?;
-        let v = state.v - a * (0.5 * self.core.h);
-        check_finite(&v, "v", state.t)?;
-        state.v = v;
-        Ok(())
+        self.stagger(model, state.t, state.q.as_slice(), state.v.as_mut_slice())
+    }
+}
+
+impl ShakeScheme<SparseProjection> {
+    /// Creates a SHAKE stepper with step size `h` for `model`: analyses the patterns of `G` and
+    /// `G M⁻¹ Gᵀ` and sizes every buffer, so that no step allocates; Newton tolerance factor
+    /// `1e-13`, at most 50 Newton iterations per step.
+    ///
+    /// Fails with `BadStepSize` unless `h` is positive and finite, and with `InvalidModel` if
+    /// the body sizes do not add up to the number of coordinates, a pattern entry lies outside
+    /// the model, or a row has no entry.
+    pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + SparseHolonomic + ?Sized,
+    {
+        Self::with_system(h, SparseProjection::new(model)?)
+    }
+
+    /// Replaces the velocity `v(t_0)` of `state` by `v_{−½} = v(t_0) + ½ h M⁻¹ ∇V(q_0)`, as
+    /// [`Shake::stagger_velocity`](ShakeScheme::stagger_velocity); on error `state` is
+    /// unchanged.
+    pub fn stagger_velocity<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<(), StepError>
+    where
+        Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
+    {
+        check_parameter(model.non_finite_parameter())?;
+        check_dyn_state(state, model.coordinate_count())?;
+        self.core.system.check_model(model)?;
+        self.stagger(model, state.t, &state.q, &mut state.v)
     }
 }
 
@@ -100,33 +255,32 @@ where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("SHAKE")?;
-        crate::integrators::checks::check_parameters(model)?;
+        check_constant_mass::<Model, N>("SHAKE")?;
+        check_parameters(model)?;
         check_state(state)?;
-        let (h, t) = (self.core.h, state.t);
-        let t_next = t + h;
-        let (start, mut factorizations) = self.core.start(model, state)?;
-        let predictor = state.q + state.v * h + start.acceleration * (h * h);
-        check_finite(&predictor, "q", t)?;
-        let projected = self.core.project(model, &predictor, &start, t_next, t)?;
-        factorizations += projected.factorizations;
-        // v_{k+½} = (q_{k+1} − q_k)/h, without the cancellation of that difference.
-        let v_next =
-            state.v + start.acceleration * h - start.minv_jac_t * (projected.mu * (1.0 / h));
-        check_finite(&v_next, "v", t)?;
-        let (end, count) = self
-            .core
-            .point_at(model, &projected.q, t_next, projected.jac, t)?;
-        factorizations += count;
+        let report = self.advance(
+            model,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
+        )?;
+        state.t += self.core.h;
+        Ok(report)
+    }
+}
 
-        self.core.carried = Some(end);
-        self.multipliers = projected.mu * (1.0 / (h * h));
-        state.q = projected.q;
-        state.v = v_next;
-        state.t = t_next;
-        Ok(StepReport {
-            factorizations,
-            newton_iterations: projected.iterations,
-        })
+#[diagnostic::do_not_recommend]
+impl<Model> SparseIntegrator<Model> for SparseShake
+where
+    Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        check_mass_is_constant(model.constant_mass(), "SHAKE")?;
+        check_parameter(model.non_finite_parameter())?;
+        check_dyn_state(state, model.coordinate_count())?;
+        self.core.system.check_model(model)?;
+        let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
+        state.t += self.core.h;
+        Ok(report)
     }
 }
