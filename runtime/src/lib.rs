@@ -81,9 +81,10 @@ pub use discrete_gradient::{
 };
 pub use error::StepError;
 pub use integrators::energy_momentum::Livens;
-pub use integrators::explicit::{Rk4, SymplecticEuler, Verlet};
+pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::Langevin;
 pub use integrators::linearly_implicit::{
+    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
     SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };

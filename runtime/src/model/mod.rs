@@ -26,6 +26,11 @@ pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
 pub use sparse::{
     SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
 };
+pub use sparse::{
+    SparseHolonomicHessians, SparsePenalizedHessian, SparsePenalizedPotential,
+    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
+    SparsePotentialThirdDerivative, SparseSplitPotential,
+};
 
 /// Names a model's coordinates and parameters, for output files and error messages.
 pub trait Configuration<const N: usize> {

@@ -14,7 +14,7 @@ mod verlet;
 
 pub use rk4::Rk4;
 pub use symplectic_euler::SymplecticEuler;
-pub use verlet::Verlet;
+pub use verlet::{ExplicitAcceleration, SparseVerlet, Verlet};
 
 use nalgebra::SVector;
 
