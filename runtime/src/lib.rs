@@ -84,9 +84,9 @@ pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::Langevin;
 pub use integrators::linearly_implicit::{
-    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
+    SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,

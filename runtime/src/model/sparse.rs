@@ -261,8 +261,7 @@ impl<Model: SparsePenalizedPotential> SparsePotential for super::Penalized<Model
         self.model.penalized_potential(self.omega, q)
     }
     fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
-        self.model
-            .penalized_potential_gradient(self.omega, q, grad);
+        self.model.penalized_potential_gradient(self.omega, q, grad);
     }
 }
 
@@ -272,8 +271,7 @@ impl<Model: SparsePenalizedHessian> SparsePotentialHessian for super::Penalized<
         self.model.penalized_hessian_pattern()
     }
     fn potential_hessian(&self, q: &[f64], hess: &mut [f64]) {
-        self.model
-            .penalized_potential_hessian(self.omega, q, hess);
+        self.model.penalized_potential_hessian(self.omega, q, hess);
     }
     fn potential_gradient_hessian(&self, q: &[f64], grad: &mut [f64], hess: &mut [f64]) {
         self.model

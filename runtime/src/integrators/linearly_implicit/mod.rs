@@ -9,16 +9,17 @@ mod zhang_skeel;
 
 pub use carried::{
     AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, FullHessian, ImplicitAcceleration,
-    ImplicitSolve, MassSolve, RuleDefaults, RuleName, SparseSystem, StiffHessian,
-    ThirdContraction, UsesBeta,
+    ImplicitSolve, MassSolve, RuleDefaults, RuleName, SparseSystem, StiffHessian, ThirdContraction,
+    UsesBeta,
 };
-pub use newmark::{Newmark, NewtonAcceleration, NewmarkOneIteration, PushForwardNewmark};
+pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use spook::{
     DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,
 };
 pub use stiff::{
-    holonomic_penalty_hessian, PenaltyHessian, SparseZhangSkeelStiff, SplitPotential, ZhangSkeelStiff,
+    holonomic_penalty_hessian, PenaltyHessian, SparseZhangSkeelStiff, SplitPotential,
+    ZhangSkeelStiff,
 };
 pub use zhang_skeel::{
     FullAcceleration, SparseZhangSkeel, SparseZhangSkeelSimplified, ZhangSkeel,

@@ -248,7 +248,8 @@ pub(super) fn check_beta(beta: f64) -> Result<f64, StepError> {
         Err(StepError::BadParameter {
             name: "beta",
             value: beta,
-            requirement: "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
+            requirement:
+                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
         })
     }
 }

@@ -17,7 +17,9 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::carried::{CarriedScheme, DenseSystem, ImplicitAcceleration, SparseSystem, StiffHessian};
+use super::carried::{
+    CarriedScheme, DenseSystem, ImplicitAcceleration, SparseSystem, StiffHessian,
+};
 use crate::model::{HolonomicHessians, Penalized, PenalizedHessian, Potential};
 use crate::reference::DoublePendulum;
 

@@ -2,8 +2,8 @@
 //! as variational integrators (Tao and Owhadi 2014), on both tiers.
 
 use super::carried::{
-    AccelerationRule, CarriedScheme, DenseSystem, FullHessian, ImplicitAcceleration,
-    ImplicitSolve, MassSolve, RuleDefaults, SparseSystem, ThirdContraction, UsesBeta,
+    AccelerationRule, CarriedScheme, DenseSystem, FullHessian, ImplicitAcceleration, ImplicitSolve,
+    MassSolve, RuleDefaults, SparseSystem, ThirdContraction, UsesBeta,
 };
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
@@ -84,7 +84,8 @@ pub type ZhangSkeelSimplified<const N: usize> =
 /// factored by a sparse `LDLᵀ` analysed in
 /// [`SparseZhangSkeelSimplified::new`](CarriedScheme::new)`(&model, h)` (positive definite
 /// required, see [`SparseSystem`]); no allocation per step.
-pub type SparseZhangSkeelSimplified = CarriedScheme<SparseSystem, ImplicitAcceleration<FullHessian>>;
+pub type SparseZhangSkeelSimplified =
+    CarriedScheme<SparseSystem, ImplicitAcceleration<FullHessian>>;
 
 /// The acceleration of full Z&S: `f = a − ½ β² h⁴ M⁻¹ (a·V‴·a)` with
 /// `a = −(M + βh² Hess V)⁻¹ ∇V`.

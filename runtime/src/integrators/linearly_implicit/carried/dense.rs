@@ -4,8 +4,8 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{
-    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, RuleDefaults,
-    StiffHessian, ThirdContraction,
+    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, RuleDefaults, StiffHessian,
+    ThirdContraction,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{

@@ -297,7 +297,13 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         )?;
         add(&mut report, cost);
         let (a_k, a_next) = (self.carried_a.as_ref(), self.a_next.as_ref());
-        for (((v_next, v), a), b) in self.v_next.as_mut().iter_mut().zip(&*v).zip(a_k).zip(a_next)
+        for (((v_next, v), a), b) in self
+            .v_next
+            .as_mut()
+            .iter_mut()
+            .zip(&*v)
+            .zip(a_k)
+            .zip(a_next)
         {
             *v_next = v + 0.5 * h * (a + b);
         }

@@ -115,7 +115,11 @@ impl SparseSystem {
         Ok(SparseSystem {
             mass_blocks: vec![0.0; offset],
             mass,
-            mass_slots: slots[..mass_end].iter().copied().zip(mass_entries).collect(),
+            mass_slots: slots[..mass_end]
+                .iter()
+                .copied()
+                .zip(mass_entries)
+                .collect(),
             hessian_slots: slots[mass_end..].to_vec(),
             hessian: vec![0.0; hessian.len()],
             values: vec![0.0; ldlt.value_count()],
@@ -295,15 +299,21 @@ macro_rules! sparse_constructor {
 }
 
 sparse_constructor!(ExplicitAcceleration, [SparsePotential], |model| &[]);
-sparse_constructor!(ImplicitAcceleration<FullHessian>, [SparsePotentialHessian], |model| {
-    model.hessian_pattern()
-});
-sparse_constructor!(ImplicitAcceleration<StiffHessian>, [SparseSplitPotential], |model| {
-    model.stiff_hessian_pattern()
-});
-sparse_constructor!(FullAcceleration, [SparsePotentialThirdDerivative], |model| {
-    model.hessian_pattern()
-});
+sparse_constructor!(
+    ImplicitAcceleration<FullHessian>,
+    [SparsePotentialHessian],
+    |model| { model.hessian_pattern() }
+);
+sparse_constructor!(
+    ImplicitAcceleration<StiffHessian>,
+    [SparseSplitPotential],
+    |model| { model.stiff_hessian_pattern() }
+);
+sparse_constructor!(
+    FullAcceleration,
+    [SparsePotentialThirdDerivative],
+    |model| { model.hessian_pattern() }
+);
 
 #[diagnostic::do_not_recommend]
 impl<Model, R> SparseIntegrator<Model> for CarriedScheme<SparseSystem, R>
