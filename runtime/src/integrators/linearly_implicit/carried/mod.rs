@@ -45,12 +45,10 @@ use crate::integrators::StepReport;
 /// [`LinearSolver`](crate::linalg::LinearSolver): [`DenseSystem`] with `SMatrix` kernels
 /// (`Option<SymmetricFactor<N>>`, a cached Cholesky factor of `M`), [`SparseSystem`] with one
 /// sparse `LDLᵀ` of `M + βh² H` on the union of the mass blocks' and the Hessian's patterns,
-/// analysed when the integrator is built for a model, and a [`BlockMassFactor`] for `M⁻¹`.
+/// analysed when the integrator is built for a model, and a factor of the mass blocks for `M⁻¹`.
 /// Rather than expressing the fixed-size tier through the sparse traits, the fixed-size tier
 /// keeps its `SMatrix` model traits (what `mechanism!` generates) and its stack storage; the two
 /// tiers are checked against each other step by step in `runtime/tests/sparse_zhang_skeel.rs`.
-///
-/// [`BlockMassFactor`]: crate::integrators::mass_factor
 #[derive(Clone, Copy, Debug)]
 pub struct CarriedScheme<S: CarriedTier, R> {
     pub(crate) h: f64,
