@@ -32,7 +32,10 @@ impl<const N: usize> MassFactor<N> {
                 }
             }
         }
-        let chol = Cholesky::try_new(m).map_err(StepError::linear_algebra("mass matrix", t))?;
+        let wrap = StepError::linear_algebra("mass matrix", t);
+        let mut solver: Option<Cholesky<N>> = None;
+        solver.factor(m).map_err(&wrap)?;
+        let chol = solver.ok_or(LinalgError::NotFactored).map_err(&wrap)?;
         self.cached = constant.then_some((*m, chol));
         Ok((chol, 1))
     }
