@@ -123,6 +123,58 @@ fn sparse_tier_follows_the_fixed_size_tier_on_penalized_chains() {
 }
 
 #[test]
+fn sparse_tier_follows_the_fixed_size_tier_on_the_penalized_ladder() {
+    // L = 1: 4 rods, 16 coordinates, 14 penalized rows (unit rows quadratic, joints linear),
+    // ω = 20, h = 1/600 for 1000 steps (T = 1.67 s of the falling ladder, as for SPOOK in
+    // `sparse_spook.rs`, before its chaotic amplification of round-off).
+    let model = Penalized::new(SpookLadder::new(1), OMEGA);
+    let start = model.model.horizontal_state();
+    let fixed = AsFixed(&model);
+    let h = 1.0 / 600.0;
+    let distances = [
+        follow(
+            &fixed,
+            Verlet::<16>::new(h).unwrap(),
+            &model,
+            SparseVerlet::new(&model, h).unwrap(),
+            &start,
+            1000,
+        ),
+        follow(
+            &fixed,
+            ZhangSkeelSimplified::<16>::new(h).unwrap(),
+            &model,
+            SparseZhangSkeelSimplified::new(&model, h).unwrap(),
+            &start,
+            1000,
+        ),
+        follow(
+            &fixed,
+            ZhangSkeel::<16>::new(h).unwrap(),
+            &model,
+            SparseZhangSkeel::new(&model, h).unwrap(),
+            &start,
+            1000,
+        ),
+        follow(
+            &fixed,
+            ZhangSkeelStiff::<16>::new(h).unwrap(),
+            &model,
+            SparseZhangSkeelStiff::new(&model, h).unwrap(),
+            &start,
+            1000,
+        ),
+    ];
+    println!("ladder of 1: Verlet, Z&Ss, Z&S, stiff Z&Ss: {distances:?}");
+    for (name, distance) in ["Verlet", "Z&Ss", "Z&S", "stiff Z&Ss"]
+        .iter()
+        .zip(distances)
+    {
+        assert!(distance < 1e-12, "{name}, ladder of 1: {distance:e}");
+    }
+}
+
+#[test]
 fn tao_owhadi_chain_agrees_with_rattle() {
     // EXPERIMENTS-M2 §C: n = 10, ω = 20, β = 0.4, Z&S at h = 0.05 on the penalized chain,
     // RATTLE at h = 0.025 on the constrained one (V = +Σy, C1), T = 50. The penalty replaces
