@@ -12,11 +12,13 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use mechanism::runtime::model::{
     AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseInertia,
 };
+use mechanism::runtime::model::{PotentialHessian, SparsePenalizedPotential, SparsePenaltyHessian};
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
     DynState, Integrator, Rattle, SMatrix, SVector, SparseIntegrator, SparseRattle, SparseSpook,
     Spook, State,
 };
+use mechanism::runtime::{Penalized, SparseZhangSkeelStiff, ZhangSkeelSimplified};
 
 const H: f64 = 1.0 / 60.0;
 
@@ -262,6 +264,137 @@ fn rattle_dense_vs_sparse(c: &mut Criterion) {
     group.finish();
 }
 
+/// The penalty frequency of the Z&Ss benchmarks (Tao–Owhadi §4.2).
+const OMEGA: f64 = 20.0;
+
+/// The step size of the Z&Ss benchmarks on the chain (Tao–Owhadi §4.2).
+const ZSS_H: f64 = 0.05;
+
+/// Steps `model` with the sparse Z&Ss (stiff: the penalty's Hessian only) from `start`,
+/// restarting every 1000 steps.
+fn bench_sparse_zss<Model>(b: &mut criterion::Bencher<'_>, model: &Model, start: &DynState, h: f64)
+where
+    Model: SparseInertia + mechanism::runtime::model::SparseSplitPotential,
+{
+    let mut zss = SparseZhangSkeelStiff::new(model, h).expect("valid model");
+    let mut state = start.clone();
+    let mut steps = 0;
+    b.iter(|| {
+        if steps == 1000 {
+            state.clone_from(start);
+            zss.reset();
+            steps = 0;
+        }
+        steps += 1;
+        zss.step(black_box(model), &mut state).expect("step")
+    });
+}
+
+/// Benchmarks the sparse stiff Z&Ss step on the penalized models `build(size)` builds, per
+/// size, in the group `name`, with the size as the throughput (per-link cost).
+fn zss_scaling<Model>(
+    c: &mut Criterion,
+    name: &str,
+    sizes: &[usize],
+    h: f64,
+    build: impl Fn(usize) -> (Model, DynState),
+) where
+    Model: SparseInertia + mechanism::runtime::model::SparseSplitPotential,
+{
+    let mut group = c.benchmark_group(name);
+    for &size in sizes {
+        let (model, start) = build(size);
+        group.throughput(Throughput::Elements(size as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
+            bench_sparse_zss(b, &model, &start, h)
+        });
+    }
+    group.finish();
+}
+
+fn zss_chain(c: &mut Criterion) {
+    zss_scaling(c, "zss_chain", &[10, 100, 1000, 10_000], ZSS_H, |links| {
+        let chain = PendulumChain::tao_owhadi(links);
+        let start = chain.tao_owhadi_state();
+        (Penalized::new(chain, OMEGA), start)
+    });
+}
+
+fn zss_ladder(c: &mut Criterion) {
+    zss_scaling(c, "zss_ladder", &[10, 20, 100, 1000], H, |links| {
+        let ladder = SpookLadder::new(links);
+        let start = ladder.horizontal_state();
+        (Penalized::new(ladder, OMEGA), start)
+    });
+}
+
+/// The penalized chain of 10 pendula on the fixed-size tier: dense `M = I`, `∇W` and `Hess W`
+/// on stack arrays, from the chain's closed forms (the same arithmetic as the sparse tier, as
+/// generated straight-line code would be).
+struct FixedPenalizedChain(PendulumChain);
+
+/// The length of the chain's Hessian pattern for 10 links, `7 · 10 − 4`.
+const HESSIAN_ENTRIES: usize = 66;
+
+impl Inertia<20> for FixedPenalizedChain {
+    const CONSTANT_MASS: bool = true;
+    fn mass_matrix(&self, _q: &SVector<f64, 20>, m: &mut SMatrix<f64, 20, 20>) {
+        *m = SMatrix::identity();
+    }
+}
+
+impl Potential<20> for FixedPenalizedChain {
+    fn potential(&self, q: &SVector<f64, 20>) -> f64 {
+        self.0.penalized_potential(OMEGA, q.as_slice())
+    }
+    fn potential_gradient(&self, q: &SVector<f64, 20>, grad: &mut SVector<f64, 20>) {
+        self.0
+            .penalized_potential_gradient(OMEGA, q.as_slice(), grad.as_mut_slice());
+    }
+}
+
+impl PotentialHessian<20> for FixedPenalizedChain {
+    fn potential_hessian(&self, q: &SVector<f64, 20>, hess: &mut SMatrix<f64, 20, 20>) {
+        let mut values = [0.0; HESSIAN_ENTRIES];
+        self.0.penalty_hessian(OMEGA, q.as_slice(), &mut values);
+        hess.fill(0.0);
+        for (&(i, j), value) in self.0.penalty_hessian_pattern().iter().zip(&values) {
+            hess[(i, j)] = *value;
+            hess[(j, i)] = *value;
+        }
+    }
+}
+
+fn zss_chain_of_10(c: &mut Criterion) {
+    let mut group = c.benchmark_group("zss_chain_of_10");
+    let chain = PendulumChain::tao_owhadi(LINKS);
+    let start = chain.tao_owhadi_state();
+    let fixed = FixedPenalizedChain(chain.clone());
+    let sparse = Penalized::new(chain, OMEGA);
+    group.bench_function("sparse", |b| bench_sparse_zss(b, &sparse, &start, ZSS_H));
+    let fixed_start = State::<20>::new(
+        0.0,
+        start.q.clone().try_into().expect("20 coordinates"),
+        [0.0; 20],
+    );
+    // Z&Ss on the fixed size tier; the potential is linear, so it is stiff Z&Ss too.
+    let mut zss = ZhangSkeelSimplified::<20>::new(ZSS_H).expect("valid step size");
+    let mut state = fixed_start;
+    let mut steps = 0;
+    group.bench_function("fixed_size", |b| {
+        b.iter(|| {
+            if steps == 1000 {
+                state = fixed_start;
+                zss.reset();
+                steps = 0;
+            }
+            steps += 1;
+            zss.step(black_box(&fixed), &mut state).expect("step")
+        })
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     chain,
@@ -271,4 +404,5 @@ criterion_group!(
     rattle_ladder,
     rattle_dense_vs_sparse
 );
-criterion_main!(benches);
+criterion_group!(zss_benches, zss_chain, zss_ladder, zss_chain_of_10);
+criterion_main!(benches, zss_benches);

@@ -9,16 +9,16 @@
 //! | integrator | paper | needs |
 //! | --- | --- | --- |
 //! | [`Spook`], [`SparseSpook`] | Lacoursière 2007, eq. 24–29 | [`Inertia`] (constant), [`Potential`], [`Holonomic`], [`Nonholonomic`], [`AppliedForces`] |
-//! | [`ZhangSkeelSimplified`] (Z&Ss) | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] |
-//! | [`ZhangSkeel`] (Z&S) | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] |
-//! | [`ZhangSkeelStiff`] (stiff Z&Ss) | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] |
+//! | [`ZhangSkeelSimplified`] (Z&Ss), [`SparseZhangSkeelSimplified`] | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian)) |
+//! | [`ZhangSkeel`] (Z&S), [`SparseZhangSkeel`] | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] (sparse: [`SparsePotentialThirdDerivative`](model::SparsePotentialThirdDerivative)) |
+//! | [`ZhangSkeelStiff`] (stiff Z&Ss), [`SparseZhangSkeelStiff`] | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] (sparse: [`SparseSplitPotential`](model::SparseSplitPotential)) |
 //! | [`Newmark`], [`NewmarkOneIteration`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] |
 //! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`Inertia`], [`PotentialHessian`] |
 //! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
 //! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`] (constant), [`Potential`], [`Holonomic`] |
 //! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
-//! | [`SymplecticEuler`], [`Verlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
+//! | [`SymplecticEuler`], [`Verlet`], [`SparseVerlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
 //! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
 //! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
 //!
@@ -82,11 +82,12 @@ pub use discrete_gradient::{
 };
 pub use error::StepError;
 pub use integrators::energy_momentum::Livens;
-pub use integrators::explicit::{Rk4, SymplecticEuler, Verlet};
+pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SparseSpook, SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
+    SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,

@@ -27,6 +27,11 @@ pub use sparse::{
     SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
     SparseNonholonomic, SparsePotential,
 };
+pub use sparse::{
+    SparseHolonomicHessians, SparsePenalizedHessian, SparsePenalizedPotential,
+    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
+    SparsePotentialThirdDerivative, SparseSplitPotential,
+};
 
 /// Names a model's coordinates and parameters, for output files and error messages.
 pub trait Configuration<const N: usize> {

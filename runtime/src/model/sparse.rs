@@ -120,3 +120,195 @@ pub trait SparseHolonomicKinematics: SparseHolonomic {
     /// `vᵀ Hess gᵢ v`.
     fn constraint_acceleration_bias(&self, q: &[f64], v: &[f64], t: f64, out: &mut [f64]);
 }
+
+/// The Hessian `Hess V(q)` of a [`SparsePotential`] on a sparsity pattern fixed for the
+/// model's lifetime, for the linearly implicit integrators (Z&Ss, Z&S).
+///
+/// The pattern lists each structural nonzero once, as `(i, j)` in either triangle: an entry
+/// stands for both `H_ij` and `H_ji`, and a pair must not be listed twice (its values would
+/// add up). Values are written in the pattern's order.
+pub trait SparsePotentialHessian: SparsePotential {
+    /// Returns the structural nonzeros of `Hess V`, each unordered pair once.
+    fn hessian_pattern(&self) -> &[(usize, usize)];
+
+    /// Writes the values of `Hess V(q)` on its pattern into `hess`.
+    fn potential_hessian(&self, q: &[f64], hess: &mut [f64]);
+
+    /// Writes `∇V(q)` and `Hess V(q)` together; override to share work.
+    fn potential_gradient_hessian(&self, q: &[f64], grad: &mut [f64], hess: &mut [f64]) {
+        self.potential_gradient(q, grad);
+        self.potential_hessian(q, hess);
+    }
+}
+
+/// The third derivative of the potential contracted twice, `(a·V‴(q)·a)_i =
+/// Σ_{j,k} ∂³V/∂q_i∂q_j∂q_k a_j a_k = ∂_i (aᵀ Hess V(q) a)` with `a` held fixed, as a vector:
+/// full Z&S needs nothing more of `V‴` (Tao–Owhadi 2014, eq. 3), so no tensor is stored.
+pub trait SparsePotentialThirdDerivative: SparsePotentialHessian {
+    /// Writes `a·V‴(q)·a` into `out`.
+    fn potential_third_contraction(&self, q: &[f64], a: &[f64], out: &mut [f64]);
+}
+
+/// The weighted sum of the constraint Hessians, `Σ_k λ_k Hess g_k(q, t)`, on one pattern fixed
+/// for the model's lifetime: never `m` separate Hessians.
+///
+/// The pattern is the union of the patterns of the `Hess g_k`, each unordered pair once in
+/// either triangle (as for [`SparsePotentialHessian`]).
+pub trait SparseHolonomicHessians: SparseHolonomic {
+    /// Returns the structural nonzeros of `Σ_k λ_k Hess g_k`, each unordered pair once.
+    fn constraint_hessian_pattern(&self) -> &[(usize, usize)];
+
+    /// Writes the values of `Σ_k weights_k Hess g_k(q, t)` on its pattern into `hess`.
+    fn weighted_constraint_hessian(&self, q: &[f64], t: f64, weights: &[f64], hess: &mut [f64]);
+}
+
+/// The penalized potential `W(q) = V(q) + ½ ω² |g(q)|²` of a sparse-tier model (Tao–Owhadi
+/// 2014, eq. 7), the sparse twin of [`PenalizedPotential`](super::PenalizedPotential);
+/// [`Penalized`](super::Penalized) turns it into a [`SparsePotential`].
+pub trait SparsePenalizedPotential {
+    /// Returns `W(q)`.
+    fn penalized_potential(&self, omega: f64, q: &[f64]) -> f64;
+
+    /// Writes `∇W(q)` into `grad`.
+    fn penalized_potential_gradient(&self, omega: f64, q: &[f64], grad: &mut [f64]);
+}
+
+/// The Hessian of the penalized potential on a fixed pattern (conventions of
+/// [`SparsePotentialHessian`]), the sparse twin of
+/// [`PenalizedHessian`](super::PenalizedHessian).
+pub trait SparsePenalizedHessian: SparsePenalizedPotential {
+    /// Returns the structural nonzeros of `Hess W`, each unordered pair once.
+    fn penalized_hessian_pattern(&self) -> &[(usize, usize)];
+
+    /// Writes the values of `Hess W(q)` on its pattern into `hess`.
+    fn penalized_potential_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]);
+
+    /// Writes `∇W(q)` and `Hess W(q)` together; override to share work.
+    fn penalized_potential_gradient_hessian(
+        &self,
+        omega: f64,
+        q: &[f64],
+        grad: &mut [f64],
+        hess: &mut [f64],
+    ) {
+        self.penalized_potential_gradient(omega, q, grad);
+        self.penalized_potential_hessian(omega, q, hess);
+    }
+}
+
+/// `a·W‴(q)·a` of the penalized potential as a vector, the sparse twin of
+/// [`PenalizedThirdDerivative`](super::PenalizedThirdDerivative).
+pub trait SparsePenalizedThirdDerivative: SparsePenalizedHessian {
+    /// Writes `a·W‴(q)·a` into `out`.
+    fn penalized_potential_third_contraction(
+        &self,
+        omega: f64,
+        q: &[f64],
+        a: &[f64],
+        out: &mut [f64],
+    );
+}
+
+/// The Hessian of the penalty alone, `Hess(½ ω² |g|²) = ω² (Gᵀ G + Σ_k g_k Hess g_k)`, on a
+/// fixed pattern (conventions of [`SparsePotentialHessian`]); the sparse twin of
+/// [`PenaltyHessian`](crate::PenaltyHessian). With [`SparsePenalizedHessian`] it makes
+/// [`Penalized<Model>`](super::Penalized) a [`SparseSplitPotential`] with `ε⁻¹ V1 = ½ ω² |g|²`.
+/// Scleronomic constraints only, like the penalty itself.
+pub trait SparsePenaltyHessian {
+    /// Returns the structural nonzeros of the penalty Hessian, each unordered pair once.
+    fn penalty_hessian_pattern(&self) -> &[(usize, usize)];
+
+    /// Writes the values of `Hess(½ ω² |g(q)|²)` on its pattern into `hess`.
+    fn penalty_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]);
+}
+
+/// A potential `V = V0 + ε⁻¹ V1` split into a soft and a stiff part, the sparse twin of
+/// [`SplitPotential`](crate::SplitPotential): [`SparsePotential`] is the total `V`, this adds
+/// the Hessian of the stiff part on a fixed pattern (conventions of
+/// [`SparsePotentialHessian`]), for stiff Z&Ss.
+pub trait SparseSplitPotential: SparsePotential {
+    /// Returns the structural nonzeros of `ε⁻¹ Hess V1`, each unordered pair once.
+    fn stiff_hessian_pattern(&self) -> &[(usize, usize)];
+
+    /// Writes the values of `ε⁻¹ Hess V1(q)` on its pattern into `hess`.
+    fn stiff_hessian(&self, q: &[f64], hess: &mut [f64]);
+
+    /// Writes `∇V(q)` (total) and `ε⁻¹ Hess V1(q)` together; override to share work.
+    fn potential_gradient_stiff_hessian(&self, q: &[f64], grad: &mut [f64], hess: &mut [f64]) {
+        self.potential_gradient(q, grad);
+        self.stiff_hessian(q, hess);
+    }
+}
+
+/// The penalized model on the sparse tier: the constrained model's inertia, with `ω` checked
+/// as one of its parameters.
+impl<Model: SparseInertia> SparseInertia for super::Penalized<Model> {
+    fn coordinate_count(&self) -> usize {
+        self.model.coordinate_count()
+    }
+    fn body_sizes(&self) -> &[usize] {
+        self.model.body_sizes()
+    }
+    fn constant_mass(&self) -> bool {
+        self.model.constant_mass()
+    }
+    fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
+        self.model.mass_blocks(q, blocks);
+    }
+    fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64 {
+        self.model.kinetic_energy(q, v)
+    }
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        if !self.omega.is_finite() {
+            return Some(("omega", self.omega));
+        }
+        self.model.non_finite_parameter()
+    }
+}
+
+/// `V = W`, the penalized potential.
+impl<Model: SparsePenalizedPotential> SparsePotential for super::Penalized<Model> {
+    fn potential(&self, q: &[f64]) -> f64 {
+        self.model.penalized_potential(self.omega, q)
+    }
+    fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
+        self.model.penalized_potential_gradient(self.omega, q, grad);
+    }
+}
+
+/// `Hess V = Hess W`.
+impl<Model: SparsePenalizedHessian> SparsePotentialHessian for super::Penalized<Model> {
+    fn hessian_pattern(&self) -> &[(usize, usize)] {
+        self.model.penalized_hessian_pattern()
+    }
+    fn potential_hessian(&self, q: &[f64], hess: &mut [f64]) {
+        self.model.penalized_potential_hessian(self.omega, q, hess);
+    }
+    fn potential_gradient_hessian(&self, q: &[f64], grad: &mut [f64], hess: &mut [f64]) {
+        self.model
+            .penalized_potential_gradient_hessian(self.omega, q, grad, hess);
+    }
+}
+
+/// `a·V‴·a = a·W‴·a`.
+impl<Model: SparsePenalizedThirdDerivative> SparsePotentialThirdDerivative
+    for super::Penalized<Model>
+{
+    fn potential_third_contraction(&self, q: &[f64], a: &[f64], out: &mut [f64]) {
+        self.model
+            .penalized_potential_third_contraction(self.omega, q, a, out);
+    }
+}
+
+/// `W = V + ½ ω² |g|²` with `V0 = V` soft and `ε⁻¹ V1 = ½ ω² |g|²` stiff.
+impl<Model> SparseSplitPotential for super::Penalized<Model>
+where
+    Model: SparsePenalizedPotential + SparsePenaltyHessian,
+{
+    fn stiff_hessian_pattern(&self) -> &[(usize, usize)] {
+        self.model.penalty_hessian_pattern()
+    }
+    fn stiff_hessian(&self, q: &[f64], hess: &mut [f64]) {
+        self.model.penalty_hessian(self.omega, q, hess);
+    }
+}

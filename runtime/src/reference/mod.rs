@@ -13,6 +13,9 @@ pub mod planar_oscillator;
 pub mod spherical_pendulum;
 pub mod spook_ladder;
 
+#[cfg(test)]
+mod sparse_derivatives;
+
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
 pub use nonholonomic_particle::NonholonomicParticle;

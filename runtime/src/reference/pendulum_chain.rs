@@ -17,8 +17,9 @@
 //! [`PendulumChain::tao_owhadi`] and [`PendulumChain::tao_owhadi_state`].
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
-    SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseHolonomic, SparseHolonomicHessians, SparseHolonomicKinematics,
+    SparseInertia, SparseNonholonomic, SparsePenalizedHessian, SparsePenalizedPotential,
+    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotential,
 };
 use crate::state::DynState;
 
@@ -35,6 +36,10 @@ pub struct PendulumChain {
     body_sizes: Vec<usize>,
     /// The structural nonzeros of the constraint Jacobian, row by row.
     pattern: Vec<(usize, usize)>,
+    /// The block-tridiagonal pattern of the Hessians (penalty, penalized potential, constraint
+    /// Hessians): per link `i`, the upper triangle of bob `i`'s 2×2 block, then the block
+    /// coupling bob `i − 1` to bob `i`.
+    hessian_pattern: Vec<(usize, usize)>,
 }
 
 impl PendulumChain {
@@ -47,12 +52,22 @@ impl PendulumChain {
             }
             pattern.extend([(i, 2 * i), (i, 2 * i + 1)]);
         }
+        let mut hessian_pattern = Vec::with_capacity(7 * links);
+        for i in 0..links {
+            let (x, y) = (2 * i, 2 * i + 1);
+            hessian_pattern.extend([(x, x), (x, y), (y, y)]);
+            if i > 0 {
+                let (px, py) = (x - 2, y - 2);
+                hessian_pattern.extend([(px, x), (px, y), (py, x), (py, y)]);
+            }
+        }
         PendulumChain {
             mass,
             length,
             gravity,
             body_sizes: vec![2; links],
             pattern,
+            hessian_pattern,
         }
     }
 
@@ -171,5 +186,155 @@ impl SparseHolonomicKinematics for PendulumChain {
 /// No nonholonomic rows.
 impl SparseNonholonomic for PendulumChain {}
 
+impl PendulumChain {
+    /// Returns the offset of link `i`'s entries in the Hessian pattern: its diagonal block
+    /// (3 values) and, for `i > 0`, its coupling block (4 values) right after.
+    fn hessian_offset(i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            7 * i - 4
+        }
+    }
+
+    /// Adds the symmetric 2×2 block `[[b00, b01], [b01, b11]]` of link `i`, which acts on
+    /// `d_i = p_i − p_{i−1}`, to the Hessian values: `+B` on bobs `i` and `i − 1`, `−B` between.
+    fn add_link_block(hess: &mut [f64], i: usize, b00: f64, b01: f64, b11: f64) {
+        let at = Self::hessian_offset(i);
+        for (value, b) in hess[at..at + 3].iter_mut().zip([b00, b01, b11]) {
+            *value += b;
+        }
+        if i > 0 {
+            let before = Self::hessian_offset(i - 1);
+            for (value, b) in hess[before..before + 3].iter_mut().zip([b00, b01, b11]) {
+                *value += b;
+            }
+            for (value, b) in hess[at + 3..at + 7].iter_mut().zip([b00, b01, b01, b11]) {
+                *value -= b;
+            }
+        }
+    }
+
+    /// Adds the vector `w` of link `i` (a derivative with respect to `d_i`) to `out`: `+w` at
+    /// bob `i`, `−w` at bob `i − 1`.
+    fn add_link_vector(out: &mut [f64], i: usize, w: (f64, f64)) {
+        out[2 * i] += w.0;
+        out[2 * i + 1] += w.1;
+        if i > 0 {
+            out[2 * i - 2] -= w.0;
+            out[2 * i - 1] -= w.1;
+        }
+    }
+
+    /// Returns `c_i = |d_i|² − l²` and `d_i` of link `i`.
+    fn stretch(&self, q: &[f64], i: usize) -> (f64, (f64, f64)) {
+        let (dx, dy) = Self::link(q, i);
+        (dx * dx + dy * dy - self.length * self.length, (dx, dy))
+    }
+}
+
+/// `Σ_i λ_i Hess g_i`, with `Hess_d g_i = 2 I₂` on `d_i` (`shared/EXPERIMENTS-M2.md` §C.2
+/// assembly), on the block-tridiagonal pattern.
+impl SparseHolonomicHessians for PendulumChain {
+    fn constraint_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.hessian_pattern
+    }
+    fn weighted_constraint_hessian(&self, _q: &[f64], _t: f64, weights: &[f64], hess: &mut [f64]) {
+        hess.fill(0.0);
+        for (i, lambda) in weights.iter().enumerate() {
+            Self::add_link_block(hess, i, 2.0 * lambda, 0.0, 2.0 * lambda);
+        }
+    }
+}
+
+/// `W = m g Σ y_i + ½ ω² Σ_i c_i²`, `c_i = |d_i|² − l²` (Tao–Owhadi eq. 7), with the per-link
+/// closed forms of `shared/EXPERIMENTS-M2.md` §C.2: `∇_d φ_i = 2ω² c_i d_i`.
+impl SparsePenalizedPotential for PendulumChain {
+    fn penalized_potential(&self, omega: f64, q: &[f64]) -> f64 {
+        let penalty: f64 = (0..self.links())
+            .map(|i| self.stretch(q, i).0.powi(2))
+            .sum();
+        self.potential(q) + 0.5 * omega * omega * penalty
+    }
+    fn penalized_potential_gradient(&self, omega: f64, q: &[f64], grad: &mut [f64]) {
+        self.potential_gradient(q, grad);
+        let w2 = omega * omega;
+        for i in 0..self.links() {
+            let (c, (dx, dy)) = self.stretch(q, i);
+            Self::add_link_vector(grad, i, (2.0 * w2 * c * dx, 2.0 * w2 * c * dy));
+        }
+    }
+}
+
+/// `Hess W = Σ_i ∇²φ_i`, `∇²_d φ_i = 2ω² (c_i I + 2 d_i d_iᵀ)` (gravity is linear).
+impl SparsePenalizedHessian for PendulumChain {
+    fn penalized_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.hessian_pattern
+    }
+    fn penalized_potential_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+        hess.fill(0.0);
+        let w2 = 2.0 * omega * omega;
+        for i in 0..self.links() {
+            let (c, (dx, dy)) = self.stretch(q, i);
+            Self::add_link_block(
+                hess,
+                i,
+                w2 * (c + 2.0 * dx * dx),
+                w2 * 2.0 * dx * dy,
+                w2 * (c + 2.0 * dy * dy),
+            );
+        }
+    }
+}
+
+/// `a·W‴·a = Σ_i b·∇³φ_i·b`, `b·∇³_d φ_i·b = 4ω² (|b|² d_i + 2 (d_i·b) b)`,
+/// `b = a_i − a_{i−1}`.
+impl SparsePenalizedThirdDerivative for PendulumChain {
+    fn penalized_potential_third_contraction(
+        &self,
+        omega: f64,
+        q: &[f64],
+        a: &[f64],
+        out: &mut [f64],
+    ) {
+        out.fill(0.0);
+        let w4 = 4.0 * omega * omega;
+        for i in 0..self.links() {
+            let (dx, dy) = Self::link(q, i);
+            let (bx, by) = Self::link(a, i);
+            let (bb, db) = (bx * bx + by * by, dx * bx + dy * by);
+            let w = (
+                w4 * (bb * dx + 2.0 * db * bx),
+                w4 * (bb * dy + 2.0 * db * by),
+            );
+            Self::add_link_vector(out, i, w);
+        }
+    }
+}
+
+/// The potential is linear, so the penalty's Hessian is `Hess W`.
+impl SparsePenaltyHessian for PendulumChain {
+    fn penalty_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.hessian_pattern
+    }
+    fn penalty_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+        self.penalized_potential_hessian(omega, q, hess);
+    }
+}
+
 /// No non-potential forces.
 impl SparseAppliedForces for PendulumChain {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::sparse_derivatives::check_sparse_derivatives;
+
+    #[test]
+    fn derivatives_match_finite_differences() {
+        let chain = PendulumChain::new(4, 1.3, 1.1, 0.7);
+        // Off the constraints, with stretched and compressed rods (c of both signs).
+        let q = [0.9, -0.4, 1.6, -1.5, 2.9, -1.2, 3.1, -2.6];
+        check_sparse_derivatives(&chain, 3.0, &q);
+    }
+}

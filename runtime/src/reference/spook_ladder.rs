@@ -22,8 +22,9 @@
 //! pinned at `A_0`, so that it falls and swings about the pin.
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
-    SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseHolonomic, SparseHolonomicHessians, SparseHolonomicKinematics,
+    SparseInertia, SparseNonholonomic, SparsePenalizedHessian, SparsePenalizedPotential,
+    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotential,
 };
 use crate::state::DynState;
 
@@ -56,6 +57,15 @@ pub struct SpookLadder {
     joints: Vec<Joint>,
     body_sizes: Vec<usize>,
     pattern: Vec<(usize, usize)>,
+    /// Where each row's entries start in `pattern` (rows are listed in order), and the end.
+    row_starts: Vec<usize>,
+    /// The pattern of `Hess(½ω²|g|²)`: every pair of coordinates that share a row, once.
+    hessian_pattern: Vec<(usize, usize)>,
+    /// For each row, for each pair `(a, b ≥ a)` of its entries, the pair's slot in
+    /// `hessian_pattern`, row by row.
+    pair_slots: Vec<usize>,
+    /// The pattern of `Σ λ_k Hess g_k`: the diagonal of each rod's `u` (unit rows only).
+    constraint_hessian_pattern: Vec<(usize, usize)>,
 }
 
 impl SpookLadder {
@@ -100,17 +110,39 @@ impl SpookLadder {
             });
         }
         let mut pattern = Vec::new();
+        let mut row_starts = Vec::with_capacity(rods + 2 * joints.len() + 1);
         for rod in 0..rods {
+            row_starts.push(pattern.len());
             pattern.extend([(rod, 4 * rod + 2), (rod, 4 * rod + 3)]);
         }
         for (j, joint) in joints.iter().enumerate() {
             for axis in 0..2 {
                 let row = rods + 2 * j + axis;
+                row_starts.push(pattern.len());
                 for p in std::iter::once(joint.a).chain(joint.b) {
                     pattern.extend([(row, 4 * p.rod + axis), (row, 4 * p.rod + 2 + axis)]);
                 }
             }
         }
+        row_starts.push(pattern.len());
+        let mut slot_of = std::collections::BTreeMap::new();
+        let (mut hessian_pattern, mut pair_slots) = (Vec::new(), Vec::new());
+        for window in row_starts.windows(2) {
+            let columns = &pattern[window[0]..window[1]];
+            for (a, &(_, i)) in columns.iter().enumerate() {
+                for &(_, j) in &columns[a..] {
+                    let pair = (i.min(j), i.max(j));
+                    let slot = *slot_of.entry(pair).or_insert_with(|| {
+                        hessian_pattern.push(pair);
+                        hessian_pattern.len() - 1
+                    });
+                    pair_slots.push(slot);
+                }
+            }
+        }
+        let constraint_hessian_pattern = (0..rods)
+            .flat_map(|rod| [(4 * rod + 2, 4 * rod + 2), (4 * rod + 3, 4 * rod + 3)])
+            .collect();
         SpookLadder {
             mass,
             length,
@@ -120,6 +152,10 @@ impl SpookLadder {
             joints,
             body_sizes: vec![4; rods],
             pattern,
+            row_starts,
+            hessian_pattern,
+            pair_slots,
+            constraint_hessian_pattern,
         }
     }
 
@@ -277,6 +313,128 @@ impl SparseHolonomicKinematics for SpookLadder {
 /// No nonholonomic rows.
 impl SparseNonholonomic for SpookLadder {}
 
+impl SpookLadder {
+    /// Returns `g_k(q)` and writes row `k`'s Jacobian values, in pattern order, into `values`
+    /// (2 for a unit row, 2 or 4 for a joint row); returns the number written with `g_k`.
+    fn row(&self, q: &[f64], k: usize, values: &mut [f64; 4]) -> (f64, usize) {
+        let rods = self.rods();
+        if k < rods {
+            let (ux, uy) = (q[4 * k + 2], q[4 * k + 3]);
+            values[..2].copy_from_slice(&[ux, uy]);
+            return (0.5 * (ux * ux + uy * uy - 1.0), 2);
+        }
+        let (joint, axis) = ((k - rods) / 2, (k - rods) % 2);
+        let joint = &self.joints[joint];
+        let at = |p: RodPoint| q[4 * p.rod + axis] + p.offset * q[4 * p.rod + 2 + axis];
+        values[..2].copy_from_slice(&[1.0, joint.a.offset]);
+        match joint.b {
+            Some(b) => {
+                values[2..].copy_from_slice(&[-1.0, -b.offset]);
+                (at(joint.a) - at(b), 4)
+            }
+            None => (at(joint.a), 2),
+        }
+    }
+
+    /// Returns the number of constraint rows.
+    fn rows(&self) -> usize {
+        self.row_starts.len() - 1
+    }
+}
+
+/// `Σ_k λ_k Hess g_k`: only the unit rows `½(uᵀu − 1)` are curved, with `Hess = I` on `u`;
+/// the joint rows are linear in `q`.
+impl SparseHolonomicHessians for SpookLadder {
+    fn constraint_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.constraint_hessian_pattern
+    }
+    fn weighted_constraint_hessian(&self, _q: &[f64], _t: f64, weights: &[f64], hess: &mut [f64]) {
+        for (pair, lambda) in hess.chunks_exact_mut(2).zip(weights) {
+            pair.fill(*lambda);
+        }
+    }
+}
+
+/// `W = m g Σ y_r + ½ ω² Σ_k g_k²`, `∇W = ∇V + ω² Σ_k g_k ∇g_k`.
+impl SparsePenalizedPotential for SpookLadder {
+    fn penalized_potential(&self, omega: f64, q: &[f64]) -> f64 {
+        let mut values = [0.0; 4];
+        let penalty: f64 = (0..self.rows())
+            .map(|k| self.row(q, k, &mut values).0.powi(2))
+            .sum();
+        self.potential(q) + 0.5 * omega * omega * penalty
+    }
+    fn penalized_potential_gradient(&self, omega: f64, q: &[f64], grad: &mut [f64]) {
+        self.potential_gradient(q, grad);
+        let mut values = [0.0; 4];
+        for k in 0..self.rows() {
+            let (g, len) = self.row(q, k, &mut values);
+            let start = self.row_starts[k];
+            for (&(_, col), value) in self.pattern[start..start + len].iter().zip(&values) {
+                grad[col] += omega * omega * g * value;
+            }
+        }
+    }
+}
+
+/// `Hess W = ω² Σ_k (∇g_k ∇g_kᵀ + g_k Hess g_k)` (gravity is linear).
+impl SparsePenalizedHessian for SpookLadder {
+    fn penalized_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.hessian_pattern
+    }
+    fn penalized_potential_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+        hess.fill(0.0);
+        let w2 = omega * omega;
+        let mut values = [0.0; 4];
+        let mut pair = 0;
+        for k in 0..self.rows() {
+            let (g, len) = self.row(q, k, &mut values);
+            for a in 0..len {
+                for b in a..len {
+                    let curvature = if k < self.rods() && a == b { g } else { 0.0 };
+                    hess[self.pair_slots[pair]] += w2 * (values[a] * values[b] + curvature);
+                    pair += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `a·W‴·a = ω² Σ_k (2 (∇g_k·a) Hess g_k a + (a·Hess g_k·a) ∇g_k)` for rows with a constant
+/// `Hess g_k`: only the unit rows contribute, `ω² (2 (u·b) b + |b|² u)` with `b = a_u`.
+impl SparsePenalizedThirdDerivative for SpookLadder {
+    fn penalized_potential_third_contraction(
+        &self,
+        omega: f64,
+        q: &[f64],
+        a: &[f64],
+        out: &mut [f64],
+    ) {
+        out.fill(0.0);
+        let w2 = omega * omega;
+        for ((q, a), out) in q
+            .chunks_exact(4)
+            .zip(a.chunks_exact(4))
+            .zip(out.chunks_exact_mut(4))
+        {
+            let (ux, uy, bx, by) = (q[2], q[3], a[2], a[3]);
+            let (ub, bb) = (ux * bx + uy * by, bx * bx + by * by);
+            out[2] = w2 * (2.0 * ub * bx + bb * ux);
+            out[3] = w2 * (2.0 * ub * by + bb * uy);
+        }
+    }
+}
+
+/// The potential is linear, so the penalty's Hessian is `Hess W`.
+impl SparsePenaltyHessian for SpookLadder {
+    fn penalty_hessian_pattern(&self) -> &[(usize, usize)] {
+        &self.hessian_pattern
+    }
+    fn penalty_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+        self.penalized_potential_hessian(omega, q, hess);
+    }
+}
+
 /// No non-potential forces.
 impl SparseAppliedForces for SpookLadder {}
 
@@ -298,6 +456,14 @@ mod tests {
             ladder.constraints_and_jacobian(&state.q, 0.0, &mut g, &mut jac);
             assert!(g.iter().all(|g| g.abs() < 1e-15), "L = {links}: {g:?}");
         }
+    }
+
+    #[test]
+    fn penalized_derivatives_match_finite_differences() {
+        let ladder = SpookLadder::with_parameters(2, 1.5, 0.8, 0.3, 2.0);
+        let n = ladder.coordinate_count();
+        let q: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 * 0.1 - 0.4).collect();
+        crate::reference::sparse_derivatives::check_sparse_derivatives(&ladder, 2.5, &q);
     }
 
     #[test]

@@ -5,7 +5,11 @@ use mechanism_runtime::model::{
     AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseHolonomic, SparseInertia,
     SparseNonholonomic, SparsePotential,
 };
-use mechanism_runtime::{SMatrix, SVector};
+use mechanism_runtime::model::{
+    PotentialHessian, PotentialThirdDerivative, SparsePotentialHessian,
+    SparsePotentialThirdDerivative, SparseSplitPotential,
+};
+use mechanism_runtime::{SMatrix, SVector, SplitPotential};
 
 /// A sparse-tier model seen through the fixed-size traits (dense `M` and `G`), so that the
 /// fixed-size SPOOK can step exactly the same equations.
@@ -141,5 +145,51 @@ where
     ) {
         self.0
             .constraint_acceleration_bias(q.as_slice(), v.as_slice(), t, out.as_mut_slice());
+    }
+}
+
+/// Writes the dense symmetric matrix of values given on a sparse-tier pattern (each unordered
+/// pair once).
+fn symmetric_from_pattern<const N: usize>(
+    pattern: &[(usize, usize)],
+    values: &[f64],
+    out: &mut SMatrix<f64, N, N>,
+) {
+    out.fill(0.0);
+    for (&(i, j), value) in pattern.iter().zip(values) {
+        out[(i, j)] = *value;
+        out[(j, i)] = *value;
+    }
+}
+
+impl<Model: SparsePotentialHessian, const N: usize> PotentialHessian<N> for AsFixed<'_, Model> {
+    fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        let pattern = self.0.hessian_pattern();
+        let mut values = vec![0.0; pattern.len()];
+        self.0.potential_hessian(q.as_slice(), &mut values);
+        symmetric_from_pattern(pattern, &values, hess);
+    }
+}
+
+impl<Model: SparsePotentialThirdDerivative, const N: usize> PotentialThirdDerivative<N>
+    for AsFixed<'_, Model>
+{
+    fn potential_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    ) {
+        self.0
+            .potential_third_contraction(q.as_slice(), a.as_slice(), out.as_mut_slice());
+    }
+}
+
+impl<Model: SparseSplitPotential, const N: usize> SplitPotential<N> for AsFixed<'_, Model> {
+    fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        let pattern = self.0.stiff_hessian_pattern();
+        let mut values = vec![0.0; pattern.len()];
+        self.0.stiff_hessian(q.as_slice(), &mut values);
+        symmetric_from_pattern(pattern, &values, hess);
     }
 }

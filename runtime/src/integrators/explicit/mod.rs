@@ -14,11 +14,11 @@ mod verlet;
 
 pub use rk4::Rk4;
 pub use symplectic_euler::SymplecticEuler;
-pub use verlet::Verlet;
+pub use verlet::{ExplicitAcceleration, SparseVerlet, Verlet};
 
 use nalgebra::SVector;
 
-pub(crate) use super::checks::{check_finite, check_state, check_step_size, same_bits};
+pub(crate) use super::checks::{check_finite, check_state, check_step_size};
 pub(crate) use super::mass_factor::MassFactor;
 use crate::error::StepError;
 use crate::linalg::Cholesky;

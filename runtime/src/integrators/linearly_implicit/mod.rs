@@ -1,18 +1,30 @@
 //! Linearly implicit integrators (one or two linear solves per step: SPOOK, the Zhang–Skeel
 //! family) and the Newmark family they are compared with (Newton on the same linear systems).
 
+mod carried;
 mod newmark;
 mod spook;
 mod stiff;
 mod zhang_skeel;
 
-pub use newmark::{Newmark, NewmarkOneIteration, PushForwardNewmark};
+pub use carried::{
+    AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, FullHessian, ImplicitAcceleration,
+    ImplicitSolve, MassSolve, RuleDefaults, RuleName, SparseSystem, StiffHessian, ThirdContraction,
+    UsesBeta,
+};
+pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use spook::{
     DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,
 };
-pub use stiff::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential, ZhangSkeelStiff};
-pub use zhang_skeel::{ZhangSkeel, ZhangSkeelSimplified};
+pub use stiff::{
+    holonomic_penalty_hessian, PenaltyHessian, SparseZhangSkeelStiff, SplitPotential,
+    ZhangSkeelStiff,
+};
+pub use zhang_skeel::{
+    FullAcceleration, SparseZhangSkeel, SparseZhangSkeelSimplified, ZhangSkeel,
+    ZhangSkeelSimplified,
+};
 
 use super::checks::{check_finite, check_state, check_step_size};
 use super::mass_factor::MassFactor;

@@ -3,11 +3,12 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use super::carried::{AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults, UsesBeta};
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::integrators::checks::{check_max_iterations, check_tolerance};
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::{Cholesky, SymmetricFactor};
+use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{Inertia, PotentialHessian};
 use crate::state::State;
 
@@ -121,16 +122,55 @@ pub struct NewmarkOneIteration<const N: usize> {
 /// `a_{k+1}`, and from 0 when no acceleration is carried. `a_{k+1}` is carried to the next step
 /// exactly as in [`ZhangSkeel`](crate::ZhangSkeel); call [`reset`](Self::reset) after changing
 /// the model between steps.
-#[derive(Clone, Copy, Debug)]
-pub struct PushForwardNewmark<const N: usize> {
-    core: Core<N>,
+///
+/// It is the [`CarriedScheme`] with the acceleration [`NewtonAcceleration`] (fixed-size tier
+/// only: Newton's Jacobian is dense here).
+pub type PushForwardNewmark<const N: usize> = CarriedScheme<DenseSystem<N>, NewtonAcceleration>;
+
+/// The acceleration of push-forward Newmark: `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NewtonAcceleration {
     newton: Newton,
 }
 
-/// What the Newmark, Zhang–Skeel and stiff Zhang–Skeel steppers share: the step size, `β`, and
-/// the carried acceleration.
+impl RuleDefaults for NewtonAcceleration {
+    const DEFAULT_BETA: f64 = DEFAULT_BETA;
+}
+
+impl UsesBeta for NewtonAcceleration {}
+
+impl<Model, const N: usize> AccelerationRule<Model, DenseSystem<N>> for NewtonAcceleration
+where
+    Model: Inertia<N> + PotentialHessian<N>,
+{
+    const NAME: &'static str = "push-forward Newmark";
+
+    fn acceleration(
+        &mut self,
+        _system: &mut DenseSystem<N>,
+        model: &Model,
+        x: &[f64],
+        guess: Option<&[f64]>,
+        beta_h2: f64,
+        out: &mut [f64],
+        _scratch: &mut [f64],
+        t: f64,
+    ) -> Result<StepReport, StepError> {
+        let guess = guess.map_or_else(SVector::zeros, SVector::from_column_slice);
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let stop = Stop::Converged(self.newton);
+        let solve = newton_solve(model, &x, beta_h2, guess, stop, t)?;
+        out.copy_from_slice(solve.a.as_slice());
+        Ok(StepReport {
+            factorizations: solve.factorizations,
+            newton_iterations: solve.iterations,
+        })
+    }
+}
+
+/// What the Newmark steppers of eq. 12 share: the step size, `β`, and the carried acceleration.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Core<const N: usize> {
+struct Core<const N: usize> {
     pub(super) h: f64,
     pub(super) beta: f64,
     /// The configuration and the acceleration computed there.
@@ -147,15 +187,7 @@ impl<const N: usize> Core<N> {
     }
 
     pub(super) fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-        if !(beta.is_finite() && beta >= 0.0) {
-            return Err(StepError::BadParameter {
-                name: "beta",
-                value: beta,
-                requirement:
-                    "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
-            });
-        }
-        self.beta = beta;
+        self.beta = check_beta(beta)?;
         self.carried = None;
         Ok(self)
     }
@@ -168,37 +200,6 @@ impl<const N: usize> Core<N> {
             .zip(q.iter())
             .all(|(a, b)| a.to_bits() == b.to_bits());
         same.then_some(*acceleration)
-    }
-
-    /// Advances `state` with the velocity Verlet-like update shared by eq. 14, 18 and 19, where
-    /// `acceleration(x, guess, t)` returns `a(x)` and the cost of computing it; `guess` is the
-    /// previous acceleration, if any, as a Newton starting point.
-    pub(super) fn verlet_step<F>(
-        &mut self,
-        state: &mut State<N>,
-        mut acceleration: F,
-    ) -> Result<StepReport, StepError>
-    where
-        F: FnMut(&SVector<f64, N>, Option<SVector<f64, N>>, f64) -> Result<Solve<N>, StepError>,
-    {
-        check_state(state)?;
-        let (h, t) = (self.h, state.t);
-        let mut report = StepReport::default();
-        let a_k = match self.carried_at(&state.q) {
-            Some(a_k) => a_k,
-            None => acceleration(&state.q, None, t)?.add_to(&mut report),
-        };
-        let x_next = state.q + state.v * h + a_k * (0.5 * h * h);
-        check_finite(&x_next, "q", t)?;
-        let a_next = acceleration(&x_next, Some(a_k), t)?.add_to(&mut report);
-        let v_next = state.v + (a_k + a_next) * (0.5 * h);
-        check_finite(&v_next, "v", t)?;
-
-        self.carried = Some((x_next, a_next));
-        state.q = x_next;
-        state.v = v_next;
-        state.t = t + h;
-        Ok(report)
     }
 
     /// Advances `state` by Newmark's eq. 12, where `solve(q̃, a_k, t)` returns `a_{k+1}` with
@@ -236,6 +237,20 @@ impl<const N: usize> Core<N> {
         state.v = v_next;
         state.t = t + h;
         Ok(report)
+    }
+}
+
+/// Returns `BadParameter` unless `β` is finite and non-negative.
+pub(super) fn check_beta(beta: f64) -> Result<f64, StepError> {
+    if beta.is_finite() && beta >= 0.0 {
+        Ok(beta)
+    } else {
+        Err(StepError::BadParameter {
+            name: "beta",
+            value: beta,
+            requirement:
+                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
+        })
     }
 }
 
@@ -311,6 +326,7 @@ where
     let mut mass = SMatrix::<f64, N, N>::zeros();
     let mut grad = SVector::<f64, N>::zeros();
     let mut hess = SMatrix::<f64, N, N>::zeros();
+    let mut jacobian: Option<SymmetricFactor<N>> = None;
     loop {
         if iterations == 1 && matches!(stop, Stop::FirstIterate) {
             check_finite(&a, "acceleration", t)?;
@@ -338,9 +354,12 @@ where
             }
         }
         model.potential_hessian(&y, &mut hess);
-        let jacobian = SymmetricFactor::try_new(&(mass + hess * beta_h2))
-            .map_err(StepError::linear_algebra(NEWTON_MATRIX, t))?;
-        let correction = jacobian.solve(&residual);
+        let wrap = StepError::linear_algebra(NEWTON_MATRIX, t);
+        jacobian.factor(&(mass + hess * beta_h2)).map_err(&wrap)?;
+        let mut correction = residual;
+        jacobian
+            .solve_in_place(correction.as_mut_slice())
+            .map_err(&wrap)?;
         a -= correction;
         iterations += 1;
         if let Stop::Converged(newton) = stop {
@@ -414,16 +433,16 @@ macro_rules! shared_builders {
 }
 
 macro_rules! newton_builders {
-    ($name:ident) => {
+    ($name:ident, $($field:ident).+) => {
         impl<const N: usize> $name<N> {
             /// Returns the relative Newton tolerance on the residual `|M a + ∇V|_∞`.
             pub fn tolerance(&self) -> f64 {
-                self.newton.tolerance
+                self.$($field).+.tolerance
             }
 
             /// Returns the maximal number of Newton iterations per nonlinear solve.
             pub fn max_iterations(&self) -> usize {
-                self.newton.max_iterations
+                self.$($field).+.max_iterations
             }
 
             /// Sets the relative Newton tolerance (default `1e-10`): a solve stops when
@@ -431,27 +450,24 @@ macro_rules! newton_builders {
             /// is `|Δa|_∞ ≤ tolerance · |a|_∞`. Fails with `BadParameter` unless it is finite
             /// and positive.
             pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-                self.newton = self.newton.with_tolerance(tolerance)?;
+                self.$($field).+ = self.$($field).+.with_tolerance(tolerance)?;
                 Ok(self)
             }
 
             /// Sets the Newton iteration limit per solve (default 50), past which a step fails
             /// with `NewtonDiverged`. Fails with `BadParameter` if it is 0.
             pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-                self.newton = self.newton.with_max_iterations(max_iterations)?;
+                self.$($field).+ = self.$($field).+.with_max_iterations(max_iterations)?;
                 Ok(self)
             }
         }
     };
 }
 
-pub(super) use shared_builders;
-
 shared_builders!(Newmark);
 shared_builders!(NewmarkOneIteration);
-shared_builders!(PushForwardNewmark);
-newton_builders!(Newmark);
-newton_builders!(PushForwardNewmark);
+newton_builders!(Newmark, newton);
+newton_builders!(PushForwardNewmark, rule.newton);
 
 impl<const N: usize> Newmark<N> {
     /// Creates a Newmark stepper with step size `h`, `γ = ½`, `β = 0.4`, Newton tolerance
@@ -477,15 +493,6 @@ impl<const N: usize> NewmarkOneIteration<N> {
 }
 
 impl<const N: usize> PushForwardNewmark<N> {
-    /// Creates a push-forward Newmark stepper with step size `h`, `β = 0.4`, Newton tolerance
-    /// `1e-10` and at most 50 iterations; fails unless `h` is positive and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(PushForwardNewmark {
-            core: Core::new(h)?,
-            newton: Newton::default(),
-        })
-    }
-
     /// Returns `η(state) = (q + βh² M⁻¹ ∇V(q), v)` (eq. 13): the push-forward state of a
     /// [`Newmark`] state with the same `h` and `β`.
     pub fn push_forward<Model>(
@@ -499,13 +506,11 @@ impl<const N: usize> PushForwardNewmark<N> {
         crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
         let t = state.t;
-        let mut mass = SMatrix::<f64, N, N>::zeros();
-        model.mass_matrix(&state.q, &mut mass);
         let mut grad = SVector::<f64, N>::zeros();
         model.potential_gradient(&state.q, &mut grad);
         check_finite(&grad, "gradient", t)?;
-        let chol = Cholesky::try_new(&mass).map_err(StepError::linear_algebra("mass matrix", t))?;
-        let x = state.q + chol.solve(&grad) * (self.core.beta * self.core.h * self.core.h);
+        let (chol, _) = MassFactor::default().factor_at(model, &state.q, t)?;
+        let x = state.q + chol.solve(&grad) * (self.beta * self.h * self.h);
         check_finite(&x, "q", t)?;
         Ok(State { q: x, ..*state })
     }
@@ -518,12 +523,11 @@ impl<const N: usize> PushForwardNewmark<N> {
     {
         crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
-        let beta_h2 = self.core.beta * self.core.h * self.core.h;
+        let beta_h2 = self.beta * self.h * self.h;
         let guess = self
-            .core
-            .carried_at(&state.q)
-            .unwrap_or_else(SVector::zeros);
-        let stop = Stop::Converged(self.newton);
+            .carried_at(state.q.as_slice())
+            .map_or_else(SVector::zeros, SVector::from_column_slice);
+        let stop = Stop::Converged(self.rule.newton);
         let solve = newton_solve(model, &state.q, beta_h2, guess, stop, state.t)?;
         let q = state.q + solve.a * beta_h2;
         check_finite(&q, "q", state.t)?;
@@ -565,28 +569,5 @@ where
             |q, t| explicit_acceleration(model, mass, q, t),
             |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, Stop::FirstIterate, t),
         )
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<Model, const N: usize> Integrator<Model, N> for PushForwardNewmark<N>
-where
-    Model: Inertia<N> + PotentialHessian<N>,
-{
-    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("push-forward Newmark")?;
-        crate::integrators::checks::check_parameters(model)?;
-        let beta_h2 = self.core.beta * self.core.h * self.core.h;
-        let stop = Stop::Converged(self.newton);
-        self.core.verlet_step(state, |x, guess, t| {
-            newton_solve(
-                model,
-                x,
-                beta_h2,
-                guess.unwrap_or_else(SVector::zeros),
-                stop,
-                t,
-            )
-        })
     }
 }

@@ -17,18 +17,11 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::newmark::{Core, Solve};
-use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
-use crate::linalg::SymmetricFactor;
-use crate::model::{HolonomicHessians, Inertia, Penalized, PenalizedHessian, Potential};
+use super::carried::{
+    CarriedScheme, DenseSystem, ImplicitAcceleration, SparseSystem, StiffHessian,
+};
+use crate::model::{HolonomicHessians, Penalized, PenalizedHessian, Potential};
 use crate::reference::DoublePendulum;
-use crate::state::State;
-
-use super::check_finite;
-
-/// The name of the matrix of the linear solve, for errors.
-const STIFF_MATRIX: &str = "M + βh² ε⁻¹ Hess V1";
 
 /// A potential `V = V0 + ε⁻¹ V1` split into a soft part `V0` and a stiff part `ε⁻¹ V1`.
 ///
@@ -133,75 +126,39 @@ where
 /// solve with `M + βh² ε⁻¹ Hess V1` per step and no solve with `M`.
 ///
 /// `a_{k+1}` is carried to the next step exactly as in
-/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified); call [`reset`](Self::reset) after
-/// changing the model between steps.
-#[derive(Clone, Copy, Debug)]
-pub struct ZhangSkeelStiff<const N: usize> {
-    core: Core<N>,
-}
+/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified); call
+/// [`reset`](CarriedScheme::reset) after changing the model between steps. It is the
+/// [`CarriedScheme`] with the acceleration [`ImplicitAcceleration`]`<StiffHessian>`; its twin
+/// on the sparse tier is [`SparseZhangSkeelStiff`].
+pub type ZhangSkeelStiff<const N: usize> =
+    CarriedScheme<DenseSystem<N>, ImplicitAcceleration<StiffHessian>>;
 
-impl<const N: usize> ZhangSkeelStiff<N> {
-    /// Creates a stiff Z&Ss stepper with step size `h` and `β = 0.4`; fails unless `h` is
-    /// positive and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(ZhangSkeelStiff {
-            core: Core::new(h)?,
-        })
-    }
-
-    /// Returns the step size `h`.
-    pub fn step_size(&self) -> f64 {
-        self.core.h
-    }
-
-    /// Returns the parameter `β`.
-    pub fn beta(&self) -> f64 {
-        self.core.beta
-    }
-
-    /// Sets `β` (default 0.4); fails with `BadParameter` unless it is finite and `≥ 0`.
-    ///
-    /// `β > ¼ + O(ε)` makes the method unconditionally linearly stable; smaller values are
-    /// accepted but stable only for small `h`.
-    pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-        self.core = self.core.with_beta(beta)?;
-        Ok(self)
-    }
-
-    /// Forgets the acceleration carried from the last step, so the next step recomputes it.
-    pub fn reset(&mut self) {
-        self.core.carried = None;
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeelStiff<N>
-where
-    Model: Inertia<N> + SplitPotential<N>,
-{
-    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("stiff Z&Ss")?;
-        crate::integrators::checks::check_parameters(model)?;
-        let beta_h2 = self.core.beta * self.core.h * self.core.h;
-        self.core.verlet_step(state, |x, _guess, t| {
-            let mut mass = SMatrix::<f64, N, N>::zeros();
-            model.mass_matrix(x, &mut mass);
-            let mut grad = SVector::<f64, N>::zeros();
-            let mut stiff = SMatrix::<f64, N, N>::zeros();
-            model.potential_gradient_stiff_hessian(x, &mut grad, &mut stiff);
-            check_finite(&grad, "gradient", t)?;
-            let lu = SymmetricFactor::try_new(&(mass + stiff * beta_h2))
-                .map_err(StepError::linear_algebra(STIFF_MATRIX, t))?;
-            let a = -lu.solve(&grad);
-            check_finite(&a, "acceleration", t)?;
-            Ok(Solve {
-                a,
-                factorizations: 1,
-                iterations: 0,
-            })
-        })
-    }
-}
+/// Stiff Z&Ss on the sparse tier: the scheme of [`ZhangSkeelStiff`] for a
+/// [`SparseSplitPotential`](crate::model::SparseSplitPotential) (e.g. a
+/// [`Penalized`] sparse model, whose stiff Hessian is `Hess(½ ω² |g|²)`), with
+/// `M + βh² ε⁻¹ Hess V1` factored by a sparse `LDLᵀ` analysed in
+/// [`SparseZhangSkeelStiff::new`](CarriedScheme::new)`(&model, h)` (positive definite
+/// required, see [`SparseSystem`]); no allocation per step.
+///
+/// # Example
+///
+/// Tao–Owhadi's chain of pendula (§4.2) with 1000 links, its rods replaced by the penalty
+/// `½ ω² |g|²`:
+///
+/// ```
+/// use mechanism_runtime::reference::PendulumChain;
+/// use mechanism_runtime::{Penalized, SparseIntegrator, SparseZhangSkeelStiff};
+/// let chain = PendulumChain::tao_owhadi(1000);
+/// let mut state = chain.tao_owhadi_state();
+/// let model = Penalized::new(chain, 20.0);
+/// let mut zss = SparseZhangSkeelStiff::new(&model, 0.05)?; // pattern and symbolic LDLᵀ
+/// for _ in 0..20 {
+///     zss.step(&model, &mut state)?; // one sparse LDLᵀ per step, no allocation
+/// }
+/// assert!((state.t - 1.0).abs() < 1e-12);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type SparseZhangSkeelStiff = CarriedScheme<SparseSystem, ImplicitAcceleration<StiffHessian>>;
 
 #[cfg(test)]
 mod tests {

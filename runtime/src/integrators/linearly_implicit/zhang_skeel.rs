@@ -1,18 +1,13 @@
 //! Zhang and Skeel's linearly implicit symplectic method (Z&S) and its simplification (Z&Ss),
-//! as variational integrators (Tao and Owhadi 2014).
+//! as variational integrators (Tao and Owhadi 2014), on both tiers.
 
-use nalgebra::{SMatrix, SVector};
-
-use super::newmark::{shared_builders, Core, Solve};
-use super::{check_finite, MassFactor};
+use super::carried::{
+    AccelerationRule, CarriedScheme, DenseSystem, FullHessian, ImplicitAcceleration, ImplicitSolve,
+    MassSolve, RuleDefaults, SparseSystem, ThirdContraction, UsesBeta,
+};
 use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
-use crate::linalg::SymmetricFactor;
-use crate::model::{Inertia, PotentialHessian, PotentialThirdDerivative};
-use crate::state::State;
-
-/// The name of the matrix of the linear solve, for errors.
-const IMPLICIT_MATRIX: &str = "M + βh² Hess V";
+use crate::integrators::checks::check_finite_slice;
+use crate::integrators::StepReport;
 
 /// Zhang and Skeel's symplectic method, Z&S (Tao–Owhadi 2014, Integrator 1, eq. 3).
 ///
@@ -31,20 +26,23 @@ const IMPLICIT_MATRIX: &str = "M + βh² Hess V";
 /// and unconditionally linearly stable if and only if `β ≥ ¼` (Theorems 1.1 and 2.2). One LU
 /// solve with `M + βh² Hess V` per step (the matrix may be indefinite, e.g. for a penalized
 /// potential, see [`Penalized`](crate::Penalized)), plus solves with the Cholesky factor of `M`,
-/// reused while `M` is unchanged if `Inertia::CONSTANT_MASS`.
+/// reused while `M` is unchanged. A configuration-dependent `M` is refused with
+/// [`StepError::Unsupported`].
 ///
 /// `f_{k+1}` is carried to the next step (first same as last): it is cached with the `x` it
 /// was computed at and recomputed whenever the incoming state's `q` differs bitwise from it.
 /// The cache does not know the model: after changing a model's parameters between steps, or
-/// stepping another model from the same `q`, call [`reset`](Self::reset).
+/// stepping another model from the same `q`, call [`reset`](CarriedScheme::reset).
 ///
-/// A configuration-dependent `M(q)` is evaluated where each `f` is; the paper assumes a
-/// constant `M`, and the method's properties are only proven for that case.
-#[derive(Clone, Copy, Debug)]
-pub struct ZhangSkeel<const N: usize> {
-    core: Core<N>,
-    mass: MassFactor<N>,
-}
+/// It is the [`CarriedScheme`] with the acceleration [`FullAcceleration`]; its twin on the
+/// sparse tier is [`SparseZhangSkeel`].
+pub type ZhangSkeel<const N: usize> = CarriedScheme<DenseSystem<N>, FullAcceleration>;
+
+/// Z&S on the sparse tier: the scheme of [`ZhangSkeel`], with `M + βh² Hess V` factored by a
+/// sparse `LDLᵀ` on the union of the mass blocks' and the Hessian's patterns (analysed in
+/// [`SparseZhangSkeel::new`](CarriedScheme::new)`(&model, h)`, positive definite required, see
+/// [`SparseSystem`]) and `M⁻¹` applied body by body; no allocation per step.
+pub type SparseZhangSkeel = CarriedScheme<SparseSystem, FullAcceleration>;
 
 /// Zhang and Skeel's method simplified, Z&Ss (Tao–Owhadi 2014, Integrator 4, eq. 18).
 ///
@@ -61,107 +59,76 @@ pub struct ZhangSkeel<const N: usize> {
 /// with `M + βh² Hess V` per step and no solve with `M`.
 ///
 /// `a_{k+1}` is carried to the next step exactly as in [`ZhangSkeel`]; call
-/// [`reset`](Self::reset) after changing the model between steps.
-#[derive(Clone, Copy, Debug)]
-pub struct ZhangSkeelSimplified<const N: usize> {
-    core: Core<N>,
+/// [`reset`](CarriedScheme::reset) after changing the model between steps. It is the
+/// [`CarriedScheme`] with the acceleration [`ImplicitAcceleration`]`<FullHessian>`; its twin on
+/// the sparse tier is [`SparseZhangSkeelSimplified`].
+///
+/// # Example
+///
+/// ```
+/// use mechanism_runtime::reference::HarmonicOscillator;
+/// use mechanism_runtime::{Integrator, State, ZhangSkeelSimplified};
+/// let model = HarmonicOscillator::default();
+/// let mut zss = ZhangSkeelSimplified::<1>::new(0.1)?.with_beta(0.25)?;
+/// let mut state = State::new(0.0, [1.0], [0.0]);
+/// for _ in 0..10 {
+///     zss.step(&model, &mut state)?;
+/// }
+/// assert!((state.t - 1.0).abs() < 1e-12);
+/// # Ok::<(), mechanism_runtime::StepError>(())
+/// ```
+pub type ZhangSkeelSimplified<const N: usize> =
+    CarriedScheme<DenseSystem<N>, ImplicitAcceleration<FullHessian>>;
+
+/// Z&Ss on the sparse tier: the scheme of [`ZhangSkeelSimplified`], with `M + βh² Hess V`
+/// factored by a sparse `LDLᵀ` analysed in
+/// [`SparseZhangSkeelSimplified::new`](CarriedScheme::new)`(&model, h)` (positive definite
+/// required, see [`SparseSystem`]); no allocation per step.
+pub type SparseZhangSkeelSimplified =
+    CarriedScheme<SparseSystem, ImplicitAcceleration<FullHessian>>;
+
+/// The acceleration of full Z&S: `f = a − ½ β² h⁴ M⁻¹ (a·V‴·a)` with
+/// `a = −(M + βh² Hess V)⁻¹ ∇V`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FullAcceleration;
+
+impl RuleDefaults for FullAcceleration {
+    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
 }
 
-/// Returns `a = −(M + βh² Hess V(q))⁻¹ ∇V(q)` with `M`, and the LU factorization it took.
-fn implicit_acceleration<Model, const N: usize>(
-    model: &Model,
-    mass: &SMatrix<f64, N, N>,
-    q: &SVector<f64, N>,
-    beta_h2: f64,
-    t: f64,
-) -> Result<SVector<f64, N>, StepError>
+impl UsesBeta for FullAcceleration {}
+
+impl<Model: ?Sized, S> AccelerationRule<Model, S> for FullAcceleration
 where
-    Model: PotentialHessian<N>,
+    S: ImplicitSolve<Model, FullHessian> + MassSolve<Model> + ThirdContraction<Model>,
 {
-    let mut grad = SVector::<f64, N>::zeros();
-    let mut hess = SMatrix::<f64, N, N>::zeros();
-    model.potential_gradient_hessian(q, &mut grad, &mut hess);
-    check_finite(&grad, "gradient", t)?;
-    let lu = SymmetricFactor::try_new(&(mass + hess * beta_h2))
-        .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t))?;
-    let a = -lu.solve(&grad);
-    check_finite(&a, "acceleration", t)?;
-    Ok(a)
-}
+    const NAME: &'static str = "Z&S";
 
-shared_builders!(ZhangSkeel);
-shared_builders!(ZhangSkeelSimplified);
-
-impl<const N: usize> ZhangSkeel<N> {
-    /// Creates a Z&S stepper with step size `h` and `β = 0.4`; fails unless `h` is positive
-    /// and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(ZhangSkeel {
-            core: Core::new(h)?,
-            mass: MassFactor::default(),
-        })
-    }
-}
-
-impl<const N: usize> ZhangSkeelSimplified<N> {
-    /// Creates a Z&Ss stepper with step size `h` and `β = 0.4`; fails unless `h` is positive
-    /// and finite.
-    pub fn new(h: f64) -> Result<Self, StepError> {
-        Ok(ZhangSkeelSimplified {
-            core: Core::new(h)?,
-        })
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeel<N>
-where
-    Model: Inertia<N> + PotentialThirdDerivative<N>,
-{
-    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("Z&S")?;
-        crate::integrators::checks::check_parameters(model)?;
-        let (h, beta) = (self.core.h, self.core.beta);
-        let mass_factor = &mut self.mass;
-        self.core.verlet_step(state, |q, _, t| {
-            let mut mass = SMatrix::<f64, N, N>::zeros();
-            model.mass_matrix(q, &mut mass);
-            let (mass_chol, mass_factorizations) =
-                mass_factor.factor(&mass, Model::CONSTANT_MASS, t)?;
-            let a = implicit_acceleration(model, &mass, q, beta * h * h, t)?;
-            let mut third = SVector::<f64, N>::zeros();
-            model.potential_third_contraction(q, &a, &mut third);
-            check_finite(&third, "third contraction", t)?;
-            let h2 = h * h;
-            let f = a - mass_chol.solve(&third) * (0.5 * beta * beta * h2 * h2);
-            check_finite(&f, "acceleration", t)?;
-            Ok(Solve {
-                a: f,
-                factorizations: mass_factorizations + 1,
-                iterations: 0,
-            })
-        })
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<Model, const N: usize> Integrator<Model, N> for ZhangSkeelSimplified<N>
-where
-    Model: Inertia<N> + PotentialHessian<N>,
-{
-    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        crate::integrators::checks::check_constant_mass::<Model, N>("Z&Ss")?;
-        crate::integrators::checks::check_parameters(model)?;
-        let (h, beta) = (self.core.h, self.core.beta);
-        self.core.verlet_step(state, |q, _, t| {
-            let mut mass = SMatrix::<f64, N, N>::zeros();
-            model.mass_matrix(q, &mut mass);
-            let a = implicit_acceleration(model, &mass, q, beta * h * h, t)?;
-            Ok(Solve {
-                a,
-                factorizations: 1,
-                iterations: 0,
-            })
+    fn acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        _guess: Option<&[f64]>,
+        beta_h2: f64,
+        out: &mut [f64],
+        scratch: &mut [f64],
+        t: f64,
+    ) -> Result<StepReport, StepError> {
+        let implicit = system.implicit_acceleration(model, x, beta_h2, out, t)?;
+        check_finite_slice(out, "acceleration", t)?;
+        system.third_contraction(model, x, out, scratch);
+        check_finite_slice(scratch, "third contraction", t)?;
+        let mass = system.solve_mass(model, x, scratch, t)?;
+        // ½ β² h⁴ = ½ (βh²)².
+        let scale = 0.5 * beta_h2 * beta_h2;
+        for (f, c) in out.iter_mut().zip(&*scratch) {
+            *f -= scale * c;
+        }
+        check_finite_slice(out, "acceleration", t)?;
+        Ok(StepReport {
+            factorizations: implicit + mass,
+            newton_iterations: 0,
         })
     }
 }

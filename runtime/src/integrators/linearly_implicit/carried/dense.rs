@@ -1,0 +1,180 @@
+//! The carried-acceleration schemes' linear algebra on the fixed-size tier: `SMatrix` kernels
+//! on the stack behind [`LinearSolver`].
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{
+    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, RuleDefaults, StiffHessian,
+    ThirdContraction,
+};
+use crate::error::StepError;
+use crate::integrators::checks::{
+    check_constant_mass, check_finite, check_parameters, check_state,
+};
+use crate::integrators::mass_factor::MassFactor;
+use crate::integrators::{Integrator, StepReport};
+use crate::linalg::{LinearSolver, SymmetricFactor};
+use crate::model::{Inertia, Potential, PotentialHessian, PotentialThirdDerivative};
+use crate::state::State;
+
+use super::super::stiff::SplitPotential;
+use super::AccelerationRule;
+
+/// The name of `M + βh² Hess V` in errors.
+pub(crate) const IMPLICIT_MATRIX: &str = "M + βh² Hess V";
+
+/// The name of `M + βh² ε⁻¹ Hess V1` in errors.
+pub(crate) const STIFF_MATRIX: &str = "M + βh² ε⁻¹ Hess V1";
+
+/// The fixed-size tier of [`CarriedScheme`]: the cached Cholesky factor of `M` and the
+/// symmetric factorization of `M + βh² H` (Cholesky, or LU when it is indefinite, as for a
+/// penalized potential), both through [`LinearSolver`] on stack arrays.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DenseSystem<const N: usize> {
+    mass: MassFactor<N>,
+    implicit: Option<SymmetricFactor<N>>,
+}
+
+impl<const N: usize> CarriedTier for DenseSystem<N> {
+    type Vector = [f64; N];
+}
+
+impl<const N: usize, R: RuleDefaults> CarriedScheme<DenseSystem<N>, R> {
+    /// Creates the stepper with step size `h` and the method's default `β` (0.4; Verlet has
+    /// none) and settings; fails unless `h` is positive and finite.
+    pub fn new(h: f64) -> Result<Self, StepError> {
+        Self::with_parts(
+            h,
+            R::DEFAULT_BETA,
+            R::default(),
+            DenseSystem::default(),
+            [0.0; N],
+        )
+    }
+}
+
+impl<const N: usize> DenseSystem<N> {
+    /// Factors `M + βh² H` and writes `−(M + βh² H)⁻¹ ∇V` into `out`.
+    fn solve_implicit(
+        &mut self,
+        matrix: &SMatrix<f64, N, N>,
+        grad: &SVector<f64, N>,
+        name: &'static str,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        check_finite(grad, "gradient", t)?;
+        let wrap = StepError::linear_algebra(name, t);
+        self.implicit.factor(matrix).map_err(&wrap)?;
+        out.copy_from_slice(grad.as_slice());
+        self.implicit.solve_in_place(out).map_err(&wrap)?;
+        out.iter_mut().for_each(|a| *a = -*a);
+        Ok(1)
+    }
+}
+
+impl<Model, const N: usize> MassSolve<Model> for DenseSystem<N>
+where
+    Model: Inertia<N> + Potential<N> + ?Sized,
+{
+    fn gradient(&mut self, model: &Model, x: &[f64], grad: &mut [f64]) {
+        let mut g = SVector::<f64, N>::zeros();
+        model.potential_gradient(&SVector::from_column_slice(x), &mut g);
+        grad.copy_from_slice(g.as_slice());
+    }
+
+    fn solve_mass(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        b: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        let (chol, factorizations) =
+            self.mass
+                .factor_at(model, &SVector::from_column_slice(x), t)?;
+        let solution = chol.solve(&SVector::from_column_slice(b));
+        b.copy_from_slice(solution.as_slice());
+        Ok(factorizations)
+    }
+}
+
+impl<Model, const N: usize> ImplicitSolve<Model, FullHessian> for DenseSystem<N>
+where
+    Model: Inertia<N> + PotentialHessian<N> + ?Sized,
+{
+    fn implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(&x, &mut mass);
+        let mut grad = SVector::<f64, N>::zeros();
+        let mut hess = SMatrix::<f64, N, N>::zeros();
+        model.potential_gradient_hessian(&x, &mut grad, &mut hess);
+        self.solve_implicit(&(mass + hess * beta_h2), &grad, IMPLICIT_MATRIX, out, t)
+    }
+}
+
+impl<Model, const N: usize> ImplicitSolve<Model, StiffHessian> for DenseSystem<N>
+where
+    Model: Inertia<N> + SplitPotential<N> + ?Sized,
+{
+    fn implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(&x, &mut mass);
+        let mut grad = SVector::<f64, N>::zeros();
+        let mut stiff = SMatrix::<f64, N, N>::zeros();
+        model.potential_gradient_stiff_hessian(&x, &mut grad, &mut stiff);
+        self.solve_implicit(&(mass + stiff * beta_h2), &grad, STIFF_MATRIX, out, t)
+    }
+}
+
+impl<Model, const N: usize> ThirdContraction<Model> for DenseSystem<N>
+where
+    Model: PotentialThirdDerivative<N> + ?Sized,
+{
+    fn third_contraction(&mut self, model: &Model, x: &[f64], a: &[f64], out: &mut [f64]) {
+        let mut third = SVector::<f64, N>::zeros();
+        model.potential_third_contraction(
+            &SVector::from_column_slice(x),
+            &SVector::from_column_slice(a),
+            &mut third,
+        );
+        out.copy_from_slice(third.as_slice());
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<Model, R, const N: usize> Integrator<Model, N> for CarriedScheme<DenseSystem<N>, R>
+where
+    Model: Inertia<N>,
+    R: AccelerationRule<Model, DenseSystem<N>>,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        check_constant_mass::<Model, N>(R::NAME)?;
+        check_parameters(model)?;
+        check_state(state)?;
+        let report = self.advance(
+            model,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
+        )?;
+        state.t += self.h;
+        Ok(report)
+    }
+}

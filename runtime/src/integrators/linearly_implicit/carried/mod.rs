@@ -1,0 +1,340 @@
+//! The velocity-Verlet-like update with a carried acceleration that Verlet, push-forward
+//! Newmark, Z&S, Z&Ss and stiff Z&Ss share (Tao–Owhadi 2014, eq. 14, 3, 18, 19), written once
+//! on slices for both tiers.
+//!
+//! ```text
+//! x_{k+1} = x_k + h v_k + ½ h² a_k
+//! v_{k+1} = v_k + ½ h (a_k + a_{k+1}),    a_{k+1} = a(x_{k+1})
+//! ```
+//!
+//! The methods differ only in the acceleration `a(x)` (an [`AccelerationRule`]: `−M⁻¹∇V`,
+//! `−(M + βh² Hess V)⁻¹ ∇V`, …), and the tiers only in how a rule's linear algebra is done
+//! (a [`CarriedTier`]: [`DenseSystem`] on stack arrays, [`SparseSystem`] on patterns analysed
+//! once).
+
+mod dense;
+mod sparse;
+
+pub use dense::DenseSystem;
+pub use sparse::SparseSystem;
+
+use crate::error::StepError;
+use crate::integrators::checks::{check_finite_slice, check_step_size};
+use crate::integrators::StepReport;
+
+/// A velocity-Verlet-like scheme with a carried acceleration, over a tier `S` and an
+/// acceleration rule `R`: the one implementation behind [`Verlet`](crate::Verlet),
+/// [`PushForwardNewmark`](crate::PushForwardNewmark), [`ZhangSkeel`](crate::ZhangSkeel),
+/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified),
+/// [`ZhangSkeelStiff`](crate::ZhangSkeelStiff) and their sparse-tier twins
+/// ([`SparseVerlet`](crate::SparseVerlet), [`SparseZhangSkeel`](crate::SparseZhangSkeel),
+/// [`SparseZhangSkeelSimplified`](crate::SparseZhangSkeelSimplified),
+/// [`SparseZhangSkeelStiff`](crate::SparseZhangSkeelStiff)). Use it through those aliases; the
+/// equations of each method are in their docs.
+///
+/// # Design
+///
+/// Like [`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme), one scheme serves
+/// both tiers. Everything the methods share is written once here, on slices: the update
+/// `x_{k+1} = x_k + h v_k + ½ h² a_k`, `v_{k+1} = v_k + ½ h (a_k + a_{k+1})`, carrying
+/// `a_{k+1}` to the next step keyed bitwise by the `x` it was computed at, the parameter and
+/// finiteness checks, and leaving the state unchanged on failure. Each method is an
+/// [`AccelerationRule`] written once against the small capability seams [`MassSolve`],
+/// [`ImplicitSolve`] and [`ThirdContraction`] (so Z&S's `f = a − ½β²h⁴ M⁻¹(a·V‴·a)` exists
+/// once). A tier implements those seams with its own storage and backend of
+/// [`LinearSolver`](crate::linalg::LinearSolver): [`DenseSystem`] with `SMatrix` kernels
+/// (`Option<SymmetricFactor<N>>`, a cached Cholesky factor of `M`), [`SparseSystem`] with one
+/// sparse `LDLᵀ` of `M + βh² H` on the union of the mass blocks' and the Hessian's patterns,
+/// analysed when the integrator is built for a model, and a factor of the mass blocks for `M⁻¹`.
+/// Rather than expressing the fixed-size tier through the sparse traits, the fixed-size tier
+/// keeps its `SMatrix` model traits (what `mechanism!` generates) and its stack storage; the two
+/// tiers are checked against each other step by step in `runtime/tests/sparse_zhang_skeel.rs`.
+#[derive(Clone, Copy, Debug)]
+pub struct CarriedScheme<S: CarriedTier, R> {
+    pub(crate) h: f64,
+    pub(crate) beta: f64,
+    pub(crate) rule: R,
+    pub(crate) system: S,
+    /// Whether `carried_a` was computed at `carried_x`.
+    carried: bool,
+    carried_x: S::Vector,
+    carried_a: S::Vector,
+    x_next: S::Vector,
+    a_next: S::Vector,
+    v_next: S::Vector,
+    scratch: S::Vector,
+}
+
+/// The storage of a tier: the vector type of the scheme's buffers.
+pub trait CarriedTier {
+    /// A vector of the model's `n` coordinates: `[f64; N]` or `Vec<f64>`.
+    type Vector: AsRef<[f64]> + AsMut<[f64]> + Clone + std::fmt::Debug;
+}
+
+/// How a method computes the acceleration `a(x)` that the scheme carries, on tier `S`.
+pub trait AccelerationRule<Model: ?Sized, S> {
+    /// The method's name in errors.
+    const NAME: &'static str;
+
+    /// Writes `a(x)` into `out` and returns its cost; `guess` is the previous acceleration,
+    /// if any (a Newton starting point), `scratch` a free vector of `n` entries.
+    #[allow(clippy::too_many_arguments)]
+    fn acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        guess: Option<&[f64]>,
+        beta_h2: f64,
+        out: &mut [f64],
+        scratch: &mut [f64],
+        t: f64,
+    ) -> Result<StepReport, StepError>;
+}
+
+/// The defaults of a rule: `β` and the rule's settings.
+pub trait RuleDefaults: Default {
+    /// The default `β` (0 for the explicit rule, which ignores it).
+    const DEFAULT_BETA: f64;
+}
+
+/// A rule whose scheme has a parameter `β` that the user may set.
+pub trait UsesBeta {}
+
+/// The seam of the explicit rules: `∇V` and solves with the mass matrix.
+pub trait MassSolve<Model: ?Sized> {
+    /// Writes `∇V(x)` into `grad`.
+    fn gradient(&mut self, model: &Model, x: &[f64], grad: &mut [f64]);
+
+    /// Overwrites `b` with `M(x)⁻¹ b`; returns the factorizations of `M` it took (0 while a
+    /// constant `M` is unchanged, else 1).
+    fn solve_mass(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        b: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError>;
+}
+
+/// Which Hessian an [`ImplicitSolve`] factors with `M`: `Hess V` (Z&S, Z&Ss) ...
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FullHessian;
+
+/// ... or the Hessian of the stiff part of a split potential (stiff Z&Ss).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StiffHessian;
+
+/// The seam of the linearly implicit rules: `a = −(M(x) + βh² H(x))⁻¹ ∇V(x)` with the Hessian
+/// `H` that `Which` names, one factorization.
+pub trait ImplicitSolve<Model: ?Sized, Which> {
+    /// Writes `−(M(x) + βh² H(x))⁻¹ ∇V(x)` into `out`; returns the factorizations (1).
+    fn implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError>;
+}
+
+/// The seam of full Z&S: `a·V‴(x)·a` as a vector.
+pub trait ThirdContraction<Model: ?Sized> {
+    /// Writes `a·V‴(x)·a` into `out`.
+    fn third_contraction(&mut self, model: &Model, x: &[f64], a: &[f64], out: &mut [f64]);
+}
+
+/// The linearly implicit acceleration `a = −(M + βh² H)⁻¹ ∇V` with `H = Hess V` (Z&Ss,
+/// eq. 18) or with the stiff Hessian (stiff Z&Ss, eq. 19), by `Which`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImplicitAcceleration<Which>(pub(crate) Which);
+
+impl<Which: Default> RuleDefaults for ImplicitAcceleration<Which> {
+    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
+}
+
+impl<Which> UsesBeta for ImplicitAcceleration<Which> {}
+
+impl<Model: ?Sized, S, Which> AccelerationRule<Model, S> for ImplicitAcceleration<Which>
+where
+    S: ImplicitSolve<Model, Which>,
+    Which: RuleName,
+{
+    const NAME: &'static str = Which::NAME;
+
+    fn acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        _guess: Option<&[f64]>,
+        beta_h2: f64,
+        out: &mut [f64],
+        _scratch: &mut [f64],
+        t: f64,
+    ) -> Result<StepReport, StepError> {
+        let factorizations = system.implicit_acceleration(model, x, beta_h2, out, t)?;
+        check_finite_slice(out, "acceleration", t)?;
+        Ok(StepReport {
+            factorizations,
+            newton_iterations: 0,
+        })
+    }
+}
+
+/// The name of the method an [`ImplicitAcceleration`] with this Hessian is.
+pub trait RuleName {
+    /// The method's name in errors.
+    const NAME: &'static str;
+}
+
+impl RuleName for FullHessian {
+    const NAME: &'static str = "Z&Ss";
+}
+
+impl RuleName for StiffHessian {
+    const NAME: &'static str = "stiff Z&Ss";
+}
+
+impl<S: CarriedTier, R> CarriedScheme<S, R> {
+    /// Creates the scheme with step size `h` (checked), `β`, the rule and the tier's system;
+    /// `zero` is a vector of `n` zeros of the tier.
+    pub(crate) fn with_parts(
+        h: f64,
+        beta: f64,
+        rule: R,
+        system: S,
+        zero: S::Vector,
+    ) -> Result<Self, StepError> {
+        Ok(CarriedScheme {
+            h: check_step_size(h)?,
+            beta,
+            rule,
+            system,
+            carried: false,
+            carried_x: zero.clone(),
+            carried_a: zero.clone(),
+            x_next: zero.clone(),
+            a_next: zero.clone(),
+            v_next: zero.clone(),
+            scratch: zero,
+        })
+    }
+
+    /// Returns the step size `h`.
+    pub fn step_size(&self) -> f64 {
+        self.h
+    }
+
+    /// Forgets the acceleration carried from the last step, so the next step recomputes it.
+    ///
+    /// The carried acceleration is keyed bitwise by the configuration it was computed at, not
+    /// by the model: call this after changing a model's parameters between steps, or before
+    /// stepping another model from the same `q`.
+    pub fn reset(&mut self) {
+        self.carried = false;
+    }
+
+    /// Returns the carried acceleration if it was computed at exactly `q`.
+    pub(crate) fn carried_at(&self, q: &[f64]) -> Option<&[f64]> {
+        let same = self.carried
+            && self
+                .carried_x
+                .as_ref()
+                .iter()
+                .zip(q)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        same.then_some(self.carried_a.as_ref())
+    }
+
+    /// Runs one step from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on success.
+    pub(crate) fn advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        t: f64,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<StepReport, StepError>
+    where
+        R: AccelerationRule<Model, S>,
+    {
+        let h = self.h;
+        let beta_h2 = self.beta * h * h;
+        let mut report = StepReport::default();
+        if self.carried_at(q).is_none() {
+            self.carried = false;
+            let cost = self.rule.acceleration(
+                &mut self.system,
+                model,
+                q,
+                None,
+                beta_h2,
+                self.carried_a.as_mut(),
+                self.scratch.as_mut(),
+                t,
+            )?;
+            add(&mut report, cost);
+            self.carried_x.as_mut().copy_from_slice(q);
+            self.carried = true;
+        }
+        let a_k = self.carried_a.as_ref();
+        for (((x, q), v), a) in self.x_next.as_mut().iter_mut().zip(&*q).zip(&*v).zip(a_k) {
+            *x = q + h * v + 0.5 * h * h * a;
+        }
+        check_finite_slice(self.x_next.as_ref(), "q", t)?;
+        let cost = self.rule.acceleration(
+            &mut self.system,
+            model,
+            self.x_next.as_ref(),
+            Some(self.carried_a.as_ref()),
+            beta_h2,
+            self.a_next.as_mut(),
+            self.scratch.as_mut(),
+            t,
+        )?;
+        add(&mut report, cost);
+        let (a_k, a_next) = (self.carried_a.as_ref(), self.a_next.as_ref());
+        for (((v_next, v), a), b) in self
+            .v_next
+            .as_mut()
+            .iter_mut()
+            .zip(&*v)
+            .zip(a_k)
+            .zip(a_next)
+        {
+            *v_next = v + 0.5 * h * (a + b);
+        }
+        check_finite_slice(self.v_next.as_ref(), "v", t)?;
+
+        q.copy_from_slice(self.x_next.as_ref());
+        v.copy_from_slice(self.v_next.as_ref());
+        std::mem::swap(&mut self.carried_x, &mut self.x_next);
+        std::mem::swap(&mut self.carried_a, &mut self.a_next);
+        Ok(report)
+    }
+}
+
+/// Adds the cost of one acceleration to the step's report.
+fn add(report: &mut StepReport, cost: StepReport) {
+    report.factorizations += cost.factorizations;
+    report.newton_iterations += cost.newton_iterations;
+}
+
+impl<S: CarriedTier, R: UsesBeta> CarriedScheme<S, R> {
+    /// Returns the parameter `β`.
+    pub fn beta(&self) -> f64 {
+        self.beta
+    }
+
+    /// Sets `β` (default 0.4); fails with `BadParameter` unless it is finite and `≥ 0`.
+    ///
+    /// `β ≥ ¼` makes the method unconditionally linearly stable (`β > ¼ + O(ε)` for stiff
+    /// Z&Ss); smaller values are accepted (`β = 0` is explicit velocity Verlet) but stable only
+    /// for small `h`.
+    pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
+        self.beta = super::newmark::check_beta(beta)?;
+        self.carried = false;
+        Ok(self)
+    }
+}

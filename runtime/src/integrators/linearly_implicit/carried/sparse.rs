@@ -1,0 +1,338 @@
+//! The carried-acceleration schemes' linear algebra on the sparse tier: one sparse `LDLᵀ` of
+//! `M + βh² H` on a pattern analysed once, and the block-diagonal factor of `M`.
+//!
+//! The unknowns are the coordinates in the model's order, which is body by body; the pattern
+//! is the union of the mass blocks' upper triangles and the Hessian's pattern. For chains and
+//! ladders this order is banded (a link couples only to its neighbours), so the factorization
+//! needs no fill-reducing permutation and costs `O(n)` per step.
+//!
+//! # Pivots: positive definite only
+//!
+//! The factorization eliminates in a fixed order without pivoting and requires every pivot to
+//! be positive, so an indefinite `M + βh² H` fails with
+//! [`StepError::NotPositiveDefinite`] naming the matrix and the pivot's row. For the penalized
+//! chains and ladders of Tao–Owhadi the matrix is positive definite near the constraint
+//! manifold, but not in general: `Hess(½ω²c²) = 2ω²(c I + 2 d dᵀ)` per link is indefinite when
+//! a rod is compressed (`c < 0`; `shared/EXPERIMENTS-M2.md` §C.5), and `M + βh² H` follows once
+//! `βh²ω²|c|` exceeds the mass. A symmetric indefinite matrix factored without pivoting has no
+//! bound on the growth of its factors (Higham 2002, §11.1), so accepting any non-vanishing
+//! pivot could return an inaccurate acceleration without any sign of it; the fixed-size tier
+//! falls back to partial-pivoting LU there instead. A model that needs the indefinite case at
+//! scale should use a smaller step, or the fixed-size tier.
+
+use super::{
+    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, StiffHessian,
+    ThirdContraction,
+};
+use crate::error::StepError;
+use crate::integrators::checks::{
+    check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+};
+use crate::integrators::mass_factor::BlockMassFactor;
+use crate::integrators::{SparseIntegrator, StepReport};
+use crate::linalg::{LinearSolver, PivotSign, SparseLdlt};
+use crate::model::{
+    SparseInertia, SparsePotential, SparsePotentialHessian, SparsePotentialThirdDerivative,
+    SparseSplitPotential,
+};
+use crate::state::DynState;
+
+use super::super::zhang_skeel::FullAcceleration;
+use super::{AccelerationRule, ImplicitAcceleration};
+use crate::integrators::explicit::ExplicitAcceleration;
+
+/// The name of `M + βh² Hess V` on the sparse tier, in errors.
+const IMPLICIT_MATRIX: &str =
+    "M + βh² Hess V (the sparse tier factors it without pivoting: it must be positive definite)";
+
+/// The name of `M + βh² ε⁻¹ Hess V1` on the sparse tier, in errors.
+const STIFF_MATRIX: &str =
+    "M + βh² ε⁻¹ Hess V1 (the sparse tier factors it without pivoting: it must be positive definite)";
+
+/// The sparse tier of [`CarriedScheme`] for one model: its body sizes, the pattern of
+/// `M + βh² H` and its symbolic factorization, the factor of `M`, and every buffer of a step,
+/// all sized when the integrator is built.
+#[derive(Debug)]
+pub struct SparseSystem {
+    /// The model's body sizes, as when the system was built.
+    body_sizes: Vec<usize>,
+    mass_blocks: Vec<f64>,
+    mass: BlockMassFactor,
+    /// `M + βh² H`: its factorization, the value slot of each mass-block entry (with its
+    /// index in the blocks) and of each Hessian entry, and its values.
+    ldlt: SparseLdlt,
+    mass_slots: Vec<(usize, usize)>,
+    hessian_slots: Vec<usize>,
+    hessian: Vec<f64>,
+    values: Vec<f64>,
+}
+
+impl CarriedTier for SparseSystem {
+    type Vector = Vec<f64>;
+}
+
+impl SparseSystem {
+    /// Builds the system for `model` with the Hessian pattern `hessian` (empty for the
+    /// explicit rule).
+    fn new<Model>(model: &Model, hessian: &[(usize, usize)]) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + ?Sized,
+    {
+        let n = model.coordinate_count();
+        let body_sizes = model.body_sizes().to_vec();
+        if body_sizes.iter().sum::<usize>() != n {
+            return Err(StepError::InvalidModel {
+                what: "body sizes",
+                index: body_sizes.len(),
+                reason: "they do not add up to the number of coordinates",
+            });
+        }
+        if let Some(entry) = hessian.iter().position(|&(i, j)| i >= n || j >= n) {
+            return Err(StepError::InvalidModel {
+                what: "hessian pattern",
+                index: entry,
+                reason: "the entry lies outside the model's coordinates",
+            });
+        }
+        let (mut entries, mut mass_entries) = (Vec::new(), Vec::new());
+        let (mut first, mut offset) = (0, 0);
+        for &size in &body_sizes {
+            for a in 0..size {
+                for c in a..size {
+                    entries.push((first + a, first + c));
+                    mass_entries.push(offset + a * size + c);
+                }
+            }
+            first += size;
+            offset += size * size;
+        }
+        let mass_end = entries.len();
+        entries.extend_from_slice(hessian);
+        let (ldlt, slots) = SparseLdlt::analyse(n, &entries, &vec![PivotSign::Positive; n])
+            .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, 0.0))?;
+        let mass = BlockMassFactor::new(&body_sizes)
+            .map_err(StepError::linear_algebra("mass matrix", 0.0))?;
+        Ok(SparseSystem {
+            mass_blocks: vec![0.0; offset],
+            mass,
+            mass_slots: slots[..mass_end]
+                .iter()
+                .copied()
+                .zip(mass_entries)
+                .collect(),
+            hessian_slots: slots[mass_end..].to_vec(),
+            hessian: vec![0.0; hessian.len()],
+            values: vec![0.0; ldlt.value_count()],
+            ldlt,
+            body_sizes,
+        })
+    }
+
+    /// Returns the number of stored entries of the factor of `M + βh² H` (its fill).
+    pub fn factor_entry_count(&self) -> usize {
+        self.ldlt.factor_entry_count()
+    }
+
+    /// Returns `InvalidModel` unless `pattern` has the length of the Hessian pattern this
+    /// system was built for (patterns are fixed for a model's lifetime, so a different length
+    /// means a different model).
+    fn check_hessian(&self, pattern: &[(usize, usize)]) -> Result<(), StepError> {
+        if pattern.len() == self.hessian.len() {
+            Ok(())
+        } else {
+            Err(StepError::InvalidModel {
+                what: "hessian pattern",
+                index: pattern.len(),
+                reason: "differs from the model the integrator was built for",
+            })
+        }
+    }
+
+    /// Fills `M(x) + βh² H` from the mass blocks and `self.hessian`, factors it, and
+    /// overwrites `out` (holding `∇V`) with `−(M + βh² H)⁻¹ ∇V`.
+    fn solve_implicit<Model>(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        name: &'static str,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError>
+    where
+        Model: SparseInertia + ?Sized,
+    {
+        check_finite_slice(out, "gradient", t)?;
+        // A non-finite mass block or Hessian value is reported by the factorization, as a
+        // non-finite entry of the matrix (one pass over the values fewer per step).
+        model.mass_blocks(x, &mut self.mass_blocks);
+        self.values.fill(0.0);
+        for &(slot, entry) in &self.mass_slots {
+            self.values[slot] += self.mass_blocks[entry];
+        }
+        for (&slot, value) in self.hessian_slots.iter().zip(&self.hessian) {
+            self.values[slot] += beta_h2 * value;
+        }
+        let wrap = StepError::linear_algebra(name, t);
+        self.ldlt.factor(&self.values).map_err(&wrap)?;
+        self.ldlt.solve_in_place(out).map_err(&wrap)?;
+        out.iter_mut().for_each(|a| *a = -*a);
+        Ok(1)
+    }
+}
+
+impl<Model> MassSolve<Model> for SparseSystem
+where
+    Model: SparseInertia + SparsePotential + ?Sized,
+{
+    fn gradient(&mut self, model: &Model, x: &[f64], grad: &mut [f64]) {
+        model.potential_gradient(x, grad);
+    }
+
+    fn solve_mass(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        b: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        model.mass_blocks(x, &mut self.mass_blocks);
+        check_finite_slice(&self.mass_blocks, "mass matrix", t)?;
+        let wrap = StepError::linear_algebra("mass matrix", t);
+        let factorizations = self.mass.factor(&self.mass_blocks).map_err(&wrap)?;
+        self.mass.solve_in_place(b).map_err(&wrap)?;
+        Ok(factorizations)
+    }
+}
+
+impl<Model> ImplicitSolve<Model, FullHessian> for SparseSystem
+where
+    Model: SparseInertia + SparsePotentialHessian + ?Sized,
+{
+    fn implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.check_hessian(model.hessian_pattern())?;
+        model.potential_gradient_hessian(x, out, &mut self.hessian);
+        self.solve_implicit(model, x, beta_h2, IMPLICIT_MATRIX, out, t)
+    }
+}
+
+impl<Model> ImplicitSolve<Model, StiffHessian> for SparseSystem
+where
+    Model: SparseInertia + SparseSplitPotential + ?Sized,
+{
+    fn implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.check_hessian(model.stiff_hessian_pattern())?;
+        model.potential_gradient_stiff_hessian(x, out, &mut self.hessian);
+        self.solve_implicit(model, x, beta_h2, STIFF_MATRIX, out, t)
+    }
+}
+
+impl<Model> ThirdContraction<Model> for SparseSystem
+where
+    Model: SparsePotentialThirdDerivative + ?Sized,
+{
+    fn third_contraction(&mut self, model: &Model, x: &[f64], a: &[f64], out: &mut [f64]) {
+        model.potential_third_contraction(x, a, out);
+    }
+}
+
+impl<R: super::RuleDefaults> CarriedScheme<SparseSystem, R> {
+    /// Creates the scheme for `model` with the Hessian pattern `hessian`: analyses the
+    /// pattern of `M + βh² H` and sizes every buffer.
+    fn for_model<Model>(
+        model: &Model,
+        hessian: &[(usize, usize)],
+        h: f64,
+    ) -> Result<Self, StepError>
+    where
+        Model: SparseInertia + ?Sized,
+    {
+        let system = SparseSystem::new(model, hessian)?;
+        let zero = vec![0.0; model.coordinate_count()];
+        Self::with_parts(h, R::DEFAULT_BETA, R::default(), system, zero)
+    }
+}
+
+impl<Which: Default> CarriedScheme<SparseSystem, super::ImplicitAcceleration<Which>> {
+    /// Returns the number of stored entries of the factor of `M + βh² H` (its fill).
+    pub fn factor_entry_count(&self) -> usize {
+        self.system.factor_entry_count()
+    }
+}
+
+/// Creates a sparse-tier stepper for `model` with step size `h` and default `β`, reading the
+/// model's patterns and sizing all scratch; fails with `InvalidModel` if the body sizes do not
+/// add up to the number of coordinates or a pattern entry lies outside the model.
+macro_rules! sparse_constructor {
+    ($rule:ty, [$($bound:path),*], |$model:ident| $pattern:expr) => {
+        impl CarriedScheme<SparseSystem, $rule> {
+            /// Creates the stepper for `model` with step size `h` and the default `β` (0.4;
+            /// Verlet has none): reads the model's patterns, analyses the pattern of the
+            /// factored matrix and sizes every buffer, so that no step allocates. Fails with
+            /// `BadStepSize` for a bad `h`, and with `InvalidModel` if the body sizes do not
+            /// add up to the number of coordinates or a pattern entry lies outside the model.
+            pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
+            where
+                Model: SparseInertia $(+ $bound)* + ?Sized,
+            {
+                let $model = model;
+                let pattern: &[(usize, usize)] = $pattern;
+                Self::for_model($model, pattern, h)
+            }
+        }
+    };
+}
+
+sparse_constructor!(ExplicitAcceleration, [SparsePotential], |model| &[]);
+sparse_constructor!(
+    ImplicitAcceleration<FullHessian>,
+    [SparsePotentialHessian],
+    |model| { model.hessian_pattern() }
+);
+sparse_constructor!(
+    ImplicitAcceleration<StiffHessian>,
+    [SparseSplitPotential],
+    |model| { model.stiff_hessian_pattern() }
+);
+sparse_constructor!(
+    FullAcceleration,
+    [SparsePotentialThirdDerivative],
+    |model| { model.hessian_pattern() }
+);
+
+#[diagnostic::do_not_recommend]
+impl<Model, R> SparseIntegrator<Model> for CarriedScheme<SparseSystem, R>
+where
+    Model: SparseInertia + ?Sized,
+    R: AccelerationRule<Model, SparseSystem>,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        check_mass_is_constant(model.constant_mass(), R::NAME)?;
+        check_parameter(model.non_finite_parameter())?;
+        check_dyn_state(state, model.coordinate_count())?;
+        if model.body_sizes() != self.system.body_sizes.as_slice() {
+            return Err(StepError::InvalidModel {
+                what: "body sizes",
+                index: model.body_sizes().len(),
+                reason: "differs from the model the integrator was built for",
+            });
+        }
+        let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
+        state.t += self.h;
+        Ok(report)
+    }
+}
