@@ -311,3 +311,23 @@ pub(crate) fn check_body_sizes(sizes: &[usize], n: usize) -> Result<(), StepErro
         })
     }
 }
+
+/// Returns `InvalidModel` naming `what` unless `same`: a sparse-tier model stepped by an
+/// integrator that was built for a model of other sizes or patterns (`index` is the stepped
+/// model's count of `what`). Patterns are fixed for a model's lifetime (the traits' contract),
+/// so comparing sizes at each step catches a foreign model without reading its patterns.
+pub(crate) fn check_built_for(
+    same: bool,
+    what: &'static str,
+    index: usize,
+) -> Result<(), StepError> {
+    if same {
+        Ok(())
+    } else {
+        Err(StepError::InvalidModel {
+            what,
+            index,
+            reason: "differs from the model the integrator was built for",
+        })
+    }
+}

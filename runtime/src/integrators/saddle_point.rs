@@ -19,7 +19,31 @@
 //! refills values, factors and solves at every step without allocating.
 
 use crate::error::StepError;
+use crate::integrators::checks::check_body_sizes;
 use crate::linalg::{LinalgError, LinearSolver, PivotSign, SparseLdlt};
+
+/// Returns the upper triangles of the diagonal mass blocks of bodies with `body_sizes`
+/// coordinates, as `(unknown_of(i), unknown_of(j))` entries of a matrix whose unknowns number
+/// coordinate `i` as `unknown_of(i)`, and for each entry its index in the concatenated
+/// row-major blocks of [`SparseInertia::mass_blocks`](crate::model::SparseInertia::mass_blocks).
+pub(crate) fn mass_block_pattern(
+    body_sizes: &[usize],
+    unknown_of: impl Fn(usize) -> usize,
+) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let (mut entries, mut indices) = (Vec::new(), Vec::new());
+    let (mut first, mut offset) = (0, 0);
+    for &size in body_sizes {
+        for a in 0..size {
+            for c in a..size {
+                entries.push((unknown_of(first + a), unknown_of(first + c)));
+                indices.push(offset + a * size + c);
+            }
+        }
+        first += size;
+        offset += size * size;
+    }
+    (entries, indices)
+}
 
 /// The saddle-point matrix of one sparse-tier model on a pattern analysed once, with its value,
 /// right-hand-side and solution buffers.
@@ -58,16 +82,10 @@ impl SaddlePoint {
         (k, nonholonomic_pattern): (usize, &[(usize, usize)]),
         matrix: &'static str,
     ) -> Result<Self, StepError> {
+        check_body_sizes(body_sizes, n)?;
         let mut body_of = Vec::with_capacity(n);
         for (body, &size) in body_sizes.iter().enumerate() {
             body_of.extend(std::iter::repeat_n(body, size));
-        }
-        if body_of.len() != n {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: body_of.len(),
-                reason: "they do not add up to the number of coordinates",
-            });
         }
         let last_body = |pattern: &[(usize, usize)], rows: usize, what| {
             let mut last: Vec<Option<usize>> = vec![None; rows];
@@ -125,19 +143,8 @@ impl SaddlePoint {
         }
 
         // The pattern: the mass blocks' upper triangles, G, A, and the rows' diagonals.
-        let mut entries = Vec::new();
-        let mut mass_entries = Vec::new();
-        let (mut first, mut offset) = (0, 0);
-        for &size in body_sizes {
-            for a in 0..size {
-                for c in a..size {
-                    entries.push((coordinate_unknown[first + a], coordinate_unknown[first + c]));
-                    mass_entries.push(offset + a * size + c);
-                }
-            }
-            first += size;
-            offset += size * size;
-        }
+        let (mut entries, mass_entries) =
+            mass_block_pattern(body_sizes, |coordinate| coordinate_unknown[coordinate]);
         let mass_end = entries.len();
         entries.extend(
             jacobian_pattern

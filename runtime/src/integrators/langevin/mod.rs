@@ -29,6 +29,7 @@ use super::checks::{
 };
 use super::{Integrator, SparseIntegrator, StepReport};
 use crate::error::StepError;
+use crate::integrators::checks::check_built_for;
 use crate::model::{Inertia, SparseInertia};
 use crate::state::{DynState, State};
 
@@ -388,13 +389,11 @@ where
     Model: SparseInertia + ?Sized,
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
-        if model.body_sizes() != self.flow.sizes() {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: model.body_sizes().len(),
-                reason: "they differ from those of the model the Langevin wrapper was built for",
-            });
-        }
+        check_built_for(
+            model.body_sizes() == self.flow.sizes(),
+            "body sizes",
+            model.body_sizes().len(),
+        )?;
         check_parameter(model.non_finite_parameter())?;
         check_dyn_state(state, self.flow.coordinate_count())?;
         self.advance(

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::error::StepError;
 use crate::integrators::block_mass::BlockMass;
-use crate::integrators::checks::check_finite_slice;
+use crate::integrators::checks::{check_body_sizes, check_built_for, check_finite_slice};
 use crate::linalg::{LinearSolver, SparseLu};
 use crate::model::{SparseHolonomic, SparseInertia, SparsePotential};
 
@@ -111,18 +111,12 @@ impl SparseProjection {
     {
         let n = model.coordinate_count();
         let body_sizes = model.body_sizes().to_vec();
+        check_body_sizes(&body_sizes, n)?;
         let mut body_of = Vec::with_capacity(n);
         let mut firsts = Vec::with_capacity(body_sizes.len());
         for (body, &size) in body_sizes.iter().enumerate() {
             firsts.push(body_of.len());
             body_of.extend(std::iter::repeat_n(body, size));
-        }
-        if body_of.len() != n {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: body_of.len(),
-                reason: "they do not add up to the number of coordinates",
-            });
         }
         let m = model.constraint_count();
         let pattern = model.jacobian_pattern();
@@ -235,18 +229,17 @@ impl SparseProjection {
     where
         Model: SparseInertia + SparseHolonomic + ?Sized,
     {
-        let mismatch = |what, index| StepError::InvalidModel {
-            what,
-            index,
-            reason: "differs from the model the integrator was built for",
-        };
-        if model.body_sizes() != self.body_sizes.as_slice() {
-            return Err(mismatch("body sizes", model.body_sizes().len()));
-        }
+        check_built_for(
+            model.body_sizes() == self.body_sizes.as_slice(),
+            "body sizes",
+            model.body_sizes().len(),
+        )?;
         let pattern = model.jacobian_pattern();
-        if model.constraint_count() != self.g.len() || pattern.len() != self.pattern_len {
-            return Err(mismatch("constraint jacobian pattern", pattern.len()));
-        }
+        check_built_for(
+            model.constraint_count() == self.g.len() && pattern.len() == self.pattern_len,
+            "constraint jacobian pattern",
+            pattern.len(),
+        )?;
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use super::runge_kutta::{IndexOneSystem, IndexOneTier, RkScheme};
 use super::{Baumgarte, Metric, PostStabilization, Tableau};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
@@ -114,18 +114,17 @@ impl SparseIndexOne {
     where
         Model: SparseInertia + SparseHolonomicKinematics + ?Sized,
     {
-        let mismatch = |what, index| StepError::InvalidModel {
-            what,
-            index,
-            reason: "differs from the model the integrator was built for",
-        };
-        if model.body_sizes() != self.saddle_point.body_sizes() {
-            return Err(mismatch("body sizes", model.body_sizes().len()));
-        }
+        check_built_for(
+            model.body_sizes() == self.saddle_point.body_sizes(),
+            "body sizes",
+            model.body_sizes().len(),
+        )?;
         let pattern = model.jacobian_pattern();
-        if model.constraint_count() != self.g.len() || pattern.len() != self.jacobian.len() {
-            return Err(mismatch("constraint jacobian pattern", pattern.len()));
-        }
+        check_built_for(
+            model.constraint_count() == self.g.len() && pattern.len() == self.jacobian.len(),
+            "constraint jacobian pattern",
+            pattern.len(),
+        )?;
         Ok(())
     }
 }

@@ -25,10 +25,12 @@ use super::{
     ThirdContraction,
 };
 use crate::error::StepError;
+use crate::integrators::block_mass::BlockMass;
 use crate::integrators::checks::{
-    check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+    check_body_sizes, check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_parameter,
 };
-use crate::integrators::mass_factor::BlockMassFactor;
+use crate::integrators::saddle_point::mass_block_pattern;
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::linalg::{LinearSolver, PivotSign, SparseLdlt};
 use crate::model::{
@@ -57,7 +59,7 @@ pub struct SparseSystem {
     /// The model's body sizes, as when the system was built.
     body_sizes: Vec<usize>,
     mass_blocks: Vec<f64>,
-    mass: BlockMassFactor,
+    mass: BlockMass,
     /// `M + βh² H`: its factorization, the value slot of each mass-block entry (with its
     /// index in the blocks) and of each Hessian entry, and its values.
     ldlt: SparseLdlt,
@@ -80,13 +82,7 @@ impl SparseSystem {
     {
         let n = model.coordinate_count();
         let body_sizes = model.body_sizes().to_vec();
-        if body_sizes.iter().sum::<usize>() != n {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: body_sizes.len(),
-                reason: "they do not add up to the number of coordinates",
-            });
-        }
+        check_body_sizes(&body_sizes, n)?;
         if let Some(entry) = hessian.iter().position(|&(i, j)| i >= n || j >= n) {
             return Err(StepError::InvalidModel {
                 what: "hessian pattern",
@@ -94,24 +90,13 @@ impl SparseSystem {
                 reason: "the entry lies outside the model's coordinates",
             });
         }
-        let (mut entries, mut mass_entries) = (Vec::new(), Vec::new());
-        let (mut first, mut offset) = (0, 0);
-        for &size in &body_sizes {
-            for a in 0..size {
-                for c in a..size {
-                    entries.push((first + a, first + c));
-                    mass_entries.push(offset + a * size + c);
-                }
-            }
-            first += size;
-            offset += size * size;
-        }
+        let (mut entries, mass_entries) = mass_block_pattern(&body_sizes, |i| i);
+        let offset = body_sizes.iter().map(|s| s * s).sum();
         let mass_end = entries.len();
         entries.extend_from_slice(hessian);
         let (ldlt, slots) = SparseLdlt::analyse(n, &entries, &vec![PivotSign::Positive; n])
             .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, 0.0))?;
-        let mass = BlockMassFactor::new(&body_sizes)
-            .map_err(StepError::linear_algebra("mass matrix", 0.0))?;
+        let mass = BlockMass::new(&body_sizes);
         Ok(SparseSystem {
             mass_blocks: vec![0.0; offset],
             mass,
@@ -196,11 +181,8 @@ where
         b: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        model.mass_blocks(x, &mut self.mass_blocks);
-        check_finite_slice(&self.mass_blocks, "mass matrix", t)?;
-        let wrap = StepError::linear_algebra("mass matrix", t);
-        let factorizations = self.mass.factor(&self.mass_blocks).map_err(&wrap)?;
-        self.mass.solve_in_place(b).map_err(&wrap)?;
+        let factorizations = self.mass.factor_at(model, x, t)?;
+        self.mass.solve_in_place(b, t)?;
         Ok(factorizations)
     }
 }
@@ -324,13 +306,11 @@ where
         check_mass_is_constant(model.constant_mass(), R::NAME)?;
         check_parameter(model.non_finite_parameter())?;
         check_dyn_state(state, model.coordinate_count())?;
-        if model.body_sizes() != self.system.body_sizes.as_slice() {
-            return Err(StepError::InvalidModel {
-                what: "body sizes",
-                index: model.body_sizes().len(),
-                reason: "differs from the model the integrator was built for",
-            });
-        }
+        check_built_for(
+            model.body_sizes() == self.system.body_sizes.as_slice(),
+            "body sizes",
+            model.body_sizes().len(),
+        )?;
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.h;
         Ok(report)

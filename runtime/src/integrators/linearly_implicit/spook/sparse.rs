@@ -20,7 +20,7 @@
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
@@ -176,23 +176,23 @@ impl SparseSpookSystem {
     where
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
     {
-        let mismatch = |what, index| StepError::InvalidModel {
-            what,
-            index,
-            reason: "differs from the model the integrator was built for",
-        };
-        if model.body_sizes() != self.saddle_point.body_sizes() {
-            return Err(mismatch("body sizes", model.body_sizes().len()));
-        }
+        check_built_for(
+            model.body_sizes() == self.saddle_point.body_sizes(),
+            "body sizes",
+            model.body_sizes().len(),
+        )?;
         let (jacobian, nonholonomic) = (model.jacobian_pattern(), model.nonholonomic_pattern());
-        if model.constraint_count() != self.g.len() || jacobian.len() != self.jacobian.len() {
-            return Err(mismatch("constraint jacobian pattern", jacobian.len()));
-        }
-        if model.nonholonomic_count() != self.s.len()
-            || nonholonomic.len() != self.nonholonomic.len()
-        {
-            return Err(mismatch("nonholonomic pattern", nonholonomic.len()));
-        }
+        check_built_for(
+            model.constraint_count() == self.g.len() && jacobian.len() == self.jacobian.len(),
+            "constraint jacobian pattern",
+            jacobian.len(),
+        )?;
+        check_built_for(
+            model.nonholonomic_count() == self.s.len()
+                && nonholonomic.len() == self.nonholonomic.len(),
+            "nonholonomic pattern",
+            nonholonomic.len(),
+        )?;
         Ok(())
     }
 }
