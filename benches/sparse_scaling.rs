@@ -1,86 +1,138 @@
-//! Per-step cost of SPOOK and RATTLE on the sparse tier against the model size: the chain of `N`
-//! pendula (`N = 10 … 10 000`) and the ladder of `L` links (`L = 10 … 1000`); and, at `N = 10`,
-//! the sparse tier against the fixed-size tier on the same chain, in the same run.
+//! Per-step cost of SPOOK, RATTLE and stiff Z&Ss on the sparse tier against the model size: the
+//! chain of `N` pendula (`N = 10 … 10 000`) and the ladder of `L` links (`L = 10 … 1000`); and,
+//! at `N = 10`, the sparse tier against the fixed-size tier on the same chain, in the same run.
 //!
 //! Criterion reports the time per step; divide by `N` or `L` for the per-link cost, which is
-//! flat when the cost is linear. The chain's state is reset every 2000 steps so that every size
-//! steps through the same motion.
+//! flat when the cost is linear. Every run is restarted from its initial state after a fixed
+//! number of steps, so that every size steps through the same motion.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mechanism::runtime::model::{
-    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseInertia,
+    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, PotentialHessian, SparseHolonomic,
+    SparseInertia, SparseNonholonomic, SparsePenalizedPotential, SparsePenaltyHessian,
+    SparseSplitPotential,
 };
-use mechanism::runtime::model::{PotentialHessian, SparsePenalizedPotential, SparsePenaltyHessian};
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
-    DynState, Integrator, Rattle, SMatrix, SVector, SparseIntegrator, SparseRattle, SparseSpook,
-    Spook, State,
+    DynState, Integrator, Penalized, Rattle, SMatrix, SVector, SparseIntegrator, SparseRattle,
+    SparseSpook, SparseZhangSkeelStiff, Spook, State, ZhangSkeelSimplified,
 };
-use mechanism::runtime::{Penalized, SparseZhangSkeelStiff, ZhangSkeelSimplified};
 
+/// SPOOK's step size (Lacoursière §6), and that of the Z&Ss ladder.
 const H: f64 = 1.0 / 60.0;
 
-/// Steps `model` with the sparse SPOOK from `start`, restarting every 2000 steps.
-fn bench_sparse<Model>(b: &mut criterion::Bencher<'_>, model: &Model, start: &DynState)
-where
-    SparseSpook: SparseIntegrator<Model>,
-    Model: SparseInertia
-        + mechanism::runtime::model::SparseHolonomic
-        + mechanism::runtime::model::SparseNonholonomic,
+/// Steps `model` with `integrator` from `start`, restarting every `restart` steps so that
+/// every size steps through the same motion.
+fn bench_steps<I, Model>(
+    b: &mut criterion::Bencher<'_>,
+    integrator: &mut I,
+    model: &Model,
+    start: &DynState,
+    restart: usize,
+) where
+    I: SparseIntegrator<Model>,
 {
-    let mut spook = SparseSpook::new(model, H).expect("valid model");
     let mut state = start.clone();
     let mut steps = 0;
     b.iter(|| {
-        if steps == 2000 {
+        if steps == restart {
             state.clone_from(start);
             steps = 0;
         }
         steps += 1;
-        spook.step(black_box(model), &mut state).expect("step")
+        integrator.step(black_box(model), &mut state).expect("step")
     });
 }
 
-/// Benchmarks the sparse SPOOK step of the model `build(size)` builds, for each size, in the
-/// group `name`, with the size as the throughput (per-link cost).
-fn scaling<Model>(
+/// Steps the fixed-size `model` with `integrator` from `start`, restarting every `restart`
+/// steps: the fixed-size twin of [`bench_steps`].
+fn bench_fixed_steps<I, Model, const N: usize>(
+    b: &mut criterion::Bencher<'_>,
+    integrator: &mut I,
+    model: &Model,
+    start: State<N>,
+    restart: usize,
+) where
+    I: Integrator<Model, N>,
+{
+    let mut state = start;
+    let mut steps = 0;
+    b.iter(|| {
+        if steps == restart {
+            state = start;
+            steps = 0;
+        }
+        steps += 1;
+        integrator.step(black_box(model), &mut state).expect("step")
+    });
+}
+
+/// Benchmarks `integrator(model)` on the models `build(size)` builds, for each size, in the
+/// group `name`, with the size as the throughput (per-link cost); restarts every `restart`
+/// steps.
+fn scaling<Model, I>(
     c: &mut Criterion,
     name: &str,
     sizes: &[usize],
+    restart: usize,
     build: impl Fn(usize) -> (Model, DynState),
+    integrator: impl Fn(&Model) -> I,
 ) where
-    SparseSpook: SparseIntegrator<Model>,
-    Model: SparseInertia
-        + mechanism::runtime::model::SparseHolonomic
-        + mechanism::runtime::model::SparseNonholonomic,
+    I: SparseIntegrator<Model>,
 {
     let mut group = c.benchmark_group(name);
     for &size in sizes {
         let (model, start) = build(size);
+        let mut stepper = integrator(&model);
         group.throughput(Throughput::Elements(size as u64));
         group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
-            bench_sparse(b, &model, &start)
+            bench_steps(b, &mut stepper, &model, &start, restart)
         });
     }
     group.finish();
 }
 
-fn chain(c: &mut Criterion) {
-    scaling(c, "sparse_spook_chain", &[10, 100, 1000, 10_000], |links| {
-        let model = PendulumChain::tao_owhadi(links);
-        let start = model.tao_owhadi_state();
-        (model, start)
-    });
+/// Returns the chain of Tao–Owhadi §4.2 with `links` links and its initial state.
+fn chain_model(links: usize) -> (PendulumChain, DynState) {
+    let model = PendulumChain::tao_owhadi(links);
+    let start = model.tao_owhadi_state();
+    (model, start)
 }
 
-fn ladder(c: &mut Criterion) {
-    scaling(c, "sparse_spook_ladder", &[10, 20, 100, 1000], |links| {
-        let model = SpookLadder::new(links);
-        let start = model.horizontal_state();
-        (model, start)
-    });
+/// Returns the SPOOK ladder of `links` links and its horizontal initial state.
+fn ladder_model(links: usize) -> (SpookLadder, DynState) {
+    let model = SpookLadder::new(links);
+    let start = model.horizontal_state();
+    (model, start)
+}
+
+/// Returns the fixed-size state of the chain of 10 with the sparse `start`'s coordinates.
+fn fixed_chain_state(start: &DynState) -> State<20> {
+    State::<20>::new(
+        0.0,
+        start.q.clone().try_into().expect("20 coordinates"),
+        [0.0; 20],
+    )
+}
+
+/// Returns SPOOK with step size [`H`] for `model`.
+fn spook<Model>(model: &Model) -> SparseSpook
+where
+    Model: SparseInertia + SparseHolonomic + SparseNonholonomic,
+{
+    SparseSpook::new(model, H).expect("valid model")
+}
+
+fn spook_chain(c: &mut Criterion) {
+    let sizes = [10, 100, 1000, 10_000];
+    scaling(c, "sparse_spook_chain", &sizes, 2000, chain_model, spook);
+}
+
+fn spook_ladder(c: &mut Criterion) {
+    let sizes = [10, 20, 100, 1000];
+    scaling(c, "sparse_spook_ladder", &sizes, 2000, ladder_model, spook);
 }
 
 /// The chain of 10 pendula of Tao–Owhadi §4.2 written for the fixed-size tier by hand.
@@ -148,54 +200,18 @@ impl Nonholonomic<20, 0> for FixedChain {
 
 impl AppliedForces<20> for FixedChain {}
 
-fn dense_vs_sparse(c: &mut Criterion) {
+fn spook_chain_of_10(c: &mut Criterion) {
     let mut group = c.benchmark_group("spook_chain_of_10");
-    let sparse_model = PendulumChain::tao_owhadi(LINKS);
-    let start = sparse_model.tao_owhadi_state();
-    group.bench_function("sparse", |b| bench_sparse(b, &sparse_model, &start));
-    let fixed_start = State::<20>::new(
-        0.0,
-        start.q.clone().try_into().expect("20 coordinates"),
-        [0.0; 20],
-    );
-    let mut spook = Spook::<20, 10>::new(H).expect("valid step size");
-    let mut state = fixed_start;
-    let mut steps = 0;
+    let (model, start) = chain_model(LINKS);
+    let mut sparse = spook(&model);
+    group.bench_function("sparse", |b| {
+        bench_steps(b, &mut sparse, &model, &start, 2000)
+    });
+    let mut fixed = Spook::<20, 10>::new(H).expect("valid step size");
     group.bench_function("fixed_size", |b| {
-        b.iter(|| {
-            if steps == 2000 {
-                state = fixed_start;
-                steps = 0;
-            }
-            steps += 1;
-            spook
-                .step(black_box(&FixedChain), &mut state)
-                .expect("step")
-        })
+        bench_fixed_steps(b, &mut fixed, &FixedChain, fixed_chain_state(&start), 2000)
     });
     group.finish();
-}
-
-/// Steps `model` with `integrator` from `start`, restarting every `restart` steps.
-fn bench_steps<I, Model>(
-    b: &mut criterion::Bencher<'_>,
-    mut integrator: I,
-    model: &Model,
-    start: &DynState,
-    restart: usize,
-) where
-    I: SparseIntegrator<Model>,
-{
-    let mut state = start.clone();
-    let mut steps = 0;
-    b.iter(|| {
-        if steps == restart {
-            state.clone_from(start);
-            steps = 0;
-        }
-        steps += 1;
-        integrator.step(black_box(model), &mut state).expect("step")
-    });
 }
 
 /// RATTLE's step size. At `h = 1/60` its Newton iteration leaves its basin (`NewtonDiverged`)
@@ -205,61 +221,34 @@ fn bench_steps<I, Model>(
 /// number of Newton iterations per step at every size.
 const RATTLE_H: f64 = 1.0 / 600.0;
 
+/// Returns RATTLE with step size [`RATTLE_H`] for `model`.
+fn rattle<Model>(model: &Model) -> SparseRattle
+where
+    Model: SparseInertia + SparseHolonomic,
+{
+    SparseRattle::new(model, RATTLE_H).expect("valid model")
+}
+
 fn rattle_chain(c: &mut Criterion) {
-    let mut group = c.benchmark_group("sparse_rattle_chain");
-    for links in [10, 100, 1000, 10_000] {
-        let model = PendulumChain::tao_owhadi(links);
-        let start = model.tao_owhadi_state();
-        let rattle = SparseRattle::new(&model, RATTLE_H).expect("valid model");
-        group.throughput(Throughput::Elements(links as u64));
-        group.bench_function(BenchmarkId::from_parameter(links), |b| {
-            bench_steps(b, rattle.clone(), &model, &start, 500)
-        });
-    }
-    group.finish();
+    let sizes = [10, 100, 1000, 10_000];
+    scaling(c, "sparse_rattle_chain", &sizes, 500, chain_model, rattle);
 }
 
 fn rattle_ladder(c: &mut Criterion) {
-    let mut group = c.benchmark_group("sparse_rattle_ladder");
-    for links in [10, 20, 100, 1000] {
-        let model = SpookLadder::new(links);
-        let start = model.horizontal_state();
-        let rattle = SparseRattle::new(&model, RATTLE_H).expect("valid model");
-        group.throughput(Throughput::Elements(links as u64));
-        group.bench_function(BenchmarkId::from_parameter(links), |b| {
-            bench_steps(b, rattle.clone(), &model, &start, 500)
-        });
-    }
-    group.finish();
+    let sizes = [10, 20, 100, 1000];
+    scaling(c, "sparse_rattle_ladder", &sizes, 500, ladder_model, rattle);
 }
 
-fn rattle_dense_vs_sparse(c: &mut Criterion) {
+fn rattle_chain_of_10(c: &mut Criterion) {
     let mut group = c.benchmark_group("rattle_chain_of_10");
-    let sparse_model = PendulumChain::tao_owhadi(LINKS);
-    let start = sparse_model.tao_owhadi_state();
-    let sparse = SparseRattle::new(&sparse_model, RATTLE_H).expect("valid model");
+    let (model, start) = chain_model(LINKS);
+    let mut sparse = rattle(&model);
     group.bench_function("sparse", |b| {
-        bench_steps(b, sparse.clone(), &sparse_model, &start, 500)
+        bench_steps(b, &mut sparse, &model, &start, 500)
     });
-    let fixed_start = State::<20>::new(
-        0.0,
-        start.q.clone().try_into().expect("20 coordinates"),
-        [0.0; 20],
-    );
-    let mut rattle = Rattle::<20, 10>::new(RATTLE_H).expect("valid step size");
-    let mut state = fixed_start;
-    let mut steps = 0;
+    let mut fixed = Rattle::<20, 10>::new(RATTLE_H).expect("valid step size");
     group.bench_function("fixed_size", |b| {
-        b.iter(|| {
-            if steps == 500 {
-                state = fixed_start;
-                steps = 0;
-            }
-            steps += 1;
-            rattle
-                .step(black_box(&FixedChain), &mut state)
-                .expect("step")
-        })
+        bench_fixed_steps(b, &mut fixed, &FixedChain, fixed_chain_state(&start), 500)
     });
     group.finish();
 }
@@ -270,62 +259,30 @@ const OMEGA: f64 = 20.0;
 /// The step size of the Z&Ss benchmarks on the chain (Tao–Owhadi §4.2).
 const ZSS_H: f64 = 0.05;
 
-/// Steps `model` with the sparse Z&Ss (stiff: the penalty's Hessian only) from `start`,
-/// restarting every 1000 steps.
-fn bench_sparse_zss<Model>(b: &mut criterion::Bencher<'_>, model: &Model, start: &DynState, h: f64)
+/// Returns stiff Z&Ss (the penalty's Hessian only) with step size `h` for `model`.
+fn zss<Model>(model: &Model, h: f64) -> SparseZhangSkeelStiff
 where
-    Model: SparseInertia + mechanism::runtime::model::SparseSplitPotential,
+    Model: SparseInertia + SparseSplitPotential,
 {
-    let mut zss = SparseZhangSkeelStiff::new(model, h).expect("valid model");
-    let mut state = start.clone();
-    let mut steps = 0;
-    b.iter(|| {
-        if steps == 1000 {
-            state.clone_from(start);
-            zss.reset();
-            steps = 0;
-        }
-        steps += 1;
-        zss.step(black_box(model), &mut state).expect("step")
-    });
-}
-
-/// Benchmarks the sparse stiff Z&Ss step on the penalized models `build(size)` builds, per
-/// size, in the group `name`, with the size as the throughput (per-link cost).
-fn zss_scaling<Model>(
-    c: &mut Criterion,
-    name: &str,
-    sizes: &[usize],
-    h: f64,
-    build: impl Fn(usize) -> (Model, DynState),
-) where
-    Model: SparseInertia + mechanism::runtime::model::SparseSplitPotential,
-{
-    let mut group = c.benchmark_group(name);
-    for &size in sizes {
-        let (model, start) = build(size);
-        group.throughput(Throughput::Elements(size as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(size), &size, |b, _| {
-            bench_sparse_zss(b, &model, &start, h)
-        });
-    }
-    group.finish();
+    SparseZhangSkeelStiff::new(model, h).expect("valid model")
 }
 
 fn zss_chain(c: &mut Criterion) {
-    zss_scaling(c, "zss_chain", &[10, 100, 1000, 10_000], ZSS_H, |links| {
-        let chain = PendulumChain::tao_owhadi(links);
-        let start = chain.tao_owhadi_state();
+    let sizes = [10, 100, 1000, 10_000];
+    let build = |links| {
+        let (chain, start) = chain_model(links);
         (Penalized::new(chain, OMEGA), start)
-    });
+    };
+    scaling(c, "zss_chain", &sizes, 1000, build, |m| zss(m, ZSS_H));
 }
 
 fn zss_ladder(c: &mut Criterion) {
-    zss_scaling(c, "zss_ladder", &[10, 20, 100, 1000], H, |links| {
-        let ladder = SpookLadder::new(links);
-        let start = ladder.horizontal_state();
+    let sizes = [10, 20, 100, 1000];
+    let build = |links| {
+        let (ladder, start) = ladder_model(links);
         (Penalized::new(ladder, OMEGA), start)
-    });
+    };
+    scaling(c, "zss_ladder", &sizes, 1000, build, |m| zss(m, H));
 }
 
 /// The penalized chain of 10 pendula on the fixed-size tier: dense `M = I`, `∇W` and `Hess W`
@@ -367,42 +324,31 @@ impl PotentialHessian<20> for FixedPenalizedChain {
 
 fn zss_chain_of_10(c: &mut Criterion) {
     let mut group = c.benchmark_group("zss_chain_of_10");
-    let chain = PendulumChain::tao_owhadi(LINKS);
-    let start = chain.tao_owhadi_state();
-    let fixed = FixedPenalizedChain(chain.clone());
-    let sparse = Penalized::new(chain, OMEGA);
-    group.bench_function("sparse", |b| bench_sparse_zss(b, &sparse, &start, ZSS_H));
-    let fixed_start = State::<20>::new(
-        0.0,
-        start.q.clone().try_into().expect("20 coordinates"),
-        [0.0; 20],
-    );
-    // Z&Ss on the fixed size tier; the potential is linear, so it is stiff Z&Ss too.
-    let mut zss = ZhangSkeelSimplified::<20>::new(ZSS_H).expect("valid step size");
-    let mut state = fixed_start;
-    let mut steps = 0;
+    let (chain, start) = chain_model(LINKS);
+    let fixed_model = FixedPenalizedChain(chain.clone());
+    let model = Penalized::new(chain, OMEGA);
+    let mut sparse = zss(&model, ZSS_H);
+    group.bench_function("sparse", |b| {
+        bench_steps(b, &mut sparse, &model, &start, 1000)
+    });
+    // Z&Ss on the fixed-size tier; the potential is linear, so it is stiff Z&Ss too.
+    let mut fixed = ZhangSkeelSimplified::<20>::new(ZSS_H).expect("valid step size");
     group.bench_function("fixed_size", |b| {
-        b.iter(|| {
-            if steps == 1000 {
-                state = fixed_start;
-                zss.reset();
-                steps = 0;
-            }
-            steps += 1;
-            zss.step(black_box(&fixed), &mut state).expect("step")
-        })
+        bench_fixed_steps(b, &mut fixed, &fixed_model, fixed_chain_state(&start), 1000)
     });
     group.finish();
 }
 
 criterion_group!(
     benches,
-    chain,
-    ladder,
-    dense_vs_sparse,
+    spook_chain,
+    spook_ladder,
+    spook_chain_of_10,
     rattle_chain,
     rattle_ladder,
-    rattle_dense_vs_sparse
+    rattle_chain_of_10,
+    zss_chain,
+    zss_ladder,
+    zss_chain_of_10
 );
-criterion_group!(zss_benches, zss_chain, zss_ladder, zss_chain_of_10);
-criterion_main!(benches, zss_benches);
+criterion_main!(benches);
