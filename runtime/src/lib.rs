@@ -41,9 +41,12 @@
 //! scheme over a small "system" trait that each tier implements with its own linear algebra
 //! behind [`linalg::LinearSolver`] (dense kernels, or a sparse `LDLᵀ` on faer analysed once and
 //! refilled in place, with no heap allocation per step). On the sparse tier run [`SparseSpook`],
-//! [`SparseShake`], [`SparseRattle`], [`SparseStabilizedRk`] and [`SparseLangevin`];
-//! [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written
-//! models of it.
+//! [`SparseShake`], [`SparseRattle`], [`SparseVerlet`], [`SparseZhangSkeel`],
+//! [`SparseZhangSkeelSimplified`], [`SparseZhangSkeelStiff`], [`SparseStabilizedRk`] and
+//! [`SparseLangevin`]; [`reference::PendulumChain`] and [`reference::SpookLadder`] are
+//! hand-written models of it (penalized through [`Penalized`] for the Z&S family). Newmark,
+//! Livens, the nonholonomic integrators and the adaptive Runge–Kutta method are fixed-size
+//! only.
 //!
 //! ```
 //! use mechanism_runtime::reference::PendulumChain;
