@@ -16,16 +16,19 @@
 //! end: the whiplash). The plot shows the energy, the largest end speed and the RMS violation
 //! against time.
 //!
-//! `--method rk4` runs the paper's contrast instead: RK4 on the index-1 formulation with
-//! Baumgarte's term `g̈ + 2γġ + γ²g = 0` (`--gamma`, default 10; Ascher et al. 1995, eq. 2.1),
+//! `--method rk4` and `--method rattle` run the paper's contrasts instead: RK4 on the index-1
+//! formulation with Baumgarte's term `g̈ + 2γġ + γ²g = 0` (`--gamma`, default 10; Ascher et al.
+//! 1995, eq. 2.1),
 //! one sparse `LDLᵀ` of `[[M, Gᵀ], [G, 0]]` per stage (`runtime::SparseStabilizedRk`; the sparse
-//! model needs `SparseHolonomicKinematics`).
+//! model needs `SparseHolonomicKinematics`), and RATTLE, Newton on the multipliers with a sparse
+//! LU per iteration (`runtime::SparseRattle`).
 //!
 //! `--table` reproduces §6: (a) no blow-up at `h = 1/20` for `L = 20` over `T = 30`; (b) Fig. 6,
 //! the average violation `⟨‖g‖⟩` against `h` with its fitted slope (paper: `O(h²)`); (c) Fig. 7,
 //! the CPU time per step against `L` from 10 to 1000 with its fitted exponent (paper: linear);
-//! (d) the whiplash: SPOOK against RK4 + Baumgarte with `γ = 10` and `γ = 1/h`
-//! (`shared/EXPERIMENTS-M2.md` §A.5), which the paper says "break[s] down completely"; (e) the
+//! (d) the whiplash: SPOOK against RK4 + Baumgarte with `γ = 10` and `γ = 1/h` and against
+//! RATTLE (SHAKE's positions; `shared/EXPERIMENTS-M2.md` §A.5), which the paper says "break
+//! down completely"; (e) the
 //! `L = 10` and `L = 100` runs of Figs. 4–5. It writes `out/ladder_fig6.png`,
 //! `out/ladder_fig7.png`, `out/ladder_whiplash.png` and `out/ladder_fig45.png`. Parameters:
 //! `m = 10`, `l = 1`, `J = m l²/12`, `g = 9.81`, `ε = 1e-8`, `τ = 2h`
@@ -45,7 +48,7 @@ use common::{create_parent, exit_code, format_number, RunOptions};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
-use mechanism::runtime::{DynState, SparseIntegrator, SparseSpook};
+use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
 use plotters::prelude::*;
 
 /// Which integrator to run.
@@ -56,6 +59,9 @@ enum Method {
     /// RK4 on the index-1 formulation with Baumgarte's term g̈ + 2γġ + γ²g = 0 (Ascher et al.
     /// 1995, eq. 2.1; `--gamma`), one sparse LDLᵀ per stage: the paper's contrast.
     Rk4,
+    /// RATTLE (SHAKE's positions with a velocity projection), Newton on the multipliers with a
+    /// sparse LU per iteration, tolerance 1e-10: the paper's other contrast, "plain SHAKE".
+    Rattle,
 }
 
 impl Method {
@@ -73,6 +79,7 @@ impl Method {
                 SparseStabilizedRk::new(ladder, RK4, h)?
                     .with_baumgarte(Baumgarte::critically_damped(gamma)?),
             ),
+            Method::Rattle => Box::new(SparseRattle::new(ladder, h)?.with_tolerance(1e-10)?),
         })
     }
 
@@ -81,6 +88,7 @@ impl Method {
         match self {
             Method::Spook => "SPOOK".to_string(),
             Method::Rk4 => format!("RK4 + Baumgarte (γ = {gamma})"),
+            Method::Rattle => "RATTLE (SHAKE's positions)".to_string(),
         }
     }
 }
@@ -380,7 +388,9 @@ fn tables() -> Result<(), Box<dyn Error>> {
 
     // (d) The whiplash contrast: RK4 + Baumgarte on the same ladder (EXPERIMENTS-M2 §A.5:
     // γ = 1/h, ACPR §2, and γ = 10).
-    println!("## (d) The whiplash: SPOOK against RK4 + Baumgarte, L = 20, h = 1/60, T = 30\n");
+    println!(
+        "## (d) The whiplash: SPOOK against RK4 + Baumgarte and RATTLE, L = 20, h = 1/60, T = 30\n"
+    );
     println!("| method | outcome | E(end) − E(0) | max RMS violation | max end speed |");
     println!("|---|---|---|---|---|");
     let ladder = SpookLadder::new(20);
@@ -389,6 +399,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         (Method::Spook, 0.0),
         (Method::Rk4, 10.0),
         (Method::Rk4, 60.0),
+        (Method::Rattle, 0.0),
     ] {
         let mut samples: Vec<Sample> = Vec::new();
         let integrator = method.integrator(&ladder, 1.0 / 60.0, gamma)?;

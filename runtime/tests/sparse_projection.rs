@@ -648,3 +648,22 @@ fn bad_states_models_and_parameters_are_typed_errors() {
     let mut state = good.clone();
     rattle.step(&chain, &mut state).unwrap();
 }
+
+#[test]
+fn rattle_breaks_down_in_the_ladders_whiplash_at_the_papers_step() {
+    // Lacoursière (2007) §6: "plain SHAKE break[s] down completely when whiplash occurs", where
+    // SPOOK runs (sparse_spook.rs). RATTLE has SHAKE's positions; L = 20, h = 1/60, Newton
+    // tolerance 1e-10 (EXPERIMENTS-M2 §A.5): a typed error before T = 10, never Ok with nonsense.
+    let ladder = SpookLadder::new(20);
+    let mut rattle = SparseRattle::new(&ladder, 1.0 / 60.0)
+        .unwrap()
+        .with_tolerance(1e-10)
+        .unwrap();
+    let mut state = ladder.horizontal_state();
+    let failure = (0..600).find_map(|_| rattle.step(&ladder, &mut state).err());
+    println!("{failure:?} at t = {:.2}", state.t);
+    assert!(
+        matches!(failure, Some(StepError::NewtonDiverged { .. })),
+        "{failure:?}"
+    );
+}
