@@ -73,6 +73,7 @@ pub mod linalg;
 pub mod model;
 pub mod observers;
 pub mod reference;
+pub mod simulation;
 pub mod state;
 
 pub use discrete_gradient::{
