@@ -392,7 +392,11 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             Some(t) if !dense => t.min(self.t_end),
             _ => self.t_end,
         };
-        let t_stop = if t_stop > t_before { t_stop } else { self.t_end };
+        let t_stop = if t_stop > t_before {
+            t_stop
+        } else {
+            self.t_end
+        };
         if let Err(source) = self.stepper.step(self.model, &mut self.state, t_stop) {
             return Err(SimulationError::Step {
                 step: self.steps + 1,
@@ -412,13 +416,13 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
                 }
             }
             if self.steps % k == 0 || at_end {
-                self.scratch.clone_from(&self.state);
+                self.scratch.copy_from(&self.state);
                 self.write_scratch()?;
             }
         } else {
             while let Some(requested) = self.pending.next_time() {
                 if (requested - t_now).abs() <= grid_tolerance(self.steps, t_now, requested) {
-                    self.scratch.clone_from(&self.state);
+                    self.scratch.copy_from(&self.state);
                     self.scratch.set_t(requested);
                 } else if requested < t_now && dense {
                     if let Err(source) =
@@ -467,7 +471,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         self.row = vec![0.0; columns.len()];
         self.sink.begin(&columns, self.pending.rows())?;
         self.started = true;
-        self.scratch.clone_from(&self.state);
+        self.scratch.copy_from(&self.state);
         match self.pending.next_time() {
             None => self.write_scratch(),
             Some(t) if t == self.t0 => {

@@ -112,7 +112,10 @@ where
                 reason: "the model's constraint count or Jacobian pattern changed after the observer was built",
             });
         }
-        if let Some(index) = pattern.iter().position(|&(row, col)| row >= self.g.len() || col >= n) {
+        if let Some(index) = pattern
+            .iter()
+            .position(|&(row, col)| row >= self.g.len() || col >= n)
+        {
             return Err(StepError::InvalidModel {
                 what: "constraint jacobian pattern",
                 index,

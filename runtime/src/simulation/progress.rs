@@ -22,9 +22,9 @@ impl Progress {
             ProgressDrawTarget::hidden()
         };
         let bar = ProgressBar::with_draw_target(Some(TICKS), target);
-        if let Ok(style) =
-            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta})")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% (eta {eta})",
+        ) {
             bar.set_style(style);
         }
         bar.set_prefix(label.to_string());

@@ -41,7 +41,13 @@ pub(super) enum Pending {
     /// Write after every `k`-th step and after the last.
     Steps(usize),
     /// Write at `t_0 + iΔt` for `i ≥ next` below `t_end`, then at `t_end`.
-    Every { t0: f64, dt: f64, next: usize, t_end: f64, end_written: bool },
+    Every {
+        t0: f64,
+        dt: f64,
+        next: usize,
+        t_end: f64,
+        end_written: bool,
+    },
     /// Write at `times[next..]`.
     At { times: Vec<f64>, next: usize },
 }
@@ -81,9 +87,7 @@ impl Pending {
     pub(super) fn rows(&self) -> Option<usize> {
         match self {
             Pending::Steps(_) => None,
-            Pending::Every { t0, dt, t_end, .. } => {
-                Some(((t_end - t0) / dt).floor() as usize + 2)
-            }
+            Pending::Every { t0, dt, t_end, .. } => Some(((t_end - t0) / dt).floor() as usize + 2),
             Pending::At { times, .. } => Some(times.len()),
         }
     }

@@ -18,6 +18,9 @@ pub trait StateView: Clone {
     fn q(&self) -> &[f64];
     /// Returns the velocities `v`.
     fn v(&self) -> &[f64];
+    /// Copies `other` into `self`, reusing `self`'s buffers (no allocation when the sizes
+    /// agree; a derived `clone_from` would allocate).
+    fn copy_from(&mut self, other: &Self);
 }
 
 impl<const N: usize> StateView for State<N> {
@@ -33,6 +36,9 @@ impl<const N: usize> StateView for State<N> {
     fn v(&self) -> &[f64] {
         self.v.as_slice()
     }
+    fn copy_from(&mut self, other: &Self) {
+        *self = *other;
+    }
 }
 
 impl StateView for DynState {
@@ -47,6 +53,11 @@ impl StateView for DynState {
     }
     fn v(&self) -> &[f64] {
         &self.v
+    }
+    fn copy_from(&mut self, other: &Self) {
+        self.t = other.t;
+        self.q.clone_from(&other.q);
+        self.v.clone_from(&other.v);
     }
 }
 

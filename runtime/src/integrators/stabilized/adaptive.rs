@@ -493,9 +493,9 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
                 check_finite(&q_new, "q", t)?;
                 check_finite(&v_new, "v", t)?;
                 let t_new = if landing { t_end } else { t + h };
-                self.dense = self.dense_weights.map(|d| {
-                    dense_step(&stages, &d, (t, t_new, h), (&q, &v), (&q_new, &v_new))
-                });
+                self.dense = self
+                    .dense_weights
+                    .map(|d| dense_step(&stages, &d, (t, t_new, h), (&q, &v), (&q_new, &v_new)));
                 let carried = fsal.then(|| CarriedStage {
                     t: t_new,
                     q: q_new,
@@ -784,10 +784,7 @@ mod tests {
                 (sum(&|i| c[i].powi(3)), theta.powi(4) / 4.0),
                 (sum(&|i| c[i] * ac(i, &|j| c[j])), theta.powi(4) / 8.0),
                 (sum(&|i| ac(i, &|j| c[j] * c[j])), theta.powi(4) / 12.0),
-                (
-                    sum(&|i| ac(i, &|j| ac(j, &|k| c[k]))),
-                    theta.powi(4) / 24.0,
-                ),
+                (sum(&|i| ac(i, &|j| ac(j, &|k| c[k]))), theta.powi(4) / 24.0),
             ];
             for (n, (lhs, rhs)) in conditions.iter().enumerate() {
                 assert!(
