@@ -16,7 +16,7 @@ use mechanism_runtime::simulation::{
 };
 use mechanism_runtime::{
     AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
-    Potential, Rk4, SMatrix, SVector, SparseSpook, State, StepError,
+    Potential, Rk4, SMatrix, SVector, SparseIntegrator, SparseSpook, State, StepError,
 };
 
 #[global_allocator]
@@ -364,6 +364,39 @@ fn dense_output_matches_reference_to_the_step_error() {
     }
 }
 
+/// At the end of a step the projected continuous extension is the stabilized step end (the
+/// same correction of the same state, up to rounding), and outside the step it is refused.
+#[test]
+fn dense_output_ends_on_the_stabilized_step() {
+    let model = DoublePendulum::default();
+    let mut dopri = Dopri5::<4, 2>::new(DOPRI5, 1e-6, 1e-7)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    let mut state = initial_state();
+    let mut out = state;
+    assert!(matches!(
+        dopri.dense_output(&model, 0.0, &mut out),
+        Err(StepError::BadParameter { .. })
+    ));
+    for _ in 0..5 {
+        dopri.step_toward(&model, &mut state, 10.0).unwrap();
+    }
+    let (t0, t1) = dopri.dense_interval().unwrap();
+    assert_eq!(t1, state.t);
+    dopri.dense_output(&model, t1, &mut out).unwrap();
+    let scale = state.q.amax().max(state.v.amax());
+    assert!((out.q - state.q).amax() <= 64.0 * f64::EPSILON * scale);
+    assert!((out.v - state.v).amax() <= 64.0 * f64::EPSILON * scale);
+    let before = out;
+    for t in [t0 - 1e-3, t1 + 1e-3, f64::NAN] {
+        assert!(matches!(
+            dopri.dense_output(&model, t, &mut out),
+            Err(StepError::BadParameter { name: "t", .. })
+        ));
+    }
+    assert_eq!(out, before, "unchanged on error");
+}
+
 /// The continuous extension's local error at mid-step is O(h⁵) (order 4): one step of size h
 /// from the closed form's initial value, output at h/2, against `sin(h/2)`.
 #[test]
@@ -458,9 +491,12 @@ fn csv_contract() {
     }
 
     let chain = PendulumChain::tao_owhadi(3);
+    // An integrator chosen at run time, as the examples' `--method` does.
+    let boxed: Box<dyn SparseIntegrator<PendulumChain>> =
+        Box::new(SparseSpook::new(&chain, 0.01).unwrap());
     let run = Simulation::sparse(
         &chain,
-        SparseSpook::new(&chain, 0.01).unwrap(),
+        boxed,
         chain.tao_owhadi_state(),
         0.1,
         Schedule::EveryStep,
