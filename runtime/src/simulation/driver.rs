@@ -411,11 +411,11 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             if self.steps == 1 {
                 let h = t_now - t_before;
                 let estimate = ((self.t_end - t_now) / h / k as f64).ceil();
-                if estimate.is_finite() && estimate >= 0.0 && estimate < 1e9 {
+                if (0.0..1e9).contains(&estimate) {
                     self.sink.reserve(estimate as usize + 2);
                 }
             }
-            if self.steps % k == 0 || at_end {
+            if self.steps.is_multiple_of(k) || at_end {
                 self.scratch.copy_from(&self.state);
                 self.write_scratch()?;
             }

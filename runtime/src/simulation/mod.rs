@@ -20,7 +20,7 @@
 //! are plain `std` (CSV of numbers needs no crate: the header is names joined by commas, the
 //! numbers are written in Rust's shortest round-trip form). The progress bar needs
 //! `indicatif` and is behind the runtime's feature `indicatif`
-//! ([`Simulation::with_progress`]); heavier output — plots, GIFs, Parquet, thread pools for
+//! (`Simulation::with_progress`); heavier output — plots, GIFs, Parquet, thread pools for
 //! ensembles — belongs to the facade crate `mechanism` or the examples, which depend on this
 //! driver and not the other way round.
 
