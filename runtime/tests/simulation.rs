@@ -11,8 +11,8 @@ use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulu
 use mechanism_runtime::reference::harmonic::HarmonicOscillator;
 use mechanism_runtime::reference::PendulumChain;
 use mechanism_runtime::simulation::{
-    family, Column, CsvSink, Mechanics, Schedule, Simulation, SimulationError, SparseMechanics,
-    StopReason, Table,
+    family, Column, CsvSink, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError,
+    SparseMechanics, StopReason, Table,
 };
 use mechanism_runtime::{
     AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
@@ -315,7 +315,11 @@ fn dense_output_matches_reference_to_the_step_error() {
     let table = |schedule| {
         let mut run = Simulation::adaptive(&model, dopri(), start, t_end, schedule)
             .unwrap()
-            .observe(Mechanics::new(&model));
+            .observe(Mechanics::new(&model))
+            .observe(IntegratorColumn::new(
+                "steps.accepted",
+                |i: &Dopri5<4, 2>, _: &State<4>| i.statistics().accepted as f64,
+            ));
         run.run().unwrap();
         (run.stepper().0.statistics(), run.into_output())
     };
@@ -341,6 +345,13 @@ fn dense_output_matches_reference_to_the_step_error() {
         dense_stats.accepted, stepped.accepted,
         "dense output does not shorten steps"
     );
+    // The integrator's column: at step ends the count of the row, at requested times that of
+    // the step containing them.
+    let accepted = column(&steps, "steps.accepted");
+    assert!(accepted.iter().enumerate().all(|(i, &n)| n == i as f64));
+    let accepted = column(&dense, "steps.accepted");
+    assert!(accepted.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(accepted.last(), Some(&(stepped.accepted as f64)));
     let step_error = steps.rows().map(error).fold(0.0, f64::max);
     let dense_error = dense.rows().map(error).fold(0.0, f64::max);
     let residual = |t: &Table, name| column(t, name).into_iter().fold(0.0, f64::max);

@@ -126,7 +126,7 @@ pub struct Simulation<'m, Model: ?Sized, St: Stepper<Model>, K: Sink = Table> {
     t0: f64,
     t_end: f64,
     pending: Pending,
-    observers: Vec<Box<dyn Observer<St::State> + 'm>>,
+    observers: Vec<Box<dyn Observer<St::Integrator, St::State> + 'm>>,
     coordinates: Vec<String>,
     widths: Vec<usize>,
     row: Vec<f64>,
@@ -266,7 +266,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
 impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K> {
     /// Adds `observer`'s columns after those added before; an observer added after the first
     /// step is not called (the columns are fixed when the run starts).
-    pub fn observe(mut self, observer: impl Observer<St::State> + 'm) -> Self {
+    pub fn observe(mut self, observer: impl Observer<St::Integrator, St::State> + 'm) -> Self {
         self.observers.push(Box::new(observer));
         self
     }
@@ -486,6 +486,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
     /// Observes `scratch` and writes its row.
     fn write_scratch(&mut self) -> Result<(), SimulationError> {
         let state = &self.scratch;
+        let integrator = self.stepper.integrator();
         let n = state.q().len();
         self.row[0] = state.t();
         self.row[1..=n].copy_from_slice(state.q());
@@ -493,7 +494,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         let mut offset = 2 * n + 1;
         for (observer, &columns) in self.observers.iter_mut().zip(&self.widths) {
             observer
-                .observe(state, &mut self.row[offset..offset + columns])
+                .observe(integrator, state, &mut self.row[offset..offset + columns])
                 .map_err(|source| SimulationError::Observer {
                     t: state.t(),
                     source,

@@ -4,8 +4,8 @@
 //! A run is a [`Simulation`]: a model, a [`Stepper`] (an integrator adapted by [`Fixed`],
 //! [`Sparse`] or [`Adaptive`]), an initial state, an end time, a [`Schedule`] of output times
 //! and [`Observer`]s that add columns ([`Mechanics`] and [`SparseMechanics`]: energy and the
-//! residuals at position and velocity level; [`Column`]: a closure). Rows go into a [`Sink`]:
-//! an in-memory [`Table`] or a [`CsvSink`] streaming the examples' CSV contract (`t`, `q.*`,
+//! residuals at position and velocity level; [`Column`] and [`IntegratorColumn`]: closures of
+//! the state, or of the integrator and the state). Rows go into a [`Sink`]: an in-memory [`Table`] or a [`CsvSink`] streaming the examples' CSV contract (`t`, `q.*`,
 //! `v.*`, `energy`, `residual.position`, `residual.velocity`, then extras; a family's
 //! coordinates as `q.x[i]`, see [`family`]).
 //!
@@ -33,7 +33,7 @@ mod schedule;
 mod stepper;
 
 pub use driver::{Simulation, SimulationError, StopReason};
-pub use observer::{Column, Mechanics, Observer, SparseMechanics};
+pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, Sink, Table};
 pub use schedule::{grid_tolerance, Schedule};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};

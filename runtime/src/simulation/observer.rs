@@ -9,16 +9,20 @@ use crate::model::{Holonomic, Inertia, Potential};
 use crate::observers;
 use crate::state::{DynState, State};
 
-/// Computes output columns of a state. Observers size their scratch when they are built, so
-/// that [`observe`](Self::observe) does not allocate.
-pub trait Observer<S> {
+/// Computes output columns of a state, with access to the integrator `I` (for quantities it
+/// carries: multipliers, a generalized energy, statistics). Observers size their scratch when
+/// they are built, so that [`observe`](Self::observe) does not allocate.
+///
+/// At a time reported through dense output the integrator is the one after the step that
+/// contains the time: what it carries belongs to that step's end.
+pub trait Observer<I: ?Sized, S> {
     /// Returns the names of the columns, in order (called once, before the run).
     fn names(&self) -> Vec<String>;
 
     /// Writes the columns of `state` into `out` (as many as [`names`](Self::names)); fails
     /// with a typed error, e.g. `InvalidModel` for a state that does not fit the observed
     /// model.
-    fn observe(&mut self, state: &S, out: &mut [f64]) -> Result<(), StepError>;
+    fn observe(&mut self, integrator: &I, state: &S, out: &mut [f64]) -> Result<(), StepError>;
 }
 
 /// The columns `energy`, `residual.position`, `residual.velocity` of the examples' CSV
@@ -49,7 +53,7 @@ where
 /// The names of the three columns of [`Mechanics`] and [`SparseMechanics`].
 const MECHANICS: [&str; 3] = ["energy", "residual.position", "residual.velocity"];
 
-impl<O, const N: usize, const M: usize> Observer<State<N>> for Mechanics<'_, O, N, M>
+impl<I: ?Sized, O, const N: usize, const M: usize> Observer<I, State<N>> for Mechanics<'_, O, N, M>
 where
     O: Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
@@ -57,7 +61,7 @@ where
         MECHANICS.map(String::from).to_vec()
     }
 
-    fn observe(&mut self, state: &State<N>, out: &mut [f64]) -> Result<(), StepError> {
+    fn observe(&mut self, _: &I, state: &State<N>, out: &mut [f64]) -> Result<(), StepError> {
         out[0] = observers::energy(self.model, state);
         out[1] = observers::position_residual::<N, M, O>(self.model, state);
         out[2] = observers::velocity_residual::<N, M, O>(self.model, state);
@@ -92,7 +96,7 @@ where
     }
 }
 
-impl<O> Observer<DynState> for SparseMechanics<'_, O>
+impl<I: ?Sized, O> Observer<I, DynState> for SparseMechanics<'_, O>
 where
     O: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
 {
@@ -100,7 +104,7 @@ where
         MECHANICS.map(String::from).to_vec()
     }
 
-    fn observe(&mut self, state: &DynState, out: &mut [f64]) -> Result<(), StepError> {
+    fn observe(&mut self, _: &I, state: &DynState, out: &mut [f64]) -> Result<(), StepError> {
         let model = self.model;
         let n = model.coordinate_count();
         check_dyn_state(state, n)?;
@@ -135,8 +139,7 @@ where
     }
 }
 
-/// A user column: a name and a closure of the state (which may capture a model, an integrator's
-/// shared statistics, …).
+/// A user column: a name and a closure of the state (which may capture a model, …).
 pub struct Column<F> {
     name: String,
     value: F,
@@ -152,13 +155,41 @@ impl<F> Column<F> {
     }
 }
 
-impl<S, F: FnMut(&S) -> f64> Observer<S> for Column<F> {
+impl<I: ?Sized, S, F: FnMut(&S) -> f64> Observer<I, S> for Column<F> {
     fn names(&self) -> Vec<String> {
         vec![self.name.clone()]
     }
 
-    fn observe(&mut self, state: &S, out: &mut [f64]) -> Result<(), StepError> {
+    fn observe(&mut self, _: &I, state: &S, out: &mut [f64]) -> Result<(), StepError> {
         out[0] = (self.value)(state);
+        Ok(())
+    }
+}
+
+/// A user column of the integrator and the state, for what the integrator carries: SPOOK's or
+/// RATTLE's multipliers, Livens's generalized energy, an adaptive method's statistics.
+pub struct IntegratorColumn<F> {
+    name: String,
+    value: F,
+}
+
+impl<F> IntegratorColumn<F> {
+    /// Creates the column `name` whose value is `value(integrator, state)`.
+    pub fn new(name: impl Into<String>, value: F) -> Self {
+        IntegratorColumn {
+            name: name.into(),
+            value,
+        }
+    }
+}
+
+impl<I: ?Sized, S, F: FnMut(&I, &S) -> f64> Observer<I, S> for IntegratorColumn<F> {
+    fn names(&self) -> Vec<String> {
+        vec![self.name.clone()]
+    }
+
+    fn observe(&mut self, integrator: &I, state: &S, out: &mut [f64]) -> Result<(), StepError> {
+        out[0] = (self.value)(integrator, state);
         Ok(())
     }
 }

@@ -69,6 +69,11 @@ impl StateView for DynState {
 pub trait Stepper<Model: ?Sized> {
     /// The state the integrator advances.
     type State: StateView;
+    /// The integrator, as observers see it.
+    type Integrator: ?Sized;
+
+    /// Returns the integrator.
+    fn integrator(&self) -> &Self::Integrator;
 
     /// Advances `state` by one step; an adaptive method does not step past `t_stop`. On error
     /// `state` is unchanged.
@@ -109,6 +114,11 @@ where
     I: Integrator<Model, N>,
 {
     type State = State<N>;
+    type Integrator = I;
+
+    fn integrator(&self) -> &I {
+        &self.0
+    }
 
     fn step(&mut self, model: &Model, state: &mut State<N>, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
@@ -126,6 +136,11 @@ where
     I: SparseIntegrator<Model>,
 {
     type State = DynState;
+    type Integrator = I;
+
+    fn integrator(&self) -> &I {
+        &self.0
+    }
 
     fn step(&mut self, model: &Model, state: &mut DynState, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
@@ -144,6 +159,11 @@ where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {
     type State = State<N>;
+    type Integrator = AdaptiveRk<N, M, S>;
+
+    fn integrator(&self) -> &AdaptiveRk<N, M, S> {
+        &self.0
+    }
 
     fn step(&mut self, model: &Model, state: &mut State<N>, t_stop: f64) -> Result<(), StepError> {
         self.0.step_toward(model, state, t_stop).map(|_| ())
