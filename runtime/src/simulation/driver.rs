@@ -12,6 +12,9 @@ use crate::error::StepError;
 use crate::integrators::stabilized::AdaptiveRk;
 use crate::state::{DynState, State};
 
+/// A closure called after every successful step.
+type Monitor<'m, I, S> = Box<dyn FnMut(&I, &S) + 'm>;
+
 /// Why [`Simulation::step`] returned without an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -127,6 +130,7 @@ pub struct Simulation<'m, Model: ?Sized, St: Stepper<Model>, K: Sink = Table> {
     t_end: f64,
     pending: Pending,
     observers: Vec<Box<dyn Observer<St::Integrator, St::State> + 'm>>,
+    monitors: Vec<Monitor<'m, St::Integrator, St::State>>,
     coordinates: Vec<String>,
     widths: Vec<usize>,
     row: Vec<f64>,
@@ -249,6 +253,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
             t_end,
             pending,
             observers: Vec::new(),
+            monitors: Vec::new(),
             coordinates: (0..n).map(|i| format!("x[{i}]")).collect(),
             widths: Vec::new(),
             row: Vec::new(),
@@ -268,6 +273,14 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
     /// step is not called (the columns are fixed when the run starts).
     pub fn observe(mut self, observer: impl Observer<St::Integrator, St::State> + 'm) -> Self {
         self.observers.push(Box::new(observer));
+        self
+    }
+
+    /// Calls `monitor(integrator, state)` after every successful step, whatever the schedule:
+    /// for summaries over every step (a running maximum of a residual, a count) while rows
+    /// are written more sparsely.
+    pub fn on_step(mut self, monitor: impl FnMut(&St::Integrator, &St::State) + 'm) -> Self {
+        self.monitors.push(Box::new(monitor));
         self
     }
 
@@ -302,6 +315,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             t_end: self.t_end,
             pending: self.pending,
             observers: self.observers,
+            monitors: self.monitors,
             coordinates: self.coordinates,
             widths: self.widths,
             row: self.row,
@@ -405,6 +419,9 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             });
         }
         self.steps += 1;
+        for monitor in &mut self.monitors {
+            monitor(self.stepper.integrator(), &self.state);
+        }
         let t_now = self.state.t();
         let at_end = t_now >= self.t_end - grid_tolerance(self.steps, t_now, self.t_end);
         if let Pending::Steps(k) = self.pending {

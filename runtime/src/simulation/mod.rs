@@ -9,6 +9,38 @@
 //! `v.*`, `energy`, `residual.position`, `residual.velocity`, then extras; a family's
 //! coordinates as `q.x[i]`, see [`family`]).
 //!
+//! On the sparse tier, streaming the CSV contract while a monitor keeps a summary of every
+//! step (the shape of the ladder example's loop):
+//!
+//! ```
+//! use mechanism_runtime::reference::PendulumChain;
+//! use mechanism_runtime::simulation::{family, CsvSink, Schedule, Simulation, SparseMechanics};
+//! use mechanism_runtime::{SparseIntegrator, SparseSpook};
+//!
+//! let chain = PendulumChain::tao_owhadi(100);
+//! let spook: Box<dyn SparseIntegrator<PendulumChain>> = Box::new(SparseSpook::new(&chain, 0.01)?);
+//! let fastest = std::cell::Cell::new(0.0f64);
+//! let mut run = Simulation::sparse(&chain, spook, chain.tao_owhadi_state(), 1.0, Schedule::EveryNthStep(10))?
+//!     .coordinates(family(&["x", "y"], chain.links()))?
+//!     .observe(SparseMechanics::new(&chain))
+//!     .on_step(|_, state| fastest.set(state.v.iter().fold(fastest.get(), |m, v| m.max(v.abs()))))
+//!     .write_to(CsvSink::new(Vec::new())); // a BufWriter<File> in an example
+//! run.run()?;
+//! let csv = String::from_utf8(run.into_output().into_inner())?;
+//! assert!(csv.starts_with("t,q.x[0],q.y[0],q.x[1]"));
+//! assert_eq!(csv.lines().count(), 1 + 11); // the header, t = 0, 0.1, …, 1
+//! assert!(fastest.get() > 0.0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The examples' loops map onto it one for one: `common::simulate(&mut integrator, stepped,
+//! observed, initial, steps, &columns)` is [`Simulation::fixed`] with
+//! `.coordinates(Observed::COORDINATES)`, `.observe(Mechanics::new(observed))` and an
+//! [`IntegratorColumn`] per method-specific column; `Trajectory::thinned(k)` is
+//! [`Schedule::EveryNthStep`], with the summaries over every step as [`on_step`](Simulation::on_step)
+//! monitors; the ladder's streaming writer is a [`CsvSink`]; `--save-every DT` is
+//! [`Schedule::Every`].
+//!
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
 //! integrators), `observer` (what to write), `output` (where to write), `driver` (the loop),
 //! and `progress` (the bar).
