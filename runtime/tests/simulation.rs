@@ -6,7 +6,9 @@
 mod common;
 
 use common::{allocations, loglog_slope, CountingAllocator};
-use mechanism_runtime::integrators::stabilized::{Dopri5, PostStabilization, DOPRI5};
+use mechanism_runtime::integrators::stabilized::{
+    AdaptiveRk, Dopri5, EmbeddedTableau, PostStabilization, DOPRI5, HEUN,
+};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::harmonic::HarmonicOscillator;
 use mechanism_runtime::reference::PendulumChain;
@@ -448,6 +450,39 @@ fn dense_output_ends_on_the_stabilized_step() {
         ));
     }
     assert_eq!(out, before, "unchanged on error");
+}
+
+/// An adaptive pair without dense output (Heun–Euler 2(1)) is handed each requested time as its
+/// stop time and lands on it: rows at exactly those times, within the tolerance of the closed
+/// form's error (a few times rtol over the run).
+#[test]
+fn adaptive_without_dense_output_lands_on_requested_times() {
+    let heun_euler = EmbeddedTableau {
+        method: HEUN,
+        b_hat: [1.0, 0.0],
+        embedded_order: 1,
+    };
+    let model = Spring(HarmonicOscillator::default());
+    let adaptive = AdaptiveRk::<1, 0, 2>::new(heun_euler, 1e-6, 1e-6).unwrap();
+    assert!(!adaptive.has_dense_output());
+    let mut run =
+        Simulation::adaptive(&model, adaptive, sine_start(), 5.0, Schedule::Every(0.5)).unwrap();
+    run.run().unwrap();
+    let table = run.output();
+    let times = column(table, "t");
+    assert_eq!(times, (0..=10).map(|i| 0.5 * i as f64).collect::<Vec<_>>());
+    let error = times
+        .iter()
+        .zip(column(table, "q.x[0]"))
+        .map(|(t, q)| (q - t.sin()).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "Heun–Euler, rtol = atol = 1e-6: {} steps, max error {error:.1e}",
+        run.steps()
+    );
+    // 10× the error measured at these tolerances (2.3e-6); a row written at the nearest step
+    // end instead of the requested time would be off by about |v| h ~ 1e-3.
+    assert!(error < 2e-5, "max error {error:e}");
 }
 
 /// The continuous extension's local error at mid-step is O(h⁵) (order 4): one step of size h

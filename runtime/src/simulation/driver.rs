@@ -504,7 +504,20 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
     fn write_scratch(&mut self) -> Result<(), SimulationError> {
         let state = &self.scratch;
         let integrator = self.stepper.integrator();
-        let n = state.q().len();
+        let n = self.coordinates.len();
+        for (what, len) in [("state q", state.q().len()), ("state v", state.v().len())] {
+            if len != n {
+                return Err(SimulationError::Observer {
+                    t: state.t(),
+                    source: StepError::InvalidModel {
+                        what,
+                        index: len,
+                        reason:
+                            "its length differs from the number of coordinates the run started with",
+                    },
+                });
+            }
+        }
         self.row[0] = state.t();
         self.row[1..=n].copy_from_slice(state.q());
         self.row[n + 1..=2 * n].copy_from_slice(state.v());
