@@ -536,6 +536,7 @@ fn csv_contract() {
     .observe(Column::new("energy.kinetic", |s: &State<4>| {
         model.kinetic_energy(&s.q, &s.v)
     }))
+    .observe(Column::new("say \"a,b\"", |_: &State<4>| 0.0))
     .write_to(CsvSink::new(Vec::new()));
     run.run().unwrap();
     let text = String::from_utf8(run.into_output().into_inner()).unwrap();
@@ -550,6 +551,7 @@ fn csv_contract() {
             "residual.position",
             "residual.velocity",
             "energy.kinetic",
+            "\"say \"\"a,b\"\"\"",
         ]
         .map(String::from),
     );
@@ -571,7 +573,7 @@ fn csv_contract() {
         states
     };
     for (row, state) in rows.iter().zip(&reference) {
-        assert_eq!(row.len(), header.len());
+        assert_eq!(row.len(), header.len(), "the quoted name is one column");
         assert_eq!(&row[1..5], state.q.as_slice(), "q reads back bit for bit");
         assert_eq!(&row[5..9], state.v.as_slice());
         let energy = model.kinetic_energy(&state.q, &state.v) + model.potential(&state.q);

@@ -418,6 +418,18 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
                 source,
             });
         }
+        let advanced = self.state.t() > t_before;
+        if !advanced {
+            // A stepper that does not advance time would loop forever; the integrators of this
+            // crate never do.
+            return Err(SimulationError::Step {
+                step: self.steps + 1,
+                t: t_before,
+                source: StepError::BadStepSize {
+                    h: self.state.t() - t_before,
+                },
+            });
+        }
         self.steps += 1;
         for monitor in &mut self.monitors {
             monitor(self.stepper.integrator(), &self.state);

@@ -1,5 +1,9 @@
 //! Where rows go: an in-memory [`Table`] or a streamed [`CsvSink`], with the examples' CSV
 //! contract.
+//!
+//! The CSV is written here rather than through the `csv` crate: a row is numbers only, which
+//! need no quoting, and a header name is quoted as RFC 4180 says when it needs it; a row goes
+//! straight into the writer without a per-row allocation.
 
 use std::io::{self, Write};
 
@@ -80,7 +84,7 @@ impl Sink for Table {
     fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
         self.columns = columns.to_vec();
         self.values.clear();
-        self.values.reserve(rows.unwrap_or(0) * columns.len());
+        self.reserve(rows.unwrap_or(0));
         Ok(())
     }
 
@@ -89,8 +93,11 @@ impl Sink for Table {
         Ok(())
     }
 
+    /// Reserves if the memory is there; otherwise the table grows as rows come.
     fn reserve(&mut self, additional: usize) {
-        self.values.reserve(additional * self.columns.len());
+        if let Some(values) = additional.checked_mul(self.columns.len()) {
+            let _ = self.values.try_reserve(values);
+        }
     }
 }
 
@@ -127,9 +134,20 @@ impl<W: Write> Sink for CsvSink<W> {
     }
 }
 
-/// Writes the comma-separated `columns` and a newline.
+/// Writes the comma-separated `columns` and a newline; a name with a comma, a quote or a line
+/// break is quoted as RFC 4180 says (`"a,b"`, `"say ""hi"""`).
 fn write_header<W: Write>(out: &mut W, columns: &[String]) -> io::Result<()> {
-    writeln!(out, "{}", columns.join(","))
+    for (j, name) in columns.iter().enumerate() {
+        if j > 0 {
+            out.write_all(b",")?;
+        }
+        if name.contains([',', '"', '\n', '\r']) {
+            write!(out, "\"{}\"", name.replace('"', "\"\""))?;
+        } else {
+            out.write_all(name.as_bytes())?;
+        }
+    }
+    out.write_all(b"\n")
 }
 
 /// Writes the comma-separated `values` and a newline, without allocating.

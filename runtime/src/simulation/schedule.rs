@@ -87,7 +87,11 @@ impl Pending {
     pub(super) fn rows(&self) -> Option<usize> {
         match self {
             Pending::Steps(_) => None,
-            Pending::Every { t0, dt, t_end, .. } => Some(((t_end - t0) / dt).floor() as usize + 2),
+            // Beyond 10⁸ rows no table is reserved up front (it grows as rows come).
+            Pending::Every { t0, dt, t_end, .. } => {
+                let rows = ((t_end - t0) / dt).floor() + 2.0;
+                (rows <= 1e8).then_some(rows as usize)
+            }
             Pending::At { times, .. } => Some(times.len()),
         }
     }
