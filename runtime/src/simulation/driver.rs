@@ -79,8 +79,9 @@ pub enum SimulationError {
 ///
 /// # The loop, once for every integrator
 ///
-/// [`step`](Self::step) takes one step of the [`Stepper`] — [`Fixed`] for an [`Integrator`](crate::Integrator)
-/// on the fixed-size tier, [`Sparse`] for a [`SparseIntegrator`](crate::SparseIntegrator),
+/// [`step`](Self::step) takes one step of the [`Stepper`] — [`Fixed`] for an
+/// [`Integrator`](crate::Integrator) on the fixed-size tier, [`Sparse`] for a
+/// [`SparseIntegrator`](crate::SparseIntegrator),
 /// [`Adaptive`] for the error-controlled [`AdaptiveRk`] — then writes every requested time
 /// the step reached:
 ///
@@ -524,8 +525,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
                     source: StepError::InvalidModel {
                         what,
                         index: len,
-                        reason:
-                            "its length differs from the number of coordinates the run started with",
+                        reason: "its length differs from the run's number of coordinates",
                     },
                 });
             }

@@ -5,9 +5,10 @@
 //! [`Sparse`] or [`Adaptive`]), an initial state, an end time, a [`Schedule`] of output times
 //! and [`Observer`]s that add columns ([`Mechanics`] and [`SparseMechanics`]: energy and the
 //! residuals at position and velocity level; [`Column`] and [`IntegratorColumn`]: closures of
-//! the state, or of the integrator and the state). Rows go into a [`Sink`]: an in-memory [`Table`] or a [`CsvSink`] streaming the examples' CSV contract (`t`, `q.*`,
-//! `v.*`, `energy`, `residual.position`, `residual.velocity`, then extras; a family's
-//! coordinates as `q.x[i]`, see [`family`]).
+//! the state, or of the integrator and the state). Rows go into a [`Sink`]: an in-memory
+//! [`Table`] or a [`CsvSink`] streaming the examples' CSV contract (`t`, `q.*`, `v.*`,
+//! `energy`, `residual.position`, `residual.velocity`, then extras; a family's coordinates as
+//! `q.x[i]`, see [`family`]).
 //!
 //! On the sparse tier, streaming the CSV contract while a monitor keeps a summary of every
 //! step (the shape of the ladder example's loop):
@@ -18,12 +19,14 @@
 //! use mechanism_runtime::{SparseIntegrator, SparseSpook};
 //!
 //! let chain = PendulumChain::tao_owhadi(100);
-//! let spook: Box<dyn SparseIntegrator<PendulumChain>> = Box::new(SparseSpook::new(&chain, 0.01)?);
+//! let spook: Box<dyn SparseIntegrator<PendulumChain>> =
+//!     Box::new(SparseSpook::new(&chain, 0.01)?);
 //! let fastest = std::cell::Cell::new(0.0f64);
-//! let mut run = Simulation::sparse(&chain, spook, chain.tao_owhadi_state(), 1.0, Schedule::EveryNthStep(10))?
+//! let start = chain.tao_owhadi_state();
+//! let mut run = Simulation::sparse(&chain, spook, start, 1.0, Schedule::EveryNthStep(10))?
 //!     .coordinates(family(&["x", "y"], chain.links()))?
 //!     .observe(SparseMechanics::new(&chain))
-//!     .on_step(|_, state| fastest.set(state.v.iter().fold(fastest.get(), |m, v| m.max(v.abs()))))
+//!     .on_step(|_, s| fastest.set(s.v.iter().fold(fastest.get(), |m, v| m.max(v.abs()))))
 //!     .write_to(CsvSink::new(Vec::new())); // a BufWriter<File> in an example
 //! run.run()?;
 //! let csv = String::from_utf8(run.into_output().into_inner())?;
@@ -37,9 +40,9 @@
 //! observed, initial, steps, &columns)` is [`Simulation::fixed`] with
 //! `.coordinates(Observed::COORDINATES)`, `.observe(Mechanics::new(observed))` and an
 //! [`IntegratorColumn`] per method-specific column; `Trajectory::thinned(k)` is
-//! [`Schedule::EveryNthStep`], with the summaries over every step as [`on_step`](Simulation::on_step)
-//! monitors; the ladder's streaming writer is a [`CsvSink`]; `--save-every DT` is
-//! [`Schedule::Every`].
+//! [`Schedule::EveryNthStep`], with the summaries over every step as
+//! [`on_step`](Simulation::on_step) monitors; the ladder's streaming writer is a [`CsvSink`];
+//! `--save-every DT` is [`Schedule::Every`].
 //!
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
 //! integrators), `observer` (what to write), `output` (where to write), `driver` (the loop),

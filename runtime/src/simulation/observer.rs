@@ -113,7 +113,8 @@ where
             return Err(StepError::InvalidModel {
                 what: "observed constraints",
                 index: model.constraint_count(),
-                reason: "the model's constraint count or Jacobian pattern changed after the observer was built",
+                reason:
+                    "the constraint count or Jacobian pattern changed since the observer was built",
             });
         }
         if let Some(index) = pattern
