@@ -660,7 +660,8 @@ fn no_allocation_per_step_on_a_sparse_model() {
     assert!(drift.is_finite());
 }
 
-/// The progress bar is hidden when stderr is not a terminal (as under the test harness).
+/// The progress bar is hidden when stderr is not a terminal (as under the test harness), and
+/// then costs no allocation per step.
 #[cfg(feature = "indicatif")]
 #[test]
 fn progress_bar_is_hidden_without_a_terminal() {
@@ -675,7 +676,16 @@ fn progress_bar_is_hidden_without_a_terminal() {
     )
     .unwrap()
     .with_progress("oscillator");
+    run.step().unwrap();
+    let before = allocations();
     run.run().unwrap();
+    if !std::io::stderr().is_terminal() {
+        assert_eq!(
+            allocations() - before,
+            0,
+            "a hidden bar allocates nothing per step"
+        );
+    }
     assert_eq!(run.progress_visible(), std::io::stderr().is_terminal());
 }
 
