@@ -63,6 +63,10 @@
 //! # Ok::<(), mechanism_runtime::StepError>(())
 //! ```
 //!
+//! [`simulation`] runs any of these integrators, of either tier, from an initial state to an
+//! end time with output at requested times (DOPRI5 through its dense output), observers and
+//! CSV: [`simulation::Simulation`].
+//!
 //! [`discrete_gradient`] provides Gonzalez discrete gradients of the potential, the constraints
 //! and the kinetic energy (Kinon–Betsch–Livens eq. 26–29) for every model with the matching
 //! capability, the building blocks of energy-consistent implicit schemes.
@@ -77,6 +81,7 @@ pub mod linalg;
 pub mod model;
 pub mod observers;
 pub mod reference;
+pub mod simulation;
 pub mod state;
 
 pub use discrete_gradient::{

@@ -1,7 +1,7 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
 
 mod block_mass;
-mod checks;
+pub(crate) mod checks;
 pub mod energy_momentum;
 pub mod explicit;
 pub mod langevin;
@@ -55,4 +55,29 @@ pub struct StepReport {
     pub factorizations: u32,
     /// Newton iterations performed in this step (0 for linearly implicit methods).
     pub newton_iterations: u32,
+}
+
+/// A boxed integrator steps as the integrator it holds (e.g. `Box<dyn Integrator<Model, N>>`
+/// chosen at run time).
+#[diagnostic::do_not_recommend]
+impl<Model, I, const N: usize> Integrator<Model, N> for Box<I>
+where
+    I: Integrator<Model, N> + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        (**self).step(model, state)
+    }
+}
+
+/// A boxed sparse-tier integrator steps as the integrator it holds (e.g.
+/// `Box<dyn SparseIntegrator<Model>>` chosen at run time).
+#[diagnostic::do_not_recommend]
+impl<Model, I> SparseIntegrator<Model> for Box<I>
+where
+    Model: ?Sized,
+    I: SparseIntegrator<Model> + ?Sized,
+{
+    fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        (**self).step(model, state)
+    }
 }

@@ -1,0 +1,181 @@
+//! Where rows go: an in-memory [`Table`] or a streamed [`CsvSink`], with the examples' CSV
+//! contract.
+//!
+//! The CSV is written here rather than through the `csv` crate: a row is numbers only, which
+//! need no quoting, and a header name is quoted as RFC 4180 says when it needs it; a row goes
+//! straight into the writer without a per-row allocation.
+
+use std::io::{self, Write};
+
+/// Receives the driver's rows: the column names once, then one row per output time.
+///
+/// Rows are written from a buffer the driver owns, so a sink that stores or streams them
+/// without growing a buffer per row keeps the run free of heap allocation.
+pub trait Sink {
+    /// Receives the column names before the first row; `rows` is the number of rows the
+    /// schedule will write when it is known (a hint for reserving).
+    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()>;
+
+    /// Receives one more row, with as many values as there are columns.
+    fn row(&mut self, values: &[f64]) -> io::Result<()>;
+
+    /// Reserves room for `additional` more rows; called once, after the first step, when the
+    /// number of rows of a step-based schedule can be estimated from the step size.
+    fn reserve(&mut self, _additional: usize) {}
+
+    /// Flushes what is buffered; called when the run reaches its end.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Rows kept in memory, row-major, with their column names.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    columns: Vec<String>,
+    values: Vec<f64>,
+}
+
+impl Table {
+    /// Returns the column names.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Returns the number of rows.
+    pub fn len(&self) -> usize {
+        if self.columns.is_empty() {
+            0
+        } else {
+            self.values.len() / self.columns.len()
+        }
+    }
+
+    /// Returns whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Returns row `i`, if there is one.
+    pub fn row(&self, i: usize) -> Option<&[f64]> {
+        let width = self.columns.len();
+        self.values.get(i * width..(i + 1) * width)
+    }
+
+    /// Returns the rows in order.
+    pub fn rows(&self) -> impl Iterator<Item = &[f64]> + '_ {
+        self.values.chunks_exact(self.columns.len().max(1))
+    }
+
+    /// Returns the values of the column `name`, one per row, if there is such a column.
+    pub fn column(&self, name: &str) -> Option<impl Iterator<Item = f64> + '_> {
+        let j = self.columns.iter().position(|c| c == name)?;
+        Some(self.rows().map(move |row| row[j]))
+    }
+
+    /// Writes the table as CSV with the same header and number format as [`CsvSink`].
+    pub fn write_csv<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        write_header(out, &self.columns)?;
+        self.rows().try_for_each(|row| write_row(out, row))
+    }
+}
+
+impl Sink for Table {
+    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
+        self.columns = columns.to_vec();
+        self.values.clear();
+        self.reserve(rows.unwrap_or(0));
+        Ok(())
+    }
+
+    fn row(&mut self, values: &[f64]) -> io::Result<()> {
+        self.values.extend_from_slice(values);
+        Ok(())
+    }
+
+    /// Reserves if the memory is there; otherwise the table grows as rows come.
+    fn reserve(&mut self, additional: usize) {
+        if let Some(values) = additional.checked_mul(self.columns.len()) {
+            let _ = self.values.try_reserve(values);
+        }
+    }
+}
+
+/// Streams rows as CSV to a writer (wrap a file in a `BufWriter`): the header, then one line per
+/// row, numbers as [`write_number`] writes them.
+#[derive(Debug)]
+pub struct CsvSink<W: Write> {
+    out: W,
+}
+
+impl<W: Write> CsvSink<W> {
+    /// Streams to `out`.
+    pub fn new(out: W) -> Self {
+        CsvSink { out }
+    }
+
+    /// Returns the writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write> Sink for CsvSink<W> {
+    fn begin(&mut self, columns: &[String], _rows: Option<usize>) -> io::Result<()> {
+        write_header(&mut self.out, columns)
+    }
+
+    fn row(&mut self, values: &[f64]) -> io::Result<()> {
+        write_row(&mut self.out, values)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes the comma-separated `columns` and a newline; a name with a comma, a quote or a line
+/// break is quoted as RFC 4180 says (`"a,b"`, `"say ""hi"""`).
+fn write_header<W: Write>(out: &mut W, columns: &[String]) -> io::Result<()> {
+    for (j, name) in columns.iter().enumerate() {
+        if j > 0 {
+            out.write_all(b",")?;
+        }
+        if name.contains([',', '"', '\n', '\r']) {
+            write!(out, "\"{}\"", name.replace('"', "\"\""))?;
+        } else {
+            out.write_all(name.as_bytes())?;
+        }
+    }
+    out.write_all(b"\n")
+}
+
+/// Writes the comma-separated `values` and a newline, without allocating.
+fn write_row<W: Write>(out: &mut W, values: &[f64]) -> io::Result<()> {
+    for (j, &x) in values.iter().enumerate() {
+        if j > 0 {
+            out.write_all(b",")?;
+        }
+        write_number(out, x)?;
+    }
+    out.write_all(b"\n")
+}
+
+/// Writes `x` so that it reads back to the same `f64` (Rust's shortest round-trip form): plain
+/// for `0` and `1e-4 ≤ |x| < 1e15`, in scientific notation otherwise — the examples' format.
+pub fn write_number<W: Write>(out: &mut W, x: f64) -> io::Result<()> {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
+        write!(out, "{x}")
+    } else {
+        write!(out, "{x:e}")
+    }
+}
+
+/// Returns the coordinate names of a family of `count` bodies with per-body coordinates
+/// `names`, body by body: `x[0], y[0], x[1], y[1], …` for `family(&["x", "y"], 2)`, which the
+/// driver writes as the columns `q.x[0]`, …, `v.x[0]`, ….
+pub fn family(names: &[&str], count: usize) -> Vec<String> {
+    (0..count)
+        .flat_map(|i| names.iter().map(move |name| format!("{name}[{i}]")))
+        .collect()
+}
