@@ -37,7 +37,11 @@ fn exp(w: &Vector3<f64>) -> Matrix3<f64> {
 }
 
 fn start() -> State<9> {
-    rotation_state(0.0, &Matrix3::identity(), &MagnetizedBody::initial_body_rate())
+    rotation_state(
+        0.0,
+        &Matrix3::identity(),
+        &MagnetizedBody::initial_body_rate(),
+    )
 }
 
 /// The magnetized body's energy `½|Ω|² + Bμ R₃₃` on SO(3) (`J = I`, `Bμ = 1`).
@@ -128,7 +132,9 @@ fn linearized_schemes_are_first_and_second_order_against_rk4_on_the_penalized_od
     let model = PenalizedRotation::new(MagnetizedBody::default(), OMEGA);
     let (r_ref, v_ref) = rk4_penalized(OMEGA, t_end, 1e-4);
     let hs = [0.01, 0.005, 0.0025, 0.00125];
-    let error = |state: &State<9>| (rotation(&state.q) - r_ref).norm() + (rotation(&state.v) - v_ref).norm();
+    let error = |state: &State<9>| {
+        (rotation(&state.q) - r_ref).norm() + (rotation(&state.v) - v_ref).norm()
+    };
     let first: Vec<f64> = hs
         .iter()
         .map(|&h| {
@@ -156,7 +162,8 @@ fn one_linearized_step_is_the_papers_update_with_the_corrected_force() {
     // the corrected f_k and p_{k+1} = p_k + h f_k, R_{k+1} = R_k + 2h p_{k+1}, p = ½Ṙ, from an
     // off-manifold state: nothing shared with the scheme's Z&S route.
     let h = 0.02;
-    let r = exp(&Vector3::new(0.3, -0.7, 0.4)) * 1.01 + Matrix3::from_fn(|i, j| 1e-2 * (i as f64 - j as f64 * 0.5));
+    let r = exp(&Vector3::new(0.3, -0.7, 0.4)) * 1.01
+        + Matrix3::from_fn(|i, j| 1e-2 * (i as f64 - j as f64 * 0.5));
     let r_dot = r * hat(&Vector3::new(0.5, -1.0, 0.3)) + Matrix3::from_element(0.05);
     let e33 = Matrix3::from_fn(|i, j| if i == 2 && j == 2 { 1.0 } else { 0.0 });
     let w2 = OMEGA * OMEGA;
@@ -165,10 +172,13 @@ fn one_linearized_step_is_the_papers_update_with_the_corrected_force() {
     for _ in 0..200 {
         a = -e33
             - (r * r.transpose() * r - r
-                + (a * r.transpose() * r + r * a.transpose() * r + r * r.transpose() * a - a) * bh2)
+                + (a * r.transpose() * r + r * a.transpose() * r + r * r.transpose() * a - a)
+                    * bh2)
                 * (2.0 * w2);
     }
-    let f = a - (r * a.transpose() * a + a * r.transpose() * a + a * a.transpose() * r) * (2.0 * w2 * BETA * BETA * h.powi(4));
+    let f = a
+        - (r * a.transpose() * a + a * r.transpose() * a + a * a.transpose() * r)
+            * (2.0 * w2 * BETA * BETA * h.powi(4));
     let p_next = r_dot * 0.5 + f * h;
     let r_next = r + p_next * (2.0 * h);
 
@@ -192,7 +202,8 @@ fn row(m: &Matrix3<f64>) -> SVector<f64, 9> {
 #[test]
 fn penalized_rotation_derivatives_match_finite_differences() {
     let model = PenalizedRotation::new(MagnetizedBody::default(), 3.0);
-    let r = exp(&Vector3::new(0.9, 0.2, -1.3)) * 1.05 + Matrix3::from_fn(|i, j| 0.03 * ((i * 3 + j) as f64).sin());
+    let r = exp(&Vector3::new(0.9, 0.2, -1.3)) * 1.05
+        + Matrix3::from_fn(|i, j| 0.03 * ((i * 3 + j) as f64).sin());
     let q = row(&r);
     let a = SVector::<f64, 9>::from_fn(|k, _| (k as f64 * 0.7).cos());
     let eps = 1e-5;
@@ -207,12 +218,18 @@ fn penalized_rotation_derivatives_match_finite_differences() {
         let e = SVector::<f64, 9>::ith(k, eps);
         // Central differences: error ε²/6 |V‴| (a quartic: exact to round-off at ~1e-10).
         let fd = (model.potential(&(q + e)) - model.potential(&(q - e))) / (2.0 * eps);
-        assert!((fd - grad[k]).abs() < 1e-7 * (1.0 + grad.abs().max()), "∇U[{k}]");
+        assert!(
+            (fd - grad[k]).abs() < 1e-7 * (1.0 + grad.abs().max()),
+            "∇U[{k}]"
+        );
         let (mut gp, mut gm) = (SVector::zeros(), SVector::zeros());
         model.potential_gradient(&(q + e), &mut gp);
         model.potential_gradient(&(q - e), &mut gm);
         let column = (gp - gm) / (2.0 * eps);
-        assert!((column - hess.column(k)).abs().max() < 1e-7 * hessian_scale, "Hess U column {k}");
+        assert!(
+            (column - hess.column(k)).abs().max() < 1e-7 * hessian_scale,
+            "Hess U column {k}"
+        );
     }
     // ∇(aᵀ Hess U a) by central differences of the Hessian (a quadratic in R: exact).
     for k in 0..9 {
@@ -221,7 +238,10 @@ fn penalized_rotation_derivatives_match_finite_differences() {
         model.potential_hessian(&(q + e), &mut hp);
         model.potential_hessian(&(q - e), &mut hm);
         let fd = (a.dot(&(hp * a)) - a.dot(&(hm * a))) / (2.0 * eps);
-        assert!((fd - third[k]).abs() < 1e-7 * (1.0 + third.abs().max()), "a·U‴·a [{k}]");
+        assert!(
+            (fd - third[k]).abs() < 1e-7 * (1.0 + third.abs().max()),
+            "a·U‴·a [{k}]"
+        );
     }
     // The mass matrix is ½ I for J = I: kinetic energy ¼ tr(ṘᵀṘ).
     let mut m = SMatrix::<f64, 9, 9>::zeros();
@@ -262,8 +282,15 @@ fn cayley_keeps_r_orthogonal_to_round_off_and_its_energy_error_bounded() {
     // 10 000 steps of round-off (a few ε each) at most: linear accumulation bounds it by 1e-11.
     assert!(orthogonality < 1e-11);
     // A symplectic first-order scheme: energy error O(h), no drift over 10⁴ steps.
-    assert!(early < 0.2 && late < 1.5 * early, "early {early}, late {late}");
-    assert!((halved / early - 0.5).abs() < 0.15, "O(h): ratio {}", halved / early);
+    assert!(
+        early < 0.2 && late < 1.5 * early,
+        "early {early}, late {late}"
+    );
+    assert!(
+        (halved / early - 0.5).abs() < 0.15,
+        "O(h): ratio {}",
+        halved / early
+    );
 }
 
 /// What a run of a linearized scheme did: the largest `‖RᵀR − I‖` of the steps it took, the
@@ -288,7 +315,9 @@ fn linearized_run<I: Integrator<PenalizedRotation<MagnetizedBody>, 9>>(
         error: None,
     };
     let result = run(scheme, &model, H, t_end, |s| {
-        run_.max_residual = run_.max_residual.max(orthogonality_residual(&rotation(&s.q)));
+        run_.max_residual = run_
+            .max_residual
+            .max(orthogonality_residual(&rotation(&s.q)));
         run_.energies.push((s.t, energy(s)));
     });
     run_.error = result.err();
@@ -299,10 +328,17 @@ fn linearized_run<I: Integrator<PenalizedRotation<MagnetizedBody>, 9>>(
 fn both_linearized(omega: f64, t_end: f64) -> [(&'static str, LinearizedRun); 2] {
     let body = MagnetizedBody::default();
     [
-        ("first order", linearized_run(&mut LinearizedSo3::new(H, BETA).unwrap(), omega, t_end)),
+        (
+            "first order",
+            linearized_run(&mut LinearizedSo3::new(H, BETA).unwrap(), omega, t_end),
+        ),
         (
             "trapezoidal",
-            linearized_run(&mut linearized_trapezoidal(&body, H, BETA).unwrap(), omega, t_end),
+            linearized_run(
+                &mut linearized_trapezoidal(&body, H, BETA).unwrap(),
+                omega,
+                t_end,
+            ),
         ),
     ]
 }
@@ -317,14 +353,21 @@ fn assert_diverged(name: &str, omega: f64, run: &LinearizedRun) {
     );
     // The penalty mode grows geometrically until R is far from SO(3) (‖RᵀR − I‖ ≫ O(Bμ/ω²))
     // and the step fails or the run ends with it there.
-    assert!(run.max_residual > 1.0, "{name} at ω = {omega} did not diverge");
+    assert!(
+        run.max_residual > 1.0,
+        "{name} at ω = {omega} did not diverge"
+    );
 }
 
 #[test]
 fn linearized_schemes_are_stable_at_omega_10_and_diverge_at_omega_20() {
     // h·2√2·ω = 2.83 (ω = 10) and 5.66 (ω = 20) against the limit 2/√(1 − 4β/2) = 4.47.
     for (name, run) in both_linearized(10.0, 100.0) {
-        assert!(run.error.is_none(), "{name} at ω = 10 failed: {:?}", run.error);
+        assert!(
+            run.error.is_none(),
+            "{name} at ω = 10 failed: {:?}",
+            run.error
+        );
         let e0 = run.energies[0].1;
         let (first_half, second_half) = (
             max_deviation(&run.energies, e0, 0.0, 50.0),
@@ -335,9 +378,16 @@ fn linearized_schemes_are_stable_at_omega_10_and_diverge_at_omega_20() {
             run.max_residual
         );
         // Bounded energy error (variational), no drift.
-        assert!(first_half < 0.3 && second_half < 1.5 * first_half, "{name}: energy");
+        assert!(
+            first_half < 0.3 && second_half < 1.5 * first_half,
+            "{name}: energy"
+        );
         // O(Bμ/ω²): near, but not on, SO(3).
-        assert!(run.max_residual < 0.1 && run.max_residual > 1e-3, "{name}: ‖RᵀR − I‖ = {}", run.max_residual);
+        assert!(
+            run.max_residual < 0.1 && run.max_residual > 1e-3,
+            "{name}: ‖RᵀR − I‖ = {}",
+            run.max_residual
+        );
     }
     for (name, run) in both_linearized(20.0, 100.0) {
         assert_diverged(name, 20.0, &run);
@@ -394,28 +444,64 @@ fn bad_input_is_a_typed_error_and_leaves_the_state_unchanged() {
     let mut state = rotation_state(0.0, &(Matrix3::identity() * 1.001), &Vector3::x());
     let before = state;
     let error = euler.step(&body, &mut state);
-    assert!(matches!(error, Err(StepError::OffManifold { row: 0, .. })), "{error:?}");
+    assert!(
+        matches!(error, Err(StepError::OffManifold { row: 0, .. })),
+        "{error:?}"
+    );
     assert_eq!(state, before);
     // Ṙ not tangent: RᵀṘ not skew.
     let mut state = start();
     state.v[0] = 0.5;
-    assert!(matches!(euler.step(&body, &mut state), Err(StepError::OffManifold { row: 1, .. })));
+    assert!(matches!(
+        euler.step(&body, &mut state),
+        Err(StepError::OffManifold { row: 1, .. })
+    ));
     // A non-finite parameter and state.
-    let nan_body = MagnetizedBody { b_mu: f64::NAN, inertia: 1.0 };
-    assert!(matches!(euler.step(&nan_body, &mut start()), Err(StepError::BadParameter { name: "Bμ", .. })));
+    let nan_body = MagnetizedBody {
+        b_mu: f64::NAN,
+        inertia: 1.0,
+    };
+    assert!(matches!(
+        euler.step(&nan_body, &mut start()),
+        Err(StepError::BadParameter { name: "Bμ", .. })
+    ));
     let mut state = start();
     state.v[4] = f64::INFINITY;
-    assert!(matches!(euler.step(&body, &mut state), Err(StepError::NonFinite { quantity: "v", index: 4, .. })));
+    assert!(matches!(
+        euler.step(&body, &mut state),
+        Err(StepError::NonFinite {
+            quantity: "v",
+            index: 4,
+            ..
+        })
+    ));
     // An anisotropic body.
-    assert!(matches!(euler.step(&Anisotropic, &mut start()), Err(StepError::Unsupported { .. })));
-    assert!(matches!(LieGroupEuler::new(-0.1), Err(StepError::BadStepSize { .. })));
-    assert!(matches!(LinearizedSo3::new(H, f64::NAN), Err(StepError::BadParameter { name: "beta", .. })));
-    assert!(matches!(linearized_trapezoidal(&Anisotropic, H, BETA), Err(StepError::Unsupported { .. })));
+    assert!(matches!(
+        euler.step(&Anisotropic, &mut start()),
+        Err(StepError::Unsupported { .. })
+    ));
+    assert!(matches!(
+        LieGroupEuler::new(-0.1),
+        Err(StepError::BadStepSize { .. })
+    ));
+    assert!(matches!(
+        LinearizedSo3::new(H, f64::NAN),
+        Err(StepError::BadParameter { name: "beta", .. })
+    ));
+    assert!(matches!(
+        linearized_trapezoidal(&Anisotropic, H, BETA),
+        Err(StepError::Unsupported { .. })
+    ));
     // A huge state makes M + β'h² Hess U overflow: a typed error, not a panic.
     let model = PenalizedRotation::new(body, OMEGA);
     let mut state = rotation_state(0.0, &(Matrix3::identity() * 1e110), &Vector3::x());
     let before = state;
-    let error = LinearizedSo3::new(H, BETA).unwrap().step(&model, &mut state);
-    assert!(matches!(error, Err(StepError::NonFinite { .. })), "{error:?}");
+    let error = LinearizedSo3::new(H, BETA)
+        .unwrap()
+        .step(&model, &mut state);
+    assert!(
+        matches!(error, Err(StepError::NonFinite { .. })),
+        "{error:?}"
+    );
     assert_eq!(state, before);
 }

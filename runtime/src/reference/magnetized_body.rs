@@ -102,7 +102,11 @@ mod tests {
                 let mut e = Matrix3::zeros();
                 e[(i, j)] = eps;
                 let fd = (body.potential(&(r + e)) - body.potential(&(r - e))) / (2.0 * eps);
-                assert!((fd - g[(i, j)]).abs() < 1e-9, "G[{i}{j}]: {fd} vs {}", g[(i, j)]);
+                assert!(
+                    (fd - g[(i, j)]).abs() < 1e-9,
+                    "G[{i}{j}]: {fd} vs {}",
+                    g[(i, j)]
+                );
             }
         }
         // −d/dε V(R exp(ε η̂)) = τ·η, with an error O(ε²) ≈ 1e-12 of central differences.
@@ -124,7 +128,8 @@ mod tests {
         let body = MagnetizedBody::default();
         let r = rotation(&Vector3::new(-0.3, 2.0, 0.9));
         let inverse = r.try_inverse().unwrap_or_else(Matrix3::zeros);
-        let printed = body.b_mu * (Vector3::z().transpose() * inverse * Vector3::z())[0];
+        let e3 = Vector3::<f64>::z();
+        let printed = body.b_mu * e3.dot(&(inverse * e3));
         assert!((printed - body.potential(&r)).abs() < 1e-15);
     }
 
@@ -134,7 +139,10 @@ mod tests {
             b_mu: f64::NAN,
             inertia: 1.0,
         };
-        assert_eq!(body.non_finite_parameter().map(|(name, _)| name), Some("Bμ"));
+        assert_eq!(
+            body.non_finite_parameter().map(|(name, _)| name),
+            Some("Bμ")
+        );
         let body = MagnetizedBody {
             b_mu: 1.0,
             inertia: -1.0,

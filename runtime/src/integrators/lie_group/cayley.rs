@@ -98,7 +98,8 @@ fn isotropic(inertia: &Matrix3<f64>) -> Result<f64, StepError> {
     } else {
         Err(StepError::Unsupported {
             integrator: NAME,
-            requirement: "an isotropic inertia J = j I with j > 0 (the Ω-update is then the scalar \
+            requirement:
+                "an isotropic inertia J = j I with j > 0 (the Ω-update is then the scalar \
                           cubic of Tao–Owhadi eq. 35); for a general J step PenalizedRotation \
                           with ZhangSkeel::<9>",
         })
@@ -132,7 +133,7 @@ fn cubic_root(a: f64, m: f64, t: f64) -> Result<(f64, u32), StepError> {
     for iteration in 1..=MAX_ITERATIONS {
         let g = r + a * r * r * r - m;
         let next = r - g / (1.0 + 3.0 * a * r * r);
-        if !(next < r) || r - next <= 4.0 * f64::EPSILON * r {
+        if next >= r || r - next <= 4.0 * f64::EPSILON * r {
             return Ok((next.clamp(0.0, r), iteration as u32));
         }
         r = next;
@@ -186,11 +187,20 @@ mod tests {
 
     #[test]
     fn the_cubic_root_solves_the_cubic() {
-        for &(a, m) in &[(2.5e-3, 1.7), (0.25, 1e6), (1e-8, 3.0), (4.0, 1e-300), (0.3, 0.0)] {
+        for &(a, m) in &[
+            (2.5e-3, 1.7),
+            (0.25, 1e6),
+            (1e-8, 3.0),
+            (4.0, 1e-300),
+            (0.3, 0.0),
+        ] {
             let (r, iterations) = cubic_root(a, m, 0.0).unwrap_or((f64::NAN, 0));
             assert!(r >= 0.0 && iterations <= 60);
             // The residual is round-off of the terms' size.
-            assert!((r + a * r * r * r - m).abs() <= 8.0 * f64::EPSILON * m, "a = {a}, m = {m}");
+            assert!(
+                (r + a * r * r * r - m).abs() <= 8.0 * f64::EPSILON * m,
+                "a = {a}, m = {m}"
+            );
         }
     }
 

@@ -6,7 +6,9 @@ use nalgebra::{Matrix3, SMatrix, SVector};
 
 use super::{rotation, row_major, ROTATION_COORDINATES};
 use crate::error::StepError;
-use crate::integrators::checks::{check_finite_slice, check_parameters, check_state, check_step_size};
+use crate::integrators::checks::{
+    check_finite_slice, check_parameters, check_state, check_step_size,
+};
 use crate::integrators::linearly_implicit::{AccelerationRule, DenseSystem, FullAcceleration};
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{
@@ -72,9 +74,9 @@ impl<B: RigidBody> Inertia<9> for PenalizedRotation<B> {
     }
 
     fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
-        self.body.non_finite_parameter().or_else(|| {
-            (!self.omega.is_finite()).then_some(("penalty frequency ω", self.omega))
-        })
+        self.body
+            .non_finite_parameter()
+            .or_else(|| (!self.omega.is_finite()).then_some(("penalty frequency ω", self.omega)))
     }
 }
 
@@ -182,7 +184,10 @@ fn zhang_skeel_beta(beta: f64, j: f64) -> Result<f64, StepError> {
 /// It is linearly stable only conditionally: the effective Newmark parameter `β' = β/2 = 0.2`
 /// (for `J = I`) is below `¼`, and the stiffest penalty mode, of frequency `2√2 ω`, is stable
 /// when `h²·8ω²·(1 − 4β') < 4` (`shared/EXPERIMENTS-M2.md` §F.5): at `h = 0.1` and `β = 0.4`,
-/// `ω = 10` is stable and `ω = 20` diverges.
+/// `ω = 10` is stable and `ω = 20` diverges. The limit `ω < 15.8` there is necessary, not
+/// sufficient: along the paper's tumbling motion (`Bμ = 1`, `Ω(0) = (1, 0.2, 0.1)`, `T = 100`)
+/// this scheme diverges from `ω ≈ 13.75` and the trapezoidal one from `ω ≈ 14` (measured in
+/// steps of 0.25), while a body slightly perturbed from rest follows the linear analysis.
 ///
 /// # Example
 ///
@@ -311,6 +316,9 @@ pub fn linearized_trapezoidal<B: RigidBody>(
     h: f64,
     beta: f64,
 ) -> Result<ZhangSkeel<9>, StepError> {
-    let j = isotropic_inertia(&body.inertia(), "trapezoidal variational linearized SO(3) integrator")?;
+    let j = isotropic_inertia(
+        &body.inertia(),
+        "trapezoidal variational linearized SO(3) integrator",
+    )?;
     ZhangSkeel::<9>::new(h)?.with_beta(zhang_skeel_beta(beta, j)?)
 }
