@@ -49,12 +49,15 @@ fn rigid_energy(r: &Matrix3<f64>, omega: &Vector3<f64>) -> f64 {
     0.5 * omega.norm_squared() + r[(2, 2)]
 }
 
-/// RK4 on `Ṙ = RΩ̂`, `Ω̇ = Γ × e₃` (`Γ = Rᵀe₃`; Euler's equations for `J = I`, `Bμ = 1`, the
+/// RK4 on `Ṙ = RΩ̂`, `j Ω̇ = Bμ Γ × e₃` (`Γ = Rᵀe₃`; Euler's equations for `J = j I`, the
 /// torque of eq. 35), from `(I, Ω₀)` to `t_end` in steps of `h`.
-fn rk4_rigid(t_end: f64, h: f64) -> (Matrix3<f64>, Vector3<f64>) {
+fn rk4_rigid(body: MagnetizedBody, t_end: f64, h: f64) -> (Matrix3<f64>, Vector3<f64>) {
     let rhs = |r: &Matrix3<f64>, w: &Vector3<f64>| {
         let gamma = r.transpose() * Vector3::z();
-        (r * hat(w), gamma.cross(&Vector3::z()))
+        (
+            r * hat(w),
+            gamma.cross(&Vector3::z()) * (body.b_mu / body.inertia),
+        )
     };
     let (mut r, mut w) = (Matrix3::identity(), MagnetizedBody::initial_body_rate());
     for _ in 0..(t_end / h).round() as usize {
@@ -68,14 +71,22 @@ fn rk4_rigid(t_end: f64, h: f64) -> (Matrix3<f64>, Vector3<f64>) {
     (r, w)
 }
 
-/// RK4 on the penalized system in ℝ³ˣ³, `½ R̈ = −Bμ e₃e₃ᵀ − 2ω² R (RᵀR − I)` (the
-/// Euler–Lagrange equation of `¼ tr(ṘᵀṘ) − Bμ R₃₃ − ½ω²‖RᵀR − I‖²`), from `(I, Ω̂₀)`.
-fn rk4_penalized(omega: f64, t_end: f64, h: f64) -> (Matrix3<f64>, Matrix3<f64>) {
+/// RK4 on the penalized system in ℝ³ˣ³, `(j/2) R̈ = −Bμ e₃e₃ᵀ − 2ω² R (RᵀR − I)` (the
+/// Euler–Lagrange equation of `(j/4) tr(ṘᵀṘ) − Bμ R₃₃ − ½ω²‖RᵀR − I‖²`), from `(I, Ω̂₀)`.
+fn rk4_penalized(
+    body: MagnetizedBody,
+    omega: f64,
+    t_end: f64,
+    h: f64,
+) -> (Matrix3<f64>, Matrix3<f64>) {
     let rhs = |r: &Matrix3<f64>, v: &Matrix3<f64>| {
         let mut field = Matrix3::zeros();
-        field[(2, 2)] = 1.0;
+        field[(2, 2)] = body.b_mu;
         let c = r.transpose() * r - Matrix3::identity();
-        (*v, (field + r * c * (2.0 * omega * omega)) * -2.0)
+        (
+            *v,
+            (field + r * c * (2.0 * omega * omega)) * (-2.0 / body.inertia),
+        )
     };
     let mut r = Matrix3::identity();
     let mut v = hat(&MagnetizedBody::initial_body_rate());
@@ -110,7 +121,7 @@ fn run<I: Integrator<M, 9>, M>(
 #[test]
 fn cayley_is_first_order_against_rk4_on_the_rotation_ode() {
     let t_end = 1.0;
-    let (r_ref, w_ref) = rk4_rigid(t_end, 1e-4);
+    let (r_ref, w_ref) = rk4_rigid(MagnetizedBody::default(), t_end, 1e-4);
     let hs = [0.04, 0.02, 0.01, 0.005];
     let errors: Vec<f64> = hs
         .iter()
@@ -130,7 +141,7 @@ fn cayley_is_first_order_against_rk4_on_the_rotation_ode() {
 fn linearized_schemes_are_first_and_second_order_against_rk4_on_the_penalized_ode() {
     let t_end = 1.0;
     let model = PenalizedRotation::new(MagnetizedBody::default(), OMEGA);
-    let (r_ref, v_ref) = rk4_penalized(OMEGA, t_end, 1e-4);
+    let (r_ref, v_ref) = rk4_penalized(model.body, OMEGA, t_end, 1e-4);
     let hs = [0.01, 0.005, 0.0025, 0.00125];
     let error = |state: &State<9>| {
         (rotation(&state.q) - r_ref).norm() + (rotation(&state.v) - v_ref).norm()
@@ -154,6 +165,85 @@ fn linearized_schemes_are_first_and_second_order_against_rk4_on_the_penalized_od
     println!("linearized trapezoidal: {second:.3?}, slope {p2:.3}");
     assert!((p1 - 1.0).abs() < 0.1, "first-order slope {p1}");
     assert!((p2 - 2.0).abs() < 0.1, "trapezoidal slope {p2}");
+}
+
+/// Returns the states of a run at `t = 0.1, 0.2, …, t_end` (the times it passes on a grid of `h`
+/// dividing 0.1).
+fn checkpoints<I: Integrator<M, 9>, M>(
+    integrator: &mut I,
+    model: &M,
+    h: f64,
+    t_end: f64,
+) -> Vec<State<9>> {
+    let mut states = Vec::new();
+    run(integrator, model, h, t_end, |s| {
+        if (s.t * 10.0 - (s.t * 10.0).round()).abs() < 1e-6 {
+            states.push(*s);
+        }
+    })
+    .unwrap();
+    states
+}
+
+#[test]
+fn an_isotropic_body_with_j_not_1_converges_to_its_own_equations() {
+    // J = j I enters the Cayley update as τ/j and the linearized schemes as M = (j/2) I,
+    // β' = jβ/2: each must follow the RK4 reference of the same body. The error is the largest
+    // over t = 0.1, 0.2, …, 1 (at one time, the oscillating penalty mode's phase error makes
+    // the first-order error irregular).
+    let body = MagnetizedBody {
+        b_mu: 0.7,
+        inertia: 2.5,
+    };
+    let model = PenalizedRotation::new(body, OMEGA);
+    let times: Vec<f64> = (1..=10).map(|c| 0.1 * c as f64).collect();
+    let rigid: Vec<_> = times.iter().map(|&t| rk4_rigid(body, t, 1e-4)).collect();
+    let penalized: Vec<_> = times
+        .iter()
+        .map(|&t| rk4_penalized(body, OMEGA, t, 1e-4))
+        .collect();
+    let rigid_error = |states: Vec<State<9>>| {
+        states
+            .iter()
+            .zip(&rigid)
+            .map(|(s, (r, w))| (rotation(&s.q) - r).norm() + (body_rate(s) - w).norm())
+            .fold(0.0, f64::max)
+    };
+    let penalized_error = |states: Vec<State<9>>| {
+        states
+            .iter()
+            .zip(&penalized)
+            .map(|(s, (r, v))| (rotation(&s.q) - r).norm() + (rotation(&s.v) - v).norm())
+            .fold(0.0, f64::max)
+    };
+    let hs = [0.005, 0.0025, 0.00125, 0.000625];
+    let mut errors = [Vec::new(), Vec::new(), Vec::new()];
+    for &h in &hs {
+        let cayley = checkpoints(&mut LieGroupEuler::new(h).unwrap(), &body, h, 1.0);
+        let first = checkpoints(&mut LinearizedSo3::new(h, BETA).unwrap(), &model, h, 1.0);
+        let mut trapezoidal = linearized_trapezoidal(&body, h, BETA).unwrap();
+        let second = checkpoints(&mut trapezoidal, &model, h, 1.0);
+        assert!(cayley.len() == 10 && first.len() == 10 && second.len() == 10);
+        errors[0].push(rigid_error(cayley));
+        errors[1].push(penalized_error(first));
+        errors[2].push(penalized_error(second));
+    }
+    let slopes = errors.each_ref().map(|e| loglog_slope(&hs, e));
+    println!("j = 2.5: errors {errors:?}, slopes {slopes:.3?}");
+    // A wrong j would leave an O(1) error that does not shrink with h.
+    for ((name, order, slope), e) in [
+        ("Cayley", 1.0, slopes[0]),
+        ("first order", 1.0, slopes[1]),
+        ("trapezoidal", 2.0, slopes[2]),
+    ]
+    .into_iter()
+    .zip(&errors)
+    {
+        assert!(
+            (slope - order).abs() < 0.15 && e[3] < 1e-2,
+            "{name}: slope {slope}"
+        );
+    }
 }
 
 #[test]
