@@ -30,6 +30,12 @@
 //! methods) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
 //! integrate equations without the velocity terms `∂T/∂q − Ṁv`.
 //!
+//! Rigid bodies on `SO(3)` (not yet written with `mechanism!`): a model implements
+//! [`model::RigidBody`] and is stepped on the group by the Lie-group variational Euler with
+//! Cayley, or relaxed to `ℝ³ˣ³` with a penalty and stepped by the variational linearized `SO(3)`
+//! integrator (Tao–Owhadi 2014 §4.5, [`integrators::lie_group`]); [`reference::MagnetizedBody`]
+//! is the paper's magnetized body.
+//!
 //! # Two tiers
 //!
 //! Small models use the **fixed-size tier**: const-generic traits ([`Inertia<N>`](Inertia),

@@ -5,6 +5,7 @@ pub(crate) mod checks;
 pub mod energy_momentum;
 pub mod explicit;
 pub mod langevin;
+pub mod lie_group;
 pub mod linearly_implicit;
 mod mass_factor;
 pub mod nonholonomic;

@@ -13,6 +13,7 @@ mod inertia;
 mod nonholonomic;
 mod penalty;
 mod potential;
+mod rigid;
 pub mod sparse;
 
 pub use constraints::{
@@ -23,6 +24,7 @@ pub use inertia::{Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
+pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};
 pub use sparse::{
     SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
     SparseNonholonomic, SparsePotential,

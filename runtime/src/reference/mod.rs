@@ -6,6 +6,7 @@
 
 pub mod double_pendulum;
 pub mod harmonic;
+pub mod magnetized_body;
 pub mod nonholonomic_particle;
 pub mod ode;
 pub mod pendulum_chain;
@@ -18,6 +19,7 @@ mod sparse_derivatives;
 
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
+pub use magnetized_body::MagnetizedBody;
 pub use nonholonomic_particle::NonholonomicParticle;
 pub use pendulum_chain::PendulumChain;
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};

@@ -1,0 +1,627 @@
+//! The magnetized rigid body on SO(3) of Tao–Owhadi (2014) §4.5: identity inertia, potential
+//! `V(R) = Bμ e₃ᵀR⁻¹e₃` as printed (`Bμ = 1`), `R(0) = I`, `Ω(0) = (1, 0.2, 0.1)`, stepped by
+//! the Lie-group variational Euler with Cayley (eqs. 34–35, the paper's benchmark) or the
+//! variational linearized SO(3) integrator (eqs. 36–37 with the corrected force; first order
+//! or trapezoidal) on the penalized body with `ω = 10`, `β = 0.4`
+//! (`runtime::integrators::lie_group`, `runtime::reference::MagnetizedBody`).
+//!
+//! ```sh
+//! cargo run --release --example magnetized_body                      # linearized, h = 0.1, T = 100
+//! cargo run --release --example magnetized_body -- --method cayley
+//! cargo run --release --example magnetized_body -- --method trapezoidal --omega 20   # diverges
+//! cargo run --release --example magnetized_body -- --table          # Figs. 9–10 and the timings
+//! ```
+//!
+//! Each run is compared with the fine-step benchmark, the Cayley scheme at `h′ = 1e-4` (the
+//! paper's). The CSV has one row per step: `t`, the rotation `R.xx, R.xy, …, R.zz` (world from
+//! body, row by row), `omega.x`, `omega.y`, `omega.z` (body frame, `vee(RᵀṘ)`), `energy`
+//! (`½ΩᵀJΩ + V` on SO(3), in general `¼ tr(ṘᵀṘ) + V(R)`), `energy.penalized` (plus
+//! `½ω²‖RᵀR − I‖²`, the energy of the penalized system; equal to `energy` for Cayley),
+//! `residual.orthogonality` (`‖RᵀR − I‖_F`), `deviation.max` (`max_ij |R_ij − R′_ij|`) and
+//! `deviation.frobenius` (`‖R − R′‖_F`) from the benchmark `R′`. `--plot` draws Fig. 10
+//! (energy error, `‖RᵀR − I‖`, deviation against time); `--snapshots` Fig. 9 (the dipole
+//! `R e₃` against the field `e₃`, run and benchmark, at eight times).
+//!
+//! `--table` runs all three methods at `h = 0.1` to `T = 100` (and `T = 10`), prints their
+//! energy error, `‖RᵀR − I‖`, deviation from the benchmark and CPU time beside the paper's
+//! claims (0.03 s for the linearized integrator against 1.45 s for Cayley with `fsolve`, both at
+//! `h = 0.1`) and the pilot of `shared/EXPERIMENTS-M2.md` §F.5, checks the stability limit
+//! (`ω = 20` diverges), and writes `out/magnetized_body_fig9.png` and
+//! `out/magnetized_body_fig10.png`.
+
+mod common;
+
+use std::error::Error;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use common::{create_parent, exit_code, format_number, RunOptions};
+use mechanism::runtime::integrators::lie_group::{
+    body_rate, linearized_trapezoidal, orthogonality_residual, rotation, rotation_state,
+    LieGroupEuler, LinearizedSo3, PenalizedRotation, ROTATION_COORDINATES,
+};
+use mechanism::runtime::model::{Inertia, Potential, RigidBody};
+use mechanism::runtime::reference::MagnetizedBody;
+use mechanism::runtime::{Integrator, State, StepError};
+use nalgebra::{Matrix3, Vector3};
+use plotters::prelude::*;
+
+/// The paper's benchmark step (Cayley).
+const BENCHMARK_H: f64 = 1e-4;
+
+/// Which integrator to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Method {
+    /// The variational linearized SO(3) integrator, first order (eqs. 36–37, corrected f_k;
+    /// the paper's Figs. 9–10a).
+    Linearized,
+    /// Its trapezoidal second-order variant (Z&S on the penalized body).
+    Trapezoidal,
+    /// The Lie-group variational Euler with Cayley (eqs. 34–35; Fig. 10b).
+    Cayley,
+}
+
+impl Method {
+    /// Returns the method's name for output.
+    fn label(self) -> &'static str {
+        match self {
+            Method::Linearized => "variational linearized SO(3), 1st order",
+            Method::Trapezoidal => "variational linearized SO(3), trapezoidal",
+            Method::Cayley => "Lie-group variational Euler (Cayley)",
+        }
+    }
+}
+
+/// Simulates Tao–Owhadi's magnetized rigid body and writes a CSV file and plots.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Integrator.
+    #[arg(long, value_enum, default_value_t = Method::Linearized)]
+    method: Method,
+    #[command(flatten)]
+    run: RunOptions,
+    /// Penalty frequency ω of the linearized integrators.
+    #[arg(long, default_value_t = 10.0)]
+    omega: f64,
+    /// Tao–Owhadi's β of the linearized integrators (eq. 36).
+    #[arg(long, default_value_t = 0.4)]
+    beta: f64,
+    /// Output PNG of the dipole snapshots (Fig. 9) [default: out/magnetized_body_fig9.png].
+    #[arg(long, value_name = "FILE.png")]
+    snapshots: Option<std::path::PathBuf>,
+    /// Print the figure data and timings beside the paper's claims instead of one run.
+    #[arg(long)]
+    table: bool,
+}
+
+fn main() -> ExitCode {
+    exit_code(run(&Args::parse()))
+}
+
+/// One sample of a run: time, rotation, body rate, energies, orthogonality.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    t: f64,
+    r: Matrix3<f64>,
+    omega: Vector3<f64>,
+    energy: f64,
+    penalized_energy: f64,
+    orthogonality: f64,
+}
+
+/// A run: its samples (the initial state first) and the error that ended it early, if any.
+struct Run {
+    samples: Vec<Sample>,
+    failure: Option<StepError>,
+    seconds: f64,
+}
+
+/// Returns the sample of `state` for the penalized body `model`.
+fn sample(model: &PenalizedRotation<MagnetizedBody>, state: &State<9>) -> Sample {
+    let r = rotation(&state.q);
+    let energy = model.kinetic_energy(&state.q, &state.v) + model.body.potential(&r);
+    Sample {
+        t: state.t,
+        r,
+        omega: body_rate(state),
+        energy,
+        penalized_energy: model.kinetic_energy(&state.q, &state.v) + model.potential(&state.q),
+        orthogonality: orthogonality_residual(&r),
+    }
+}
+
+/// Steps `integrator` `steps` times from the paper's initial state, sampling every `every`-th
+/// step; the CPU time excludes the sampling.
+fn simulate<I: Integrator<M, 9>, M>(
+    mut integrator: I,
+    stepped: &M,
+    observed: &PenalizedRotation<MagnetizedBody>,
+    steps: usize,
+    every: usize,
+) -> Run {
+    let mut state = rotation_state(
+        0.0,
+        &Matrix3::identity(),
+        &MagnetizedBody::initial_body_rate(),
+    );
+    let mut samples = vec![sample(observed, &state)];
+    let mut seconds = 0.0;
+    for k in 1..=steps {
+        let start = Instant::now();
+        let result = integrator.step(stepped, &mut state);
+        seconds += start.elapsed().as_secs_f64();
+        if let Err(error) = result {
+            return Run {
+                samples,
+                failure: Some(error),
+                seconds,
+            };
+        }
+        if k % every == 0 {
+            samples.push(sample(observed, &state));
+        }
+    }
+    Run {
+        samples,
+        failure: None,
+        seconds,
+    }
+}
+
+/// Runs `method` with step `h` for `steps` steps.
+fn run_method(
+    method: Method,
+    model: &PenalizedRotation<MagnetizedBody>,
+    h: f64,
+    beta: f64,
+    steps: usize,
+) -> Result<Run, Box<dyn Error>> {
+    Ok(match method {
+        Method::Linearized => simulate(LinearizedSo3::new(h, beta)?, model, model, steps, 1),
+        Method::Trapezoidal => simulate(
+            linearized_trapezoidal(&model.body, h, beta)?,
+            model,
+            model,
+            steps,
+            1,
+        ),
+        Method::Cayley => simulate(LieGroupEuler::new(h)?, &model.body, model, steps, 1),
+    })
+}
+
+/// Returns the benchmark (Cayley at about `h′ = 1e-4`) sampled every `h` for `steps` samples.
+fn benchmark(
+    model: &PenalizedRotation<MagnetizedBody>,
+    h: f64,
+    steps: usize,
+) -> Result<Run, Box<dyn Error>> {
+    let every = (h / BENCHMARK_H).ceil().max(1.0) as usize;
+    let fine = h / every as f64;
+    let run = simulate(
+        LieGroupEuler::new(fine)?,
+        &model.body,
+        model,
+        steps * every,
+        every,
+    );
+    if let Some(error) = &run.failure {
+        return Err(format!("the benchmark failed: {error}").into());
+    }
+    Ok(run)
+}
+
+/// Returns `(max_ij |R − R′|, ‖R − R′‖_F)`.
+fn deviation(r: &Matrix3<f64>, reference: &Matrix3<f64>) -> (f64, f64) {
+    let d = r - reference;
+    (d.abs().max(), d.norm())
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    if args.table {
+        return tables(args.run.t_end_or(100.0));
+    }
+    let (h, t_end) = (args.run.h_or(0.1), args.run.t_end_or(100.0));
+    let steps = common::step_count(h, t_end)?;
+    let model = PenalizedRotation::new(MagnetizedBody::default(), args.omega);
+    let run = run_method(args.method, &model, h, args.beta, steps)?;
+    let reference = benchmark(&model, h, steps)?;
+    let csv = args.run.csv_or("magnetized_body");
+    write_csv(&csv, &run, &reference)?;
+    let title = format!("{}, h = {h}", args.method.label());
+    let fig10 = args.run.png_or("magnetized_body");
+    fig10_chart(&fig10, &[(title.clone(), &run)], &reference)?;
+    let fig9 = args
+        .snapshots
+        .clone()
+        .unwrap_or_else(|| "out/magnetized_body_fig9.png".into());
+    fig9_chart(&fig9, &[(title.clone(), &run)], &reference)?;
+    let e0 = run.samples[0].energy;
+    let max_energy = run
+        .samples
+        .iter()
+        .map(|s| (s.energy - e0).abs())
+        .fold(0.0, f64::max);
+    let max_orthogonality = run
+        .samples
+        .iter()
+        .map(|s| s.orthogonality)
+        .fold(0.0, f64::max);
+    println!("{title}, ω = {}, β = {}:", args.omega, args.beta);
+    println!(
+        "  t = {:.1}: max |E − E₀| = {max_energy:.3e}, max ‖RᵀR − I‖ = {max_orthogonality:.3e}, \
+         CPU {:.4} s",
+        run.samples.last().map_or(0.0, |s| s.t),
+        run.seconds
+    );
+    println!(
+        "  wrote {}, {} and {}",
+        csv.display(),
+        fig10.display(),
+        fig9.display()
+    );
+    match &run.failure {
+        Some(error) => Err(format!("the run stopped early: {error}").into()),
+        None => Ok(()),
+    }
+}
+
+/// Writes the CSV of `run` with its deviation from `reference` (sampled at the same times).
+fn write_csv(path: &Path, run: &Run, reference: &Run) -> Result<(), Box<dyn Error>> {
+    create_parent(path)?;
+    let mut writer = csv::Writer::from_path(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut header = vec!["t"];
+    header.extend(ROTATION_COORDINATES);
+    header.extend([
+        "omega.x",
+        "omega.y",
+        "omega.z",
+        "energy",
+        "energy.penalized",
+        "residual.orthogonality",
+        "deviation.max",
+        "deviation.frobenius",
+    ]);
+    writer.write_record(&header)?;
+    for (s, b) in run.samples.iter().zip(&reference.samples) {
+        let (max, frobenius) = deviation(&s.r, &b.r);
+        let mut record = vec![s.t];
+        record.extend(s.r.transpose().iter());
+        record.extend(s.omega.iter());
+        record.extend([
+            s.energy,
+            s.penalized_energy,
+            s.orthogonality,
+            max,
+            frobenius,
+        ]);
+        writer.write_record(record.iter().map(|&x| format_number(x)))?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Returns the CPU seconds of one run of `method` (`steps` steps of `h`), the median of
+/// repetitions that take at least 0.3 s in all.
+fn time_method(
+    method: Method,
+    model: &PenalizedRotation<MagnetizedBody>,
+    h: f64,
+    steps: usize,
+) -> Result<f64, Box<dyn Error>> {
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    while total < 0.3 || times.len() < 5 {
+        let run = run_method(method, model, h, 0.4, steps)?;
+        total += run.seconds;
+        times.push(run.seconds);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Prints the figure data of §4.5 beside the paper's claims and writes Figs. 9 and 10.
+fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
+    let h = 0.1;
+    let steps = common::step_count(h, t_end)?;
+    let model = PenalizedRotation::new(MagnetizedBody::default(), 10.0);
+    let start = Instant::now();
+    let reference = benchmark(&model, h, steps)?;
+    let benchmark_seconds = start.elapsed().as_secs_f64();
+    let methods = [Method::Linearized, Method::Trapezoidal, Method::Cayley];
+    let pilot = [
+        "0.173 | 5.9e-2 | 0.21 / 1.50",
+        "0.069 | 5.6e-2 | 0.21 / 1.50",
+        "0.110 | 8e-15 | 0.14 / 1.07",
+    ];
+    println!(
+        "## Tao–Owhadi §4.5, magnetized rigid body: h = {h}, ω = 10, β = 0.4, Bμ = 1, T = {t_end}\n"
+    );
+    println!(
+        "Benchmark: Cayley at h′ = {BENCHMARK_H:e} ({} steps, {benchmark_seconds:.2} s).\n",
+        steps * (h / BENCHMARK_H).round() as usize
+    );
+    println!(
+        "| method | max \\|E − E₀\\| | max \\|E_pen − E₀\\| | max ‖RᵀR − I‖_F | max_ij \\|R − R′\\| (t ≤ 10 / t ≤ {t_end}) | CPU s per run | pilot (§F.5): \\|E − E₀\\| | ‖RᵀR − I‖ | deviation |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut runs = Vec::new();
+    for (method, pilot) in methods.iter().zip(pilot) {
+        let run = run_method(*method, &model, h, 0.4, steps)?;
+        if let Some(error) = &run.failure {
+            return Err(format!("{} failed: {error}", method.label()).into());
+        }
+        let e0 = run.samples[0].energy;
+        let energy = run
+            .samples
+            .iter()
+            .map(|s| (s.energy - e0).abs())
+            .fold(0.0, f64::max);
+        let penalized = run
+            .samples
+            .iter()
+            .map(|s| (s.penalized_energy - e0).abs())
+            .fold(0.0, f64::max);
+        let orthogonality = run
+            .samples
+            .iter()
+            .map(|s| s.orthogonality)
+            .fold(0.0, f64::max);
+        let deviation_until = |t: f64| {
+            run.samples
+                .iter()
+                .zip(&reference.samples)
+                .filter(|(s, _)| s.t <= t + 1e-9)
+                .map(|(s, b)| deviation(&s.r, &b.r).0)
+                .fold(0.0, f64::max)
+        };
+        let seconds = time_method(*method, &model, h, steps)?;
+        println!(
+            "| {} | {energy:.3} | {penalized:.3} | {orthogonality:.1e} | {:.2} / {:.2} | {seconds:.2e} | {pilot} |",
+            method.label(),
+            deviation_until(10.0),
+            deviation_until(t_end),
+        );
+        runs.push((method.label().to_string(), run, seconds));
+    }
+    let (linearized, cayley) = (runs[0].2, runs[2].2);
+    println!(
+        "\nCost (both at h = 0.1, T = {t_end}): paper 0.03 s (linearized) vs 1.45 s (Cayley with \
+         `fsolve`), ratio {:.0}; ours {linearized:.2e} s vs {cayley:.2e} s, ratio {:.2} (the \
+         Cayley update here is a closed-form scalar cubic, a few Newton steps, where the \
+         linearized step factors a 9×9 matrix).",
+        1.45 / 0.03,
+        cayley / linearized
+    );
+    println!("\nStability (effective Newmark β/2 = 0.2 < ¼; linear limit ω < 15.8 at h = 0.1):\n");
+    for omega in [10.0, 20.0] {
+        let penalized = PenalizedRotation::new(MagnetizedBody::default(), omega);
+        for method in [Method::Linearized, Method::Trapezoidal] {
+            let run = run_method(method, &penalized, h, 0.4, steps)?;
+            let residual = run
+                .samples
+                .iter()
+                .map(|s| s.orthogonality)
+                .fold(0.0, f64::max);
+            let outcome = match &run.failure {
+                Some(error) => format!(
+                    "diverged: ‖RᵀR − I‖ reached {residual:.1e}, then at t = {:.1}: {error}",
+                    run.samples.last().map_or(0.0, |s| s.t)
+                ),
+                None => format!("stable to T = {t_end}, max ‖RᵀR − I‖ = {residual:.1e}"),
+            };
+            println!("- ω = {omega}, {}: {outcome}", method.label());
+        }
+    }
+    let labelled: Vec<(String, &Run)> = runs
+        .iter()
+        .map(|(label, run, _)| (format!("{label}, h = {h}"), run))
+        .collect();
+    let (fig9, fig10) = (
+        Path::new("out/magnetized_body_fig9.png"),
+        Path::new("out/magnetized_body_fig10.png"),
+    );
+    fig9_chart(fig9, &labelled[..1], &reference)?;
+    fig10_chart(fig10, &labelled, &reference)?;
+    println!("\nwrote {} and {}", fig9.display(), fig10.display());
+    Ok(())
+}
+
+/// Registers the embedded font and returns a white drawing area of `size` at `path`.
+fn canvas(
+    path: &Path,
+    size: (u32, u32),
+) -> Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, Box<dyn Error>> {
+    create_parent(path)?;
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "the embedded DejaVu font is invalid")?;
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
+
+/// Draws Fig. 10: for each run, the energy error `E − E₀`, `‖RᵀR − I‖_F` (log) and the deviation
+/// `max_ij |R − R′|` from the benchmark against time.
+fn fig10_chart(
+    path: &Path,
+    runs: &[(String, &Run)],
+    reference: &Run,
+) -> Result<(), Box<dyn Error>> {
+    let root = canvas(path, (1000, 1000))?;
+    let panels = root.split_evenly((3, 1));
+    let palette = [BLUE, RED, GREEN];
+    type Series = (String, Vec<(f64, f64)>);
+    let energy: Vec<Series> = runs
+        .iter()
+        .map(|(label, run)| {
+            let e0 = run.samples[0].energy;
+            let points = run.samples.iter().map(|s| (s.t, s.energy - e0)).collect();
+            (label.clone(), points)
+        })
+        .collect();
+    let orthogonality: Vec<Series> = runs
+        .iter()
+        .map(|(label, run)| {
+            let points = run
+                .samples
+                .iter()
+                .map(|s| (s.t, s.orthogonality.max(1e-17)))
+                .collect();
+            (label.clone(), points)
+        })
+        .collect();
+    let deviations: Vec<Series> = runs
+        .iter()
+        .map(|(label, run)| {
+            let points = run
+                .samples
+                .iter()
+                .zip(&reference.samples)
+                .map(|(s, b)| (s.t, deviation(&s.r, &b.r).0))
+                .collect();
+            (label.clone(), points)
+        })
+        .collect();
+    let panels_data = [
+        (
+            "energy error E(t) − E(0) (E = ½|Ω|² + Bμ R₃₃)",
+            "E − E₀",
+            &energy,
+            false,
+        ),
+        (
+            "Lie group structure: ‖RᵀR − I‖_F",
+            "‖RᵀR − I‖",
+            &orthogonality,
+            true,
+        ),
+        (
+            "deviation from the benchmark (Cayley, h′ = 1e-4)",
+            "max |R − R′|",
+            &deviations,
+            false,
+        ),
+    ];
+    for (area, (title, y_desc, series, log)) in panels.iter().zip(panels_data) {
+        let t1 = series
+            .iter()
+            .flat_map(|(_, s)| s.last().map(|p| p.0))
+            .fold(1e-9, f64::max);
+        let values = || series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1));
+        let (lo, hi) = values().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let mut builder = ChartBuilder::on(area);
+        builder
+            .caption(title, ("sans-serif", 20))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(80);
+        if log {
+            let mut chart =
+                builder.build_cartesian_2d(0.0..t1, (lo / 3.0..hi * 3.0).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("t")
+                .y_desc(y_desc)
+                .y_label_formatter(&|y| format!("{y:.0e}"))
+                .draw()?;
+            for (k, (label, points)) in series.iter().enumerate() {
+                let color = palette[k % palette.len()];
+                chart
+                    .draw_series(LineSeries::new(points.clone(), &color))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+        } else {
+            let pad = 0.05 * (hi - lo).max(1e-12);
+            let mut chart = builder.build_cartesian_2d(0.0..t1, lo - pad..hi + pad)?;
+            chart.configure_mesh().x_desc("t").y_desc(y_desc).draw()?;
+            for (k, (label, points)) in series.iter().enumerate() {
+                let color = palette[k % palette.len()];
+                chart
+                    .draw_series(LineSeries::new(points.clone(), &color))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+        }
+    }
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Projects a direction of world space obliquely to the page: `x` to the right, `z` up, `y`
+/// into the page (down and to the left).
+fn project(d: &Vector3<f64>) -> (f64, f64) {
+    (d.x - 0.4 * d.y, d.z - 0.3 * d.y)
+}
+
+/// Draws Fig. 9: snapshots of the dipole `R e₃` (black) against the field `e₃` (red) at eight
+/// times, one row per run and one for the benchmark.
+fn fig9_chart(path: &Path, runs: &[(String, &Run)], reference: &Run) -> Result<(), Box<dyn Error>> {
+    let columns = 8;
+    let mut rows: Vec<(String, &Run)> = runs.to_vec();
+    rows.push(("benchmark (Cayley, h′ = 1e-4)".to_string(), reference));
+    let root = canvas(path, (1200, 180 * rows.len() as u32 + 40))?;
+    let (header, body) = root.split_vertically(40);
+    header.draw(&Text::new(
+        "Dipole R e3 (black, from the centre) against the uniform field e3 (red, left); x right, z up, y oblique",
+        (10, 10),
+        ("sans-serif", 20),
+    ))?;
+    let row_areas = body.split_evenly((rows.len(), 1));
+    for ((label, run), row_area) in rows.iter().zip(&row_areas) {
+        let (title, cells) = row_area.split_vertically(22);
+        title.draw(&Text::new(label.as_str(), (10, 2), ("sans-serif", 16)))?;
+        let t_last = run.samples.last().map_or(0.0, |s| s.t);
+        let span = t_last.min(10.0);
+        for (k, cell) in cells.split_evenly((1, columns)).iter().enumerate() {
+            let t = span * k as f64 / (columns - 1) as f64;
+            let Some(s) = run
+                .samples
+                .iter()
+                .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
+            else {
+                continue;
+            };
+            let mut chart = ChartBuilder::on(cell)
+                .caption(format!("t = {:.1}", s.t), ("sans-serif", 14))
+                .margin(4)
+                .build_cartesian_2d(-1.5..1.5, -1.3..1.3)?;
+            let circle: Vec<(f64, f64)> = (0..=64)
+                .map(|i| {
+                    let a = std::f64::consts::TAU * i as f64 / 64.0;
+                    (a.cos(), a.sin())
+                })
+                .collect();
+            chart.draw_series(LineSeries::new(circle, &BLACK.mix(0.15)))?;
+            let dipole = project(&(s.r * Vector3::z()));
+            chart.draw_series(LineSeries::new(
+                [(-1.35, -0.6), (-1.35, 0.6)],
+                RED.stroke_width(3),
+            ))?;
+            chart.draw_series(LineSeries::new([(0.0, 0.0), dipole], BLACK.stroke_width(3)))?;
+            chart.draw_series([Circle::new(dipole, 4, BLACK.filled())])?;
+            chart.draw_series([Circle::new((-1.35, 0.6), 4, RED.filled())])?;
+        }
+    }
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
