@@ -34,7 +34,7 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::stabilization::{adaptive, Method, Stabilization};
+use common::stabilization::{Method, Stabilization};
 use common::{Column, RunOptions, Trajectory};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{
@@ -138,6 +138,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         }),
         rtol: args.rtol.unwrap_or(1e-5),
         atol: args.atol,
+        save_every: args.run.save_every,
     };
     let (trajectory, title) = match args.case {
         Case::Parabola => {
@@ -180,6 +181,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.png_or("robot_arm"),
         &title,
         &trajectory,
+        &trajectory.table,
     )
 }
 
@@ -195,6 +197,8 @@ struct Settings {
     rtol: f64,
     /// `None` for `0.1 rtol`.
     atol: Option<f64>,
+    /// `--save-every`.
+    save_every: Option<f64>,
 }
 
 impl Settings {
@@ -225,9 +229,9 @@ impl Settings {
 /// Runs `settings` on `model` from the paper's initial state; `free_end` gives `(x2, y2)`.
 fn simulate<Model: ArmModel>(
     model: &Model,
-    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
     settings: &Settings,
-) -> Result<Trajectory<2>, Box<dyn Error>> {
+) -> Result<Trajectory, Box<dyn Error>> {
     let initial = RobotArmParabola::initial_state();
     let h = settings.h.unwrap_or(0.01);
     match settings.method {
@@ -241,55 +245,50 @@ fn simulate<Model: ArmModel>(
             if let Some(h) = settings.h {
                 dopri = dopri.with_initial_step(h)?;
             }
-            let extra = move |s: &State<2>| {
-                let (x2, y2) = free_end([s.q[0], s.q[1]]);
-                let d = drift::<_, 2, 1>(model, s);
-                vec![d.position, d.velocity, x2, y2]
-            };
-            adaptive(
-                &mut dopri,
+            common::simulate_adaptive(
+                dopri,
                 model,
                 initial,
                 settings.t_end,
-                &["drift.position", "drift.velocity", "x2", "y2"],
-                extra,
+                columns(model, free_end),
+                common::schedule(settings.save_every)?,
             )
         }
     }
 }
 
+/// The columns `drift.position`, `drift.velocity` (Ascher et al.'s drifts) and the free end
+/// `x2`, `y2`, for any integrator.
+fn columns<I, Model: ArmModel>(
+    model: &Model,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
+) -> Vec<Column<'_, I, 2>> {
+    vec![
+        Column::new("drift.position", |_: &I, s: &State<2>| {
+            drift::<_, 2, 1>(model, s).position
+        }),
+        Column::new("drift.velocity", |_: &I, s: &State<2>| {
+            drift::<_, 2, 1>(model, s).velocity
+        }),
+        Column::new("x2", move |_: &I, s: &State<2>| free_end([s.q[0], s.q[1]]).0),
+        Column::new("y2", move |_: &I, s: &State<2>| free_end([s.q[0], s.q[1]]).1),
+    ]
+}
+
 /// Runs the fixed-step method `tableau` with step `h` through the common harness.
 fn fixed_step<Model: ArmModel, const S: usize>(
     model: &Model,
-    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
     tableau: Tableau<S>,
     h: f64,
     settings: &Settings,
-) -> Result<Trajectory<2>, Box<dyn Error>> {
-    let steps = common::step_count(h, settings.t_end)?;
-    let mut rk = StabilizedRk::<2, 1, S>::new(tableau, h)?
+) -> Result<Trajectory, Box<dyn Error>> {
+    let plan = common::plan(h, settings.t_end, settings.save_every)?;
+    let rk = StabilizedRk::<2, 1, S>::new(tableau, h)?
         .with_baumgarte(settings.baumgarte)
         .with_post_stabilization(settings.post);
-    let columns = [
-        Column::new(
-            "drift.position",
-            |_: &StabilizedRk<2, 1, S>, s: &State<2>| drift::<_, 2, 1>(model, s).position,
-        ),
-        Column::new(
-            "drift.velocity",
-            |_: &StabilizedRk<2, 1, S>, s: &State<2>| drift::<_, 2, 1>(model, s).velocity,
-        ),
-        Column::new("x2", move |_: &StabilizedRk<2, 1, S>, s: &State<2>| {
-            free_end([s.q[0], s.q[1]]).0
-        }),
-        Column::new("y2", move |_: &StabilizedRk<2, 1, S>, s: &State<2>| {
-            free_end([s.q[0], s.q[1]]).1
-        }),
-    ];
     let initial = RobotArmParabola::initial_state();
-    Ok(common::simulate(
-        &mut rk, model, model, initial, steps, &columns,
-    ))
+    common::simulate(rk, model, model, initial, &plan, columns(model, free_end))
 }
 
 // ---------------------------------------------------------------------------------------------
