@@ -47,10 +47,10 @@ use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, RunOptions};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
+use mechanism::runtime::reference::SpookLadder;
 use mechanism::runtime::simulation::{
     family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
-use mechanism::runtime::reference::SpookLadder;
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
 use plotters::prelude::*;
 
@@ -281,9 +281,14 @@ fn tables() -> Result<(), Box<dyn Error>> {
     // (a) Stability at h = 1/20.
     let ladder = SpookLadder::new(20);
     let mut worst = 0.0f64;
-    let outcome = track(&ladder, spook(&ladder, 1.0 / 20.0)?, (1.0 / 20.0, 600), |_, s| {
-        worst = worst.max(s.rms);
-    });
+    let outcome = track(
+        &ladder,
+        spook(&ladder, 1.0 / 20.0)?,
+        (1.0 / 20.0, 600),
+        |_, s| {
+            worst = worst.max(s.rms);
+        },
+    );
     println!("## (a) Stability, L = 20, h = 1/20, T = 30\n");
     println!("| quantity | ours | paper / pilot |\n|---|---|---|");
     println!(
@@ -393,7 +398,9 @@ fn tables() -> Result<(), Box<dyn Error>> {
     ] {
         let mut samples: Vec<Sample> = Vec::new();
         let integrator = method.integrator(&ladder, 1.0 / 60.0, gamma)?;
-        let outcome = track(&ladder, integrator, (1.0 / 60.0, 1800), |_, s| samples.push(s));
+        let outcome = track(&ladder, integrator, (1.0 / 60.0, 1800), |_, s| {
+            samples.push(s)
+        });
         let e0 = samples[0].energy;
         let last = samples[samples.len() - 1];
         let max = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
@@ -434,9 +441,12 @@ fn tables() -> Result<(), Box<dyn Error>> {
     for l in [10, 100] {
         let ladder = SpookLadder::new(l);
         let mut samples = Vec::new();
-        track(&ladder, spook(&ladder, 1.0 / 60.0)?, (1.0 / 60.0, 1800), |_, s| {
-            samples.push(s)
-        })?;
+        track(
+            &ladder,
+            spook(&ladder, 1.0 / 60.0)?,
+            (1.0 / 60.0, 1800),
+            |_, s| samples.push(s),
+        )?;
         let e0 = samples[0].energy;
         let last = samples[samples.len() - 1];
         let max_rms = samples.iter().map(|s| s.rms).fold(0.0, f64::max);

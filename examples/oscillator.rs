@@ -85,7 +85,12 @@ struct Args {
     k: f64,
     /// Write every N-th step (and the last) to the CSV and the plot; the printed summary
     /// always uses every step. The default keeps 20 000 periods at about 5 000 rows.
-    #[arg(long, default_value_t = 100, value_name = "N", conflicts_with = "save_every")]
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_name = "N",
+        conflicts_with = "save_every"
+    )]
     every: usize,
     #[command(flatten)]
     run: RunOptions,
@@ -173,7 +178,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &title,
         &trajectory,
         // --save-every already chose the rows.
-        &trajectory.thinned(if args.run.save_every.is_some() { 1 } else { args.every }),
+        &trajectory.thinned(if args.run.save_every.is_some() {
+            1
+        } else {
+            args.every
+        }),
     )
 }
 
@@ -286,7 +295,12 @@ fn print_cuell_summary(trajectory: &Trajectory, method: Method, omega: f64, h: f
     };
     let speed = |x: &str, y: &str| {
         let (x, y) = (trajectory.column(x)?, trajectory.column(y)?);
-        Some(x.iter().zip(&y).map(|(x, y)| (x * x + y * y).sqrt()).collect::<Vec<_>>())
+        Some(
+            x.iter()
+                .zip(&y)
+                .map(|(x, y)| (x * x + y * y).sqrt())
+                .collect::<Vec<_>>(),
+        )
     };
     let (Some(speed), Some(radius_now)) = (speed("v.x", "v.y"), speed("q.x", "q.y")) else {
         return;

@@ -270,8 +270,12 @@ fn columns<I, Model: ArmModel>(
         Column::new("drift.velocity", |_: &I, s: &State<2>| {
             drift::<_, 2, 1>(model, s).velocity
         }),
-        Column::new("x2", move |_: &I, s: &State<2>| free_end([s.q[0], s.q[1]]).0),
-        Column::new("y2", move |_: &I, s: &State<2>| free_end([s.q[0], s.q[1]]).1),
+        Column::new("x2", move |_: &I, s: &State<2>| {
+            free_end([s.q[0], s.q[1]]).0
+        }),
+        Column::new("y2", move |_: &I, s: &State<2>| {
+            free_end([s.q[0], s.q[1]]).1
+        }),
     ]
 }
 

@@ -87,8 +87,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                     |i: &Livens<3, 1>, _: &State<3>| i.multipliers()[0],
                 ),
             ];
-            let trajectory =
-                common::simulate(livens, &model, &model, initial, &plan, columns)?;
+            let trajectory = common::simulate(livens, &model, &model, initial, &plan, columns)?;
             (trajectory, "Livens")
         }
         Method::Spook => {

@@ -127,7 +127,10 @@ fn print_kinon_betsch_summary(trajectory: &Trajectory) {
     common::print_kinon_betsch(
         trajectory,
         false,
-        ["Kinon–Betsch Fig. 7: order 1e-4", "Kinon–Betsch Fig. 8: round-off"],
+        [
+            "Kinon–Betsch Fig. 7: order 1e-4",
+            "Kinon–Betsch Fig. 8: round-off",
+        ],
     );
     if let Some(p_phi) = trajectory.column("momentum.phi") {
         println!(

@@ -126,23 +126,14 @@ pub fn schedule(save_every: Option<f64>) -> Result<Schedule, Box<dyn Error>> {
 }
 
 /// Returns the plan of a fixed-step run of step `h` to `t_end`: the step count
-/// ([`step_count`]) and the schedule, refusing a `--save-every` that is not a multiple of `h`
-/// (a fixed-step method reports only on its grid; the driver would stop with
-/// [`SimulationError::OffGrid`] at the first such time).
+/// ([`step_count`]) and the schedule, refusing before the run a `--save-every` that is not a
+/// multiple of `h` ([`Schedule::check_step`]: a fixed-step method reports only on its grid).
 pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn Error>> {
     let steps = step_count(h, t_end)?;
     let schedule = schedule(save_every)?;
-    if let Schedule::Every(dt) = schedule {
-        let k = (dt / h).round();
-        if k < 1.0 || (k * h - dt).abs() > 1e-9 * dt {
-            return Err(format!(
-                "--save-every {dt} is not a multiple of the step h = {h}: a fixed-step method \
-                 reports only on its grid (choose DT = k·h, or an adaptive method with dense \
-                 output where the example has one)"
-            )
-            .into());
-        }
-    }
+    schedule
+        .check_step(h)
+        .map_err(|e| format!("--save-every with --h {h}: {e}"))?;
     Ok(Plan { h, steps, schedule })
 }
 
@@ -380,16 +371,22 @@ where
     let step = Column::new("h", |dopri: &Dopri5<N, M>, _: &State<N>| {
         dopri.dense_interval().map_or(0.0, |(from, to)| to - from)
     });
-    finish(run, model, columns.into_iter().chain([step]), t_end, |dopri| {
-        let stats = dopri.statistics();
-        println!(
-            "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
-            stats.accepted,
-            stats.rejected,
-            stats.steps(),
-            stats.evaluations
-        );
-    })
+    finish(
+        run,
+        model,
+        columns.into_iter().chain([step]),
+        t_end,
+        |dopri| {
+            let stats = dopri.statistics();
+            println!(
+                "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
+                stats.accepted,
+                stats.rejected,
+                stats.steps(),
+                stats.evaluations
+            );
+        },
+    )
 }
 
 /// Adds the observers and the summary to `run`, runs it, hands the integrator to `report` and
@@ -483,7 +480,8 @@ pub fn create_parent(path: &Path) -> Result<(), Box<dyn Error>> {
 /// `residual.position`, `residual.velocity`, then the extras), creating the directory.
 pub fn write_csv(path: &Path, table: &Table) -> Result<(), Box<dyn Error>> {
     create_parent(path)?;
-    let file = fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let file =
+        fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut out = io::BufWriter::new(file);
     table.write_csv(&mut out)?;
     out.flush()?;
@@ -643,7 +641,13 @@ pub fn print_summary(title: &str, trajectory: &Trajectory) {
 pub fn print_kinon_betsch(trajectory: &Trajectory, relative: bool, notes: [&str; 2]) {
     let e0 = trajectory.summary.e0.abs();
     let increment = trajectory.summary.max_energy_increment;
-    let note = |n: &str| if n.is_empty() { String::new() } else { format!("  ({n})") };
+    let note = |n: &str| {
+        if n.is_empty() {
+            String::new()
+        } else {
+            format!("  ({n})")
+        }
+    };
     let relative = if relative {
         format!(", relative {:.3e}", increment / e0)
     } else {

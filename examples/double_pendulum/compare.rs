@@ -333,7 +333,9 @@ impl Span<'_> {
         let steps = (self.t_end / step).round() as usize;
         let run = || -> Result<Vec<State<4>>, Box<dyn Error>> {
             let (integrator, start) = prepare()?;
-            Ok(common::sample(integrator, model, start, step, steps, every)?)
+            Ok(common::sample(
+                integrator, model, start, step, steps, every,
+            )?)
         };
         let (states, seconds) = timed(run).map_err(|e| e.to_string())?;
         let positions: Vec<_> = states.iter().map(|s| s.q).collect();
