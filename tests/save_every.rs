@@ -4,7 +4,6 @@
 //! code; a `DT` off a fixed-step grid is an error, not a silent shift.
 
 #[path = "../examples/common/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod common;
 #[path = "../examples/langevin_oscillator/sampling.rs"]
 #[allow(dead_code)] // the test uses the oscillator run only
@@ -77,10 +76,10 @@ fn fixed_step_rows_fall_exactly_on_the_requested_times() {
     assert_eq!(sampled.last.q, all.last.q);
 
     let off_grid = sampling::run_oscillator(&settings(Some(0.12)), &mut Vec::new());
-    let message = off_grid
-        .err()
-        .expect("0.12 is not a multiple of h = 0.05")
-        .to_string();
+    let Err(error) = off_grid else {
+        panic!("0.12 is not a multiple of h = 0.05");
+    };
+    let message = error.to_string();
     assert!(
         message.contains("whole multiple of the step size"),
         "{message}"
