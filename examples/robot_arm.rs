@@ -30,6 +30,7 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::error::Error;
 use std::process::ExitCode;
 
@@ -40,9 +41,9 @@ use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
+use mechanism::runtime::simulation::{Schedule, Simulation, SimulationError};
 use mechanism::runtime::{
-    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Integrator, Potential,
-    State, StepError,
+    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Potential, State, StepError,
 };
 
 /// Which constraint the free end obeys.
@@ -312,21 +313,26 @@ enum Outcome {
 /// drift.
 fn heun_drift<Model: ArmModel>(model: &Model, row: &Row, h: f64, t_end: f64) -> Outcome {
     let steps = (t_end / h).round() as usize;
-    let mut rk = match StabilizedRk::<2, 1, 2>::new(HEUN, h) {
+    let rk = match StabilizedRk::<2, 1, 2>::new(HEUN, h) {
         Ok(rk) => rk
             .with_baumgarte(row.baumgarte)
             .with_post_stabilization(row.post),
         Err(error) => return Outcome::BlewUp(error.to_string()),
     };
-    let mut state = RobotArmParabola::initial_state();
-    let mut worst = Drift::default();
-    for _ in 0..steps {
-        if let Err(error) = rk.step(model, &mut state) {
-            return Outcome::BlewUp(error.to_string());
-        }
-        worst = worst.max(drift::<_, 2, 1>(model, &state));
+    let worst = Cell::new(Drift::default());
+    let initial = RobotArmParabola::initial_state();
+    // No rows but the first and the last: the drift of every step is a monitor's.
+    let schedule = Schedule::EveryNthStep(steps.max(1));
+    let run = Simulation::fixed(model, rk, initial, steps as f64 * h, schedule);
+    let outcome = run.and_then(|run| {
+        run.on_step(|_, state| worst.set(worst.get().max(drift::<_, 2, 1>(model, state))))
+            .run()
+    });
+    match outcome {
+        Ok(()) => Outcome::Bounded(worst.get()),
+        Err(SimulationError::Step { source, .. }) => Outcome::BlewUp(source.to_string()),
+        Err(error) => Outcome::BlewUp(error.to_string()),
     }
-    Outcome::Bounded(worst)
 }
 
 /// Runs DOPRI5 at `rtol`, `atol` to `t_end`; returns the maximum drift over the accepted steps
