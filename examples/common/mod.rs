@@ -33,7 +33,8 @@ use std::process::ExitCode;
 
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
-    IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink, Stepper, Table,
+    write_number, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink,
+    Stepper, Table,
 };
 use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
@@ -486,6 +487,15 @@ pub fn write_csv(path: &Path, table: &Table) -> Result<(), Box<dyn Error>> {
     table.write_csv(&mut out)?;
     out.flush()?;
     Ok(())
+}
+
+/// Formats `x` as the driver's CSV writer does ([`write_number`]: it reads back to the same
+/// `f64`), for an example that writes a table of its own.
+pub fn format_number(x: f64) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and the digits are ASCII.
+    let _ = write_number(&mut out, x);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Draws the energy error `|E(t) − E(0)|` (top, with the deviation of every method-specific
