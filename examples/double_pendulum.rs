@@ -28,7 +28,7 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::{Column, RunOptions, Trajectory};
+use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
     observers, Holonomic, Livens, Newmark, NewmarkOneIteration, Penalized, PushForwardNewmark,
@@ -156,8 +156,8 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let method = args.method;
     let h = args.run.h_or(method.default_h(args.omega));
     let t_end = args.run.t_end_or(10.0);
-    let steps = common::step_count(h, t_end)?;
-    let trajectory = simulate(method, &model, args.omega, args.beta, h, steps)?;
+    let plan = args.run.plan(h, t_end)?;
+    let trajectory = simulate(method, &model, args.omega, args.beta, &plan)?;
 
     let mut title = format!("{}, h = {h:.4}", method.label());
     if method.is_penalized() {
@@ -175,24 +175,25 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.png_or("double_pendulum"),
         &title,
         &trajectory,
+        &trajectory.table,
     )
 }
 
-/// Runs `method` with step `h` for `steps` steps from Tao–Owhadi's initial state.
+/// Runs `method` as `plan` says from Tao–Owhadi's initial state.
 fn simulate(
     method: Method,
     model: &DoublePendulum,
     omega: f64,
     beta: f64,
-    h: f64,
-    steps: usize,
-) -> Result<Trajectory<4>, Box<dyn Error>> {
+    plan: &Plan,
+) -> Result<Trajectory, Box<dyn Error>> {
+    let h = plan.h;
     let initial = DoublePendulum::initial_state();
     let penalized = Penalized::new(*model, omega);
-    Ok(match method {
+    match method {
         Method::Spook => {
             let columns = multiplier_columns(|i: &Spook<4, 2>| *i.multipliers());
-            common::simulate(&mut Spook::new(h)?, model, model, initial, steps, &columns)
+            common::simulate(Spook::new(h)?, model, model, initial, plan, columns)
         }
         Method::Livens => {
             let mut columns = vec![Column::new(
@@ -200,84 +201,84 @@ fn simulate(
                 |i: &Livens<4, 2>, s: &State<4>| i.generalized_energy(model, s),
             )];
             columns.extend(multiplier_columns(|i: &Livens<4, 2>| *i.multipliers()));
-            common::simulate(&mut Livens::new(h)?, model, model, initial, steps, &columns)
+            common::simulate(Livens::new(h)?, model, model, initial, plan, columns)
         }
         Method::Shake => {
             let mut shake = Shake::<4, 2>::new(h)?;
             let mut start = initial;
             shake.stagger_velocity(model, &mut start)?;
             let columns = multiplier_columns(|i: &Shake<4, 2>| *i.multipliers());
-            common::simulate(&mut shake, model, model, start, steps, &columns)
+            common::simulate(shake, model, model, start, plan, columns)
         }
         Method::Rattle => {
             let columns = multiplier_columns(|i: &Rattle<4, 2>| *i.multipliers());
-            common::simulate(&mut Rattle::new(h)?, model, model, initial, steps, &columns)
+            common::simulate(Rattle::new(h)?, model, model, initial, plan, columns)
         }
         Method::Zs => common::simulate(
-            &mut ZhangSkeel::new(h)?.with_beta(beta)?,
+            ZhangSkeel::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::Zss => common::simulate(
-            &mut ZhangSkeelSimplified::new(h)?.with_beta(beta)?,
+            ZhangSkeelSimplified::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::ZssStiff => common::simulate(
-            &mut ZhangSkeelStiff::new(h)?.with_beta(beta)?,
+            ZhangSkeelStiff::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::Newmark => common::simulate(
-            &mut Newmark::new(h)?.with_beta(beta)?,
+            Newmark::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::NewmarkOne => common::simulate(
-            &mut NewmarkOneIteration::new(h)?.with_beta(beta)?,
+            NewmarkOneIteration::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::PfNewmark => common::simulate(
-            &mut PushForwardNewmark::new(h)?.with_beta(beta)?,
+            PushForwardNewmark::new(h)?.with_beta(beta)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::SymplecticEuler => common::simulate(
-            &mut SymplecticEuler::new(h)?,
+            SymplecticEuler::new(h)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
         Method::Verlet => common::simulate(
-            &mut Verlet::new(h)?,
+            Verlet::new(h)?,
             &penalized,
             model,
             initial,
-            steps,
-            &penalty_columns(&penalized),
+            plan,
+            penalty_columns(&penalized),
         ),
-    })
+    }
 }
 
 /// The column of a penalty method: the energy `T + V + ½ω²|g|²` it conserves.

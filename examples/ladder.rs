@@ -38,16 +38,19 @@ mod common;
 
 use std::error::Error;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, format_number, RunOptions};
+use common::{create_parent, exit_code, RunOptions};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
+use mechanism::runtime::simulation::{
+    family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
+};
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
 use plotters::prelude::*;
 
@@ -135,17 +138,25 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let ladder = SpookLadder::new(args.links);
     let csv = args.run.csv_or("ladder");
     let png = args.run.png_or("ladder");
-    let mut writer = CsvWriter::create(&csv, &ladder)?;
+    let file = create_file(&csv)?;
+    let schedule = match args.run.save_every {
+        Some(_) => common::plan(h, t_end, args.run.save_every)?.schedule,
+        None => Schedule::EveryNthStep(args.every),
+    };
     let mut samples = Vec::new();
     let integrator = args.method.integrator(&ladder, h, args.gamma)?;
-    let outcome = simulate(&ladder, integrator, steps, |step, state, sample| {
-        if step % args.every == 0 || step == steps {
-            writer.row(state, &sample)?;
-            samples.push(sample);
-        }
-        Ok(())
-    });
-    writer.finish()?;
+    let (_, outcome) = simulate(
+        &ladder,
+        integrator,
+        (h, steps),
+        schedule,
+        CsvSink::new(BufWriter::new(file)),
+        |step, sample| {
+            if step % args.every == 0 || step == steps {
+                samples.push(sample);
+            }
+        },
+    )?;
     let label = args.method.label(args.gamma);
     plot_run(&png, &label, &ladder, h, &samples)?;
     println!(
@@ -169,7 +180,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         samples.len(),
         png.display()
     );
-    outcome
+    Ok(outcome?)
 }
 
 /// What is recorded of the ladder at one time.
@@ -177,103 +188,84 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 struct Sample {
     t: f64,
     energy: f64,
-    position: f64,
-    velocity: f64,
     rms: f64,
     speed: f64,
 }
 
-/// Returns the observables of `state`: energy, residuals at both levels, RMS violation and the
-/// largest end speed.
+/// Returns the observables of `state` that the plots and summaries use: energy, RMS
+/// violation and the largest end speed (the residuals at both levels are the driver's
+/// [`SparseMechanics`]).
 fn observe(ladder: &SpookLadder, state: &DynState, g: &mut [f64], jac: &mut [f64]) -> Sample {
     ladder.constraints_and_jacobian(&state.q, state.t, g, jac);
-    let mut jac_v = vec![0.0; g.len()];
-    for (&(row, col), value) in ladder.jacobian_pattern().iter().zip(jac.iter()) {
-        jac_v[row] += value * state.v[col];
-    }
-    let max_abs = |x: &[f64]| x.iter().fold(0.0f64, |a, b| a.max(b.abs()));
     Sample {
         t: state.t,
         energy: ladder.energy(&state.q, &state.v),
-        position: max_abs(g),
-        velocity: max_abs(&jac_v),
         rms: (g.iter().map(|g| g * g).sum::<f64>() / g.len() as f64).sqrt(),
         speed: ladder.largest_end_speed(&state.v),
     }
 }
 
-/// Runs `integrator` (built for `ladder`) from the horizontal start for
-/// `steps` steps, calling `record` with the step number, the state and its sample at step 0 and
-/// after every step. A failed step ends the run with its error, after the samples up to it were
-/// recorded.
-fn simulate(
+/// Runs `integrator` (built for `ladder`) from the horizontal start for `steps` steps of `h`
+/// through the driver ([`Simulation::sparse`]): rows of `schedule` (the CSV contract: `t`,
+/// `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity`, then `residual.rms` and
+/// `speed.max`) go into `sink`, and `record` gets the step number and the [`Sample`] at step 0
+/// and after every step. Returns the sink with the rows up to the end or a failed step, and
+/// the run's outcome.
+fn simulate<K: Sink>(
     ladder: &SpookLadder,
-    mut integrator: Box<dyn SparseIntegrator<SpookLadder>>,
-    steps: usize,
-    mut record: impl FnMut(usize, &DynState, Sample) -> Result<(), Box<dyn Error>>,
+    integrator: Box<dyn SparseIntegrator<SpookLadder>>,
+    (h, steps): (f64, usize),
+    schedule: Schedule,
+    sink: K,
+    mut record: impl FnMut(usize, Sample),
+) -> Result<(K, Result<(), SimulationError>), Box<dyn Error>> {
+    let start = ladder.horizontal_state();
+    let (m, entries) = (ladder.constraint_count(), ladder.jacobian_pattern().len());
+    let (mut g, mut jac) = (vec![0.0; m], vec![0.0; entries]);
+    record(0, observe(ladder, &start, &mut g, &mut jac));
+    let mut step = 0;
+    let (mut g_rms, mut jac_rms) = (vec![0.0; m], vec![0.0; entries]);
+    let mut run = Simulation::sparse(ladder, integrator, start, steps as f64 * h, schedule)?
+        .coordinates(family(&["x", "y", "ux", "uy"], ladder.rods()))?
+        .observe(SparseMechanics::new(ladder))
+        .observe(Column::new("residual.rms", move |s: &DynState| {
+            observe(ladder, s, &mut g_rms, &mut jac_rms).rms
+        }))
+        .observe(Column::new("speed.max", |s: &DynState| {
+            ladder.largest_end_speed(&s.v)
+        }))
+        .on_step(move |_, state| {
+            step += 1;
+            record(step, observe(ladder, state, &mut g, &mut jac));
+        })
+        .write_to(sink);
+    if steps as f64 * h > 1.0 {
+        run = run.with_progress("ladder");
+    }
+    let outcome = run.run();
+    Ok((run.into_output(), outcome))
+}
+
+/// Runs [`simulate`] without output rows, for the tables: `record` sees every step; a failed
+/// step is the integrator's error.
+fn track(
+    ladder: &SpookLadder,
+    integrator: Box<dyn SparseIntegrator<SpookLadder>>,
+    span: (f64, usize),
+    record: impl FnMut(usize, Sample),
 ) -> Result<(), Box<dyn Error>> {
-    let mut state = ladder.horizontal_state();
-    let mut g = vec![0.0; ladder.constraint_count()];
-    let mut jac = vec![0.0; ladder.jacobian_pattern().len()];
-    record(0, &state, observe(ladder, &state, &mut g, &mut jac))?;
-    for step in 1..=steps {
-        integrator.step(ladder, &mut state)?;
-        record(step, &state, observe(ladder, &state, &mut g, &mut jac))?;
-    }
-    Ok(())
+    let schedule = Schedule::EveryNthStep(span.1.max(1));
+    let (_, outcome) = simulate(ladder, integrator, span, schedule, Table::default(), record)?;
+    outcome.map_err(|error| match error {
+        SimulationError::Step { source, .. } => source.into(),
+        other => other.into(),
+    })
 }
 
-/// Streams rows of the examples' CSV contract.
-struct CsvWriter {
-    out: BufWriter<File>,
-}
-
-impl CsvWriter {
-    fn create(path: &Path, ladder: &SpookLadder) -> Result<Self, Box<dyn Error>> {
-        create_parent(path)?;
-        let file =
-            File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let mut out = BufWriter::new(file);
-        let names: Vec<String> = (0..ladder.rods())
-            .flat_map(|r| ["x", "y", "ux", "uy"].map(|c| format!("{c}[{r}]")))
-            .collect();
-        let mut header = vec!["t".to_string()];
-        header.extend(names.iter().map(|c| format!("q.{c}")));
-        header.extend(names.iter().map(|c| format!("v.{c}")));
-        header.extend(
-            [
-                "energy",
-                "residual.position",
-                "residual.velocity",
-                "residual.rms",
-                "speed.max",
-            ]
-            .map(String::from),
-        );
-        writeln!(out, "{}", header.join(","))?;
-        Ok(CsvWriter { out })
-    }
-
-    fn row(&mut self, state: &DynState, sample: &Sample) -> Result<(), Box<dyn Error>> {
-        let values = std::iter::once(state.t)
-            .chain(state.q.iter().copied())
-            .chain(state.v.iter().copied())
-            .chain([
-                sample.energy,
-                sample.position,
-                sample.velocity,
-                sample.rms,
-                sample.speed,
-            ]);
-        let row: Vec<String> = values.map(format_number).collect();
-        writeln!(self.out, "{}", row.join(","))?;
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<(), Box<dyn Error>> {
-        self.out.flush()?;
-        Ok(())
-    }
+/// Creates `path` (and its directory) for writing.
+fn create_file(path: &Path) -> Result<File, Box<dyn Error>> {
+    create_parent(path)?;
+    Ok(File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?)
 }
 
 /// Returns SPOOK with step size `h` for `ladder`, as the figures run it.
@@ -289,10 +281,14 @@ fn tables() -> Result<(), Box<dyn Error>> {
     // (a) Stability at h = 1/20.
     let ladder = SpookLadder::new(20);
     let mut worst = 0.0f64;
-    let outcome = simulate(&ladder, spook(&ladder, 1.0 / 20.0)?, 600, |_, _, s| {
-        worst = worst.max(s.rms);
-        Ok(())
-    });
+    let outcome = track(
+        &ladder,
+        spook(&ladder, 1.0 / 20.0)?,
+        (1.0 / 20.0, 600),
+        |_, s| {
+            worst = worst.max(s.rms);
+        },
+    );
     println!("## (a) Stability, L = 20, h = 1/20, T = 30\n");
     println!("| quantity | ours | paper / pilot |\n|---|---|---|");
     println!(
@@ -317,11 +313,10 @@ fn tables() -> Result<(), Box<dyn Error>> {
     for &h in &hs {
         let steps = common::step_count(h, 10.0)?;
         let mut sum = 0.0;
-        simulate(&ladder, spook(&ladder, h)?, steps, |step, _, s| {
+        track(&ladder, spook(&ladder, h)?, (h, steps), |step, s| {
             if step > 0 {
                 sum += s.rms * (ladder.constraint_count() as f64).sqrt();
             }
-            Ok(())
         })?;
         averages.push(sum / steps as f64);
     }
@@ -403,9 +398,8 @@ fn tables() -> Result<(), Box<dyn Error>> {
     ] {
         let mut samples: Vec<Sample> = Vec::new();
         let integrator = method.integrator(&ladder, 1.0 / 60.0, gamma)?;
-        let outcome = simulate(&ladder, integrator, 1800, |_, _, s| {
-            samples.push(s);
-            Ok(())
+        let outcome = track(&ladder, integrator, (1.0 / 60.0, 1800), |_, s| {
+            samples.push(s)
         });
         let e0 = samples[0].energy;
         let last = samples[samples.len() - 1];
@@ -447,10 +441,12 @@ fn tables() -> Result<(), Box<dyn Error>> {
     for l in [10, 100] {
         let ladder = SpookLadder::new(l);
         let mut samples = Vec::new();
-        simulate(&ladder, spook(&ladder, 1.0 / 60.0)?, 1800, |_, _, s| {
-            samples.push(s);
-            Ok(())
-        })?;
+        track(
+            &ladder,
+            spook(&ladder, 1.0 / 60.0)?,
+            (1.0 / 60.0, 1800),
+            |_, s| samples.push(s),
+        )?;
         let e0 = samples[0].energy;
         let last = samples[samples.len() - 1];
         let max_rms = samples.iter().map(|s| s.rms).fold(0.0, f64::max);

@@ -91,6 +91,15 @@ struct Args {
     /// Write every N-th step to the CSV.
     #[arg(long, default_value_t = 100, value_name = "N")]
     every: usize,
+    /// Write rows at exactly t = 0, DT, 2·DT, … and at the end instead of every N-th step (DT
+    /// a multiple of h; the statistics still use every step).
+    #[arg(
+        long,
+        value_name = "DT",
+        allow_negative_numbers = true,
+        conflicts_with = "every"
+    )]
+    save_every: Option<f64>,
     /// Seed of the noise stream.
     #[arg(long, default_value_t = 2014)]
     seed: u64,
@@ -142,6 +151,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         burn_in: args.burn_in.unwrap_or(steps / 10),
         batches: args.batches,
         every: args.every,
+        save_every: args.save_every,
         seed: args.seed,
         inner: match args.inner {
             InnerArg::Verlet => Inner::Verlet,
@@ -188,12 +198,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         print_oscillator(&settings, &report);
         plot_moments(&png, &settings, &report)?;
     }
-    println!(
-        "wrote {} (every {}-th step) and {}",
-        path.display(),
-        settings.every,
-        png.display()
-    );
+    let rows = match settings.save_every {
+        Some(dt) => format!("every {dt} in time"),
+        None => format!("every {}-th step", settings.every),
+    };
+    println!("wrote {} ({rows}) and {}", path.display(), png.display());
     Ok(())
 }
 

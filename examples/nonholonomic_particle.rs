@@ -29,7 +29,7 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::{Column, RunOptions, Trajectory};
+use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::NonholonomicParticle;
 use mechanism::runtime::reference::NonholonomicParticle as ClosedForm;
 use mechanism::runtime::{DiscreteLagrangeDAlembert, Integrator, Spook, State};
@@ -71,16 +71,16 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let model = NonholonomicParticle::default();
     let h = args.run.h_or(0.01);
-    let steps = common::step_count(h, args.run.t_end_or(20.0))?;
+    let plan = args.run.plan(h, args.run.t_end_or(20.0))?;
     let initial = NonholonomicParticle::initial_state();
     let trajectory = match args.method {
         Method::Dlda => simulate(
             DiscreteLagrangeDAlembert::<3, 1>::new(h)?,
             &model,
             initial,
-            steps,
-        ),
-        Method::Spook => simulate(Spook::<3, 0, 1>::new(h)?, &model, initial, steps),
+            &plan,
+        )?,
+        Method::Spook => simulate(Spook::<3, 0, 1>::new(h)?, &model, initial, &plan)?,
     };
     let title = format!("nonholonomic particle, {}, h = {h}", args.method.label());
     common::print_summary(&title, &trajectory);
@@ -90,16 +90,17 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.png_or("nonholonomic_particle"),
         &title,
         &trajectory,
+        &trajectory.table,
     )
 }
 
 /// Runs `integrator` on `model` with the columns of the module docs.
 fn simulate<I: Integrator<NonholonomicParticle, 3>>(
-    mut integrator: I,
+    integrator: I,
     model: &NonholonomicParticle,
     initial: State<3>,
-    steps: usize,
-) -> Trajectory<3> {
+    plan: &Plan,
+) -> Result<Trajectory, Box<dyn Error>> {
     let exact = move |s: &State<3>| ClosedForm.exact(&initial, s.t);
     let columns = [
         Column::new("residual.nonholonomic", |_: &I, s: &State<3>| {
@@ -115,11 +116,11 @@ fn simulate<I: Integrator<NonholonomicParticle, 3>>(
             ClosedForm.energy(&exact(s))
         }),
     ];
-    common::simulate(&mut integrator, model, model, initial, steps, &columns)
+    common::simulate(integrator, model, model, initial, plan, columns)
 }
 
 /// Prints the constraint residual, the energy range and the error against the closed form.
-fn print_particle_summary(trajectory: &Trajectory<3>) {
+fn print_particle_summary(trajectory: &Trajectory) {
     let max = |values: Option<Vec<f64>>| values.unwrap_or_default().into_iter().fold(0.0, f64::max);
     let energy = trajectory.energy();
     let e0 = energy.first().copied().unwrap_or(1.0);

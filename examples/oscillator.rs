@@ -35,7 +35,7 @@ use std::f64::consts::TAU;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::{Column, RunOptions, Trajectory};
+use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::{OscillatorOnCircle, PlanarOscillator};
 use mechanism::runtime::{
     DiscreteLagrangeDAlembert, Holonomic, Inertia, Integrator, Nonholonomic, Potential, Rk4,
@@ -85,7 +85,12 @@ struct Args {
     k: f64,
     /// Write every N-th step (and the last) to the CSV and the plot; the printed summary
     /// always uses every step. The default keeps 20 000 periods at about 5 000 rows.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_name = "N",
+        conflicts_with = "save_every"
+    )]
     every: usize,
     #[command(flatten)]
     run: RunOptions,
@@ -113,7 +118,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         (None, Some(t_end)) => t_end,
         (periods, None) => positive("periods", periods.unwrap_or(20_000.0))? * TAU / omega,
     };
-    let steps = common::step_count(h, t_end)?;
+    let plan = args.run.plan(h, t_end)?;
     let initial = PlanarOscillator::initial_state();
     let angular = move |s: &State<2>| m * (s.q[0] * s.v[1] - s.q[1] * s.v[0]);
 
@@ -124,10 +129,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 DiscreteLagrangeDAlembert::<2, 1>::new(h)?,
                 &model,
                 initial,
-                steps,
+                &plan,
                 angular,
-            ),
-            Method::Spook => simulate(Spook::<2, 0, 1>::new(h)?, &model, initial, steps, angular),
+            )?,
+            Method::Spook => simulate(Spook::<2, 0, 1>::new(h)?, &model, initial, &plan, angular)?,
             Method::Rk4 => {
                 return Err(
                     "RK4 has no treatment of nonholonomic rows; with --constrained use \
@@ -143,11 +148,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 DiscreteLagrangeDAlembert::<2, 0>::new(h)?,
                 &model,
                 initial,
-                steps,
+                &plan,
                 angular,
-            ),
-            Method::Spook => simulate(Spook::<2, 0, 0>::new(h)?, &model, initial, steps, angular),
-            Method::Rk4 => simulate(Rk4::<2>::new(h)?, &model, initial, steps, angular),
+            )?,
+            Method::Spook => simulate(Spook::<2, 0, 0>::new(h)?, &model, initial, &plan, angular)?,
+            Method::Rk4 => simulate(Rk4::<2>::new(h)?, &model, initial, &plan, angular)?,
         }
     };
 
@@ -171,19 +176,25 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.csv_or(name),
         &args.run.png_or(name),
         &title,
-        &trajectory.thinned(args.every),
+        &trajectory,
+        // --save-every already chose the rows.
+        &trajectory.thinned(if args.run.save_every.is_some() {
+            1
+        } else {
+            args.every
+        }),
     )
 }
 
 /// Runs `integrator` on `model` with the columns `momentum.angular` and, if the model has a
 /// constraint row, `residual.nonholonomic` (`max_i |(A v − w)_i|`) and `radius` (`|q|`).
 fn simulate<I, Model, const K: usize>(
-    mut integrator: I,
+    integrator: I,
     model: &Model,
     initial: State<2>,
-    steps: usize,
+    plan: &Plan,
     angular: impl Fn(&State<2>) -> f64,
-) -> Trajectory<2>
+) -> Result<Trajectory, Box<dyn Error>>
 where
     I: Integrator<Model, 2>,
     Model: mechanism::runtime::Configuration<2>
@@ -207,7 +218,7 @@ where
         ));
         columns.push(Column::new("radius", |_: &I, s: &State<2>| s.q.norm()));
     }
-    common::simulate(&mut integrator, model, model, initial, steps, &columns)
+    common::simulate(integrator, model, model, initial, plan, columns)
 }
 
 /// Least-squares slope of `values` against `x`: the fitted drift.
@@ -244,15 +255,11 @@ fn print_invariant(name: &str, times: &[f64], values: &[f64]) {
 }
 
 /// Prints the numbers to compare with Cuell §4.1 (Fig. 2–3) and §5.1 (Fig. 4).
-fn print_cuell_summary(trajectory: &Trajectory<2>, method: Method, omega: f64, h: f64, m: f64) {
+fn print_cuell_summary(trajectory: &Trajectory, method: Method, omega: f64, h: f64, m: f64) {
     let omega_h = omega * h;
     let t_end = trajectory.t_last().max(f64::MIN_POSITIVE);
-    let times: Vec<f64> = trajectory
-        .samples
-        .iter()
-        .map(|s| s.state.t / t_end)
-        .collect();
-    let steps = trajectory.samples.len().saturating_sub(1);
+    let times: Vec<f64> = trajectory.times().iter().map(|t| t / t_end).collect();
+    let steps = trajectory.summary.steps;
     print_invariant("energy E          ", &times, &trajectory.energy());
     if let Some(angular) = trajectory.column("momentum.angular") {
         print_invariant("angular momentum L", &times, &angular);
@@ -286,11 +293,22 @@ fn print_cuell_summary(trajectory: &Trajectory<2>, method: Method, omega: f64, h
     ) else {
         return;
     };
-    let relative = trajectory
-        .samples
+    let speed = |x: &str, y: &str| {
+        let (x, y) = (trajectory.column(x)?, trajectory.column(y)?);
+        Some(
+            x.iter()
+                .zip(&y)
+                .map(|(x, y)| (x * x + y * y).sqrt())
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (Some(speed), Some(radius_now)) = (speed("v.x", "v.y"), speed("q.x", "q.y")) else {
+        return;
+    };
+    let relative = residual
         .iter()
-        .zip(&residual)
-        .map(|(s, r)| r / (s.state.q.norm() * s.state.v.norm()).max(f64::MIN_POSITIVE))
+        .zip(radius_now.iter().zip(&speed))
+        .map(|(r, (q, v))| r / (q * v).max(f64::MIN_POSITIVE))
         .fold(0.0, f64::max);
     println!(
         "  constraint x ẋ + y ẏ: max |A v| = {:.3e}, max |A v|/(|q||v|) = {relative:.3e} over {:.0} \

@@ -30,19 +30,20 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::stabilization::{adaptive, Method, Stabilization};
+use common::stabilization::{Method, Stabilization};
 use common::{Column, RunOptions, Trajectory};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
+use mechanism::runtime::simulation::{Schedule, Simulation, SimulationError};
 use mechanism::runtime::{
-    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Integrator, Potential,
-    State, StepError,
+    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Potential, State, StepError,
 };
 
 /// Which constraint the free end obeys.
@@ -138,6 +139,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         }),
         rtol: args.rtol.unwrap_or(1e-5),
         atol: args.atol,
+        save_every: args.run.save_every,
     };
     let (trajectory, title) = match args.case {
         Case::Parabola => {
@@ -180,6 +182,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.png_or("robot_arm"),
         &title,
         &trajectory,
+        &trajectory.table,
     )
 }
 
@@ -195,6 +198,8 @@ struct Settings {
     rtol: f64,
     /// `None` for `0.1 rtol`.
     atol: Option<f64>,
+    /// `--save-every`.
+    save_every: Option<f64>,
 }
 
 impl Settings {
@@ -225,9 +230,9 @@ impl Settings {
 /// Runs `settings` on `model` from the paper's initial state; `free_end` gives `(x2, y2)`.
 fn simulate<Model: ArmModel>(
     model: &Model,
-    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
     settings: &Settings,
-) -> Result<Trajectory<2>, Box<dyn Error>> {
+) -> Result<Trajectory, Box<dyn Error>> {
     let initial = RobotArmParabola::initial_state();
     let h = settings.h.unwrap_or(0.01);
     match settings.method {
@@ -241,55 +246,54 @@ fn simulate<Model: ArmModel>(
             if let Some(h) = settings.h {
                 dopri = dopri.with_initial_step(h)?;
             }
-            let extra = move |s: &State<2>| {
-                let (x2, y2) = free_end([s.q[0], s.q[1]]);
-                let d = drift::<_, 2, 1>(model, s);
-                vec![d.position, d.velocity, x2, y2]
-            };
-            adaptive(
-                &mut dopri,
+            common::simulate_adaptive(
+                dopri,
                 model,
                 initial,
                 settings.t_end,
-                &["drift.position", "drift.velocity", "x2", "y2"],
-                extra,
+                columns(model, free_end),
+                common::schedule(settings.save_every)?,
             )
         }
     }
 }
 
+/// The columns `drift.position`, `drift.velocity` (Ascher et al.'s drifts) and the free end
+/// `x2`, `y2`, for any integrator.
+fn columns<I, Model: ArmModel>(
+    model: &Model,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
+) -> Vec<Column<'_, I, 2>> {
+    vec![
+        Column::new("drift.position", |_: &I, s: &State<2>| {
+            drift::<_, 2, 1>(model, s).position
+        }),
+        Column::new("drift.velocity", |_: &I, s: &State<2>| {
+            drift::<_, 2, 1>(model, s).velocity
+        }),
+        Column::new("x2", move |_: &I, s: &State<2>| {
+            free_end([s.q[0], s.q[1]]).0
+        }),
+        Column::new("y2", move |_: &I, s: &State<2>| {
+            free_end([s.q[0], s.q[1]]).1
+        }),
+    ]
+}
+
 /// Runs the fixed-step method `tableau` with step `h` through the common harness.
 fn fixed_step<Model: ArmModel, const S: usize>(
     model: &Model,
-    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy,
+    free_end: impl Fn([f64; 2]) -> (f64, f64) + Copy + 'static,
     tableau: Tableau<S>,
     h: f64,
     settings: &Settings,
-) -> Result<Trajectory<2>, Box<dyn Error>> {
-    let steps = common::step_count(h, settings.t_end)?;
-    let mut rk = StabilizedRk::<2, 1, S>::new(tableau, h)?
+) -> Result<Trajectory, Box<dyn Error>> {
+    let plan = common::plan(h, settings.t_end, settings.save_every)?;
+    let rk = StabilizedRk::<2, 1, S>::new(tableau, h)?
         .with_baumgarte(settings.baumgarte)
         .with_post_stabilization(settings.post);
-    let columns = [
-        Column::new(
-            "drift.position",
-            |_: &StabilizedRk<2, 1, S>, s: &State<2>| drift::<_, 2, 1>(model, s).position,
-        ),
-        Column::new(
-            "drift.velocity",
-            |_: &StabilizedRk<2, 1, S>, s: &State<2>| drift::<_, 2, 1>(model, s).velocity,
-        ),
-        Column::new("x2", move |_: &StabilizedRk<2, 1, S>, s: &State<2>| {
-            free_end([s.q[0], s.q[1]]).0
-        }),
-        Column::new("y2", move |_: &StabilizedRk<2, 1, S>, s: &State<2>| {
-            free_end([s.q[0], s.q[1]]).1
-        }),
-    ];
     let initial = RobotArmParabola::initial_state();
-    Ok(common::simulate(
-        &mut rk, model, model, initial, steps, &columns,
-    ))
+    common::simulate(rk, model, model, initial, &plan, columns(model, free_end))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,21 +313,26 @@ enum Outcome {
 /// drift.
 fn heun_drift<Model: ArmModel>(model: &Model, row: &Row, h: f64, t_end: f64) -> Outcome {
     let steps = (t_end / h).round() as usize;
-    let mut rk = match StabilizedRk::<2, 1, 2>::new(HEUN, h) {
+    let rk = match StabilizedRk::<2, 1, 2>::new(HEUN, h) {
         Ok(rk) => rk
             .with_baumgarte(row.baumgarte)
             .with_post_stabilization(row.post),
         Err(error) => return Outcome::BlewUp(error.to_string()),
     };
-    let mut state = RobotArmParabola::initial_state();
-    let mut worst = Drift::default();
-    for _ in 0..steps {
-        if let Err(error) = rk.step(model, &mut state) {
-            return Outcome::BlewUp(error.to_string());
-        }
-        worst = worst.max(drift::<_, 2, 1>(model, &state));
+    let worst = Cell::new(Drift::default());
+    let initial = RobotArmParabola::initial_state();
+    // No rows but the first and the last: the drift of every step is a monitor's.
+    let schedule = Schedule::EveryNthStep(steps.max(1));
+    let run = Simulation::fixed(model, rk, initial, steps as f64 * h, schedule);
+    let outcome = run.and_then(|run| {
+        run.on_step(|_, state| worst.set(worst.get().max(drift::<_, 2, 1>(model, state))))
+            .run()
+    });
+    match outcome {
+        Ok(()) => Outcome::Bounded(worst.get()),
+        Err(SimulationError::Step { source, .. }) => Outcome::BlewUp(source.to_string()),
+        Err(error) => Outcome::BlewUp(error.to_string()),
     }
-    Outcome::Bounded(worst)
 }
 
 /// Runs DOPRI5 at `rtol`, `atol` to `t_end`; returns the maximum drift over the accepted steps
@@ -334,22 +343,27 @@ fn dopri5_drift<Model: ArmModel>(
     (rtol, atol): (f64, f64),
     t_end: f64,
 ) -> (Outcome, usize) {
-    let mut dopri = match Dopri5::<2, 1>::new(DOPRI5, rtol, atol) {
+    let dopri = match Dopri5::<2, 1>::new(DOPRI5, rtol, atol) {
         Ok(d) => d
             .with_baumgarte(row.baumgarte)
             .with_post_stabilization(row.post),
         Err(error) => return (Outcome::BlewUp(error.to_string()), 0),
     };
-    let mut state = RobotArmParabola::initial_state();
-    let mut worst = Drift::default();
-    while state.t < t_end {
-        if let Err(error) = dopri.step_toward(model, &mut state, t_end) {
-            let outcome = Outcome::BlewUp(error.to_string());
-            return (outcome, dopri.statistics().steps());
+    let worst = Cell::new(Drift::default());
+    let initial = RobotArmParabola::initial_state();
+    let schedule = Schedule::EveryNthStep(usize::MAX); // the first and the last row only
+    let mut run = match Simulation::adaptive(model, dopri, initial, t_end, schedule) {
+        Ok(run) => {
+            run.on_step(|_, state| worst.set(worst.get().max(drift::<_, 2, 1>(model, state))))
         }
-        worst = worst.max(drift::<_, 2, 1>(model, &state));
-    }
-    (Outcome::Bounded(worst), dopri.statistics().steps())
+        Err(error) => return (Outcome::BlewUp(error.to_string()), 0),
+    };
+    let outcome = match run.run() {
+        Ok(()) => Outcome::Bounded(worst.get()),
+        Err(SimulationError::Step { source, .. }) => Outcome::BlewUp(source.to_string()),
+        Err(error) => Outcome::BlewUp(error.to_string()),
+    };
+    (outcome, run.stepper().0.statistics().steps())
 }
 
 /// One stabilization of the paper's tables.

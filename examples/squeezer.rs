@@ -30,8 +30,8 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::stabilization::{adaptive, Method, Stabilization};
-use common::{Column, RunOptions, Trajectory};
+use common::stabilization::{Method, Stabilization};
+use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::Squeezer;
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
@@ -93,12 +93,12 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let (trajectory, label) = match args.method {
         Method::Rk2 => {
             let h = args.run.h_or(1e-5);
-            let trajectory = fixed_step(&model, HEUN, h, t_end, baumgarte, post)?;
+            let trajectory = fixed_step(&model, HEUN, &args.run.plan(h, t_end)?, baumgarte, post)?;
             (trajectory, format!("Heun, h = {h:e}"))
         }
         Method::Rk4 => {
             let h = args.run.h_or(1e-5);
-            let trajectory = fixed_step(&model, RK4, h, t_end, baumgarte, post)?;
+            let trajectory = fixed_step(&model, RK4, &args.run.plan(h, t_end)?, baumgarte, post)?;
             (trajectory, format!("RK4, h = {h:e}"))
         }
         Method::Dopri5 => {
@@ -110,17 +110,13 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             if let Some(h) = args.run.h {
                 dopri = dopri.with_initial_step(h)?;
             }
-            let extra = |s: &State<7>| {
-                let d = drift::<_, 7, 6>(&model, s);
-                vec![d.position, d.velocity]
-            };
-            let trajectory = adaptive(
-                &mut dopri,
+            let trajectory = common::simulate_adaptive(
+                dopri,
                 &model,
                 Squeezer::initial_state(),
                 t_end,
-                &["drift.position", "drift.velocity"],
-                extra,
+                drift_columns(&model),
+                args.run.schedule()?,
             )?;
             (
                 trajectory,
@@ -141,40 +137,41 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &args.run.png_or("squeezer"),
         &title,
         &trajectory,
+        &trajectory.table,
     )
 }
 
-/// Runs the fixed-step `tableau` with step `h` to `t_end` through the common harness.
+/// The columns `drift.position` and `drift.velocity` (the paper's drifts) for any integrator.
+fn drift_columns<I>(model: &Squeezer) -> Vec<Column<'_, I, 7>> {
+    vec![
+        Column::new("drift.position", |_: &I, s: &State<7>| {
+            drift::<_, 7, 6>(model, s).position
+        }),
+        Column::new("drift.velocity", |_: &I, s: &State<7>| {
+            drift::<_, 7, 6>(model, s).velocity
+        }),
+    ]
+}
+
+/// Runs the fixed-step `tableau` as `plan` says through the common harness.
 fn fixed_step<const S: usize>(
     model: &Squeezer,
     tableau: Tableau<S>,
-    h: f64,
-    t_end: f64,
+    plan: &Plan,
     baumgarte: Baumgarte,
     post: PostStabilization,
-) -> Result<Trajectory<7>, Box<dyn Error>> {
-    let steps = common::step_count(h, t_end)?;
-    let mut rk = StabilizedRk::<7, 6, S>::new(tableau, h)?
+) -> Result<Trajectory, Box<dyn Error>> {
+    let rk = StabilizedRk::<7, 6, S>::new(tableau, plan.h)?
         .with_baumgarte(baumgarte)
         .with_post_stabilization(post);
-    let columns = [
-        Column::new(
-            "drift.position",
-            |_: &StabilizedRk<7, 6, S>, s: &State<7>| drift::<_, 7, 6>(model, s).position,
-        ),
-        Column::new(
-            "drift.velocity",
-            |_: &StabilizedRk<7, 6, S>, s: &State<7>| drift::<_, 7, 6>(model, s).velocity,
-        ),
-    ];
-    Ok(common::simulate(
-        &mut rk,
+    common::simulate(
+        rk,
         model,
         model,
         Squeezer::initial_state(),
-        steps,
-        &columns,
-    ))
+        plan,
+        drift_columns(model),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

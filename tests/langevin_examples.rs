@@ -19,6 +19,7 @@ fn settings(seed: u64, inner: Inner, h: f64) -> Settings {
         burn_in: 2_000,
         batches: 10,
         every: 1,
+        save_every: None,
         seed,
         inner,
         omega: 20.0,

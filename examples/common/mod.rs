@@ -1,13 +1,16 @@
-//! The harness shared by the examples: command-line options, a simulation loop over any
-//! [`Integrator`], a CSV writer and a plot of the energy error and the constraint residuals.
+//! The harness shared by the examples: command-line options (with `--save-every`), the run
+//! through the runtime's driver ([`Simulation`]) with the observed model's energy and
+//! residuals, a summary over every step, and a plot of the energy error and the residuals.
+//! The loop, the recorder, the schedule of rows and the CSV writer are the driver's.
 //!
 //! An example includes it with `mod common;` and then
 //!
 //! 1. declares its own `--method` (a `clap::ValueEnum`, since the methods depend on what its
 //!    model can feed) next to `#[command(flatten)] run: common::RunOptions`;
-//! 2. builds an integrator and calls [`simulate`] with the model it steps (e.g. a
-//!    [`Penalized`](mechanism::runtime::Penalized) model) and the model it observes (the hard
-//!    constraints), plus method-specific [`Column`]s;
+//! 2. builds an integrator and calls [`simulate`] (or [`simulate_adaptive`]) with the model it
+//!    steps (e.g. a [`Penalized`](mechanism::runtime::Penalized) model), the model it observes
+//!    (the hard constraints), the [`Plan`] from [`RunOptions::plan`] and method-specific
+//!    [`Column`]s;
 //! 3. writes the [`Trajectory`] with [`write_csv`] and [`plot`], prints [`print_summary`], and
 //!    exits through [`exit_code`] so that an error is one readable line, not a panic or a
 //!    `Debug` dump.
@@ -21,14 +24,21 @@
 
 pub mod stabilization;
 
+use std::cell::Cell;
 use std::error::Error;
-use std::fmt;
 use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mechanism::runtime::integrators::stabilized::Dopri5;
+use mechanism::runtime::simulation::{
+    write_number, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink,
+    Stepper, Table,
+};
 use mechanism::runtime::{
-    observers, Configuration, Holonomic, Inertia, Integrator, Potential, State, StepError,
+    observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
+    InertiaGradient, Integrator, Potential, SVector, State,
 };
 use plotters::prelude::*;
 
@@ -51,6 +61,22 @@ pub struct RunOptions {
     /// Output plot of energy error and constraint residuals [default: out/<example>.png].
     #[arg(long, value_name = "FILE.png")]
     pub plot: Option<PathBuf>,
+    /// Write rows at exactly t = 0, DT, 2·DT, … and at the end time instead of after every
+    /// step (fixed-step methods: DT must be a multiple of h; DOPRI5: from its dense output).
+    /// The summaries are still taken over every step.
+    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    pub save_every: Option<f64>,
+}
+
+/// A fixed-step run: the step, the number of steps and when to write rows.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The step size.
+    pub h: f64,
+    /// The number of steps.
+    pub steps: usize,
+    /// When the driver writes a row.
+    pub schedule: Schedule,
 }
 
 impl RunOptions {
@@ -77,6 +103,39 @@ impl RunOptions {
             .clone()
             .unwrap_or_else(|| PathBuf::from(format!("out/{example}.png")))
     }
+}
+
+impl RunOptions {
+    /// Returns the output schedule of `--save-every` ([`schedule`]).
+    pub fn schedule(&self) -> Result<Schedule, Box<dyn Error>> {
+        schedule(self.save_every)
+    }
+
+    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`.
+    pub fn plan(&self, h: f64, t_end: f64) -> Result<Plan, Box<dyn Error>> {
+        plan(h, t_end, self.save_every)
+    }
+}
+
+/// Returns the output schedule: [`Schedule::Every`] for `--save-every DT`, else every step.
+pub fn schedule(save_every: Option<f64>) -> Result<Schedule, Box<dyn Error>> {
+    match save_every {
+        None => Ok(Schedule::EveryStep),
+        Some(dt) if dt.is_finite() && dt > 0.0 => Ok(Schedule::Every(dt)),
+        Some(dt) => Err(format!("--save-every must be a positive number, got {dt}").into()),
+    }
+}
+
+/// Returns the plan of a fixed-step run of step `h` to `t_end`: the step count
+/// ([`step_count`]) and the schedule, refusing before the run a `--save-every` that is not a
+/// multiple of `h` ([`Schedule::check_step`]: a fixed-step method reports only on its grid).
+pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn Error>> {
+    let steps = step_count(h, t_end)?;
+    let schedule = schedule(save_every)?;
+    schedule
+        .check_step(h)
+        .map_err(|e| format!("--save-every with --h {h}: {e}"))?;
+    Ok(Plan { h, steps, schedule })
 }
 
 /// Returns the least-squares slope of `ln y` against `ln x`: an observed order of convergence or
@@ -107,18 +166,20 @@ pub fn step_count(h: f64, t_end: f64) -> Result<usize, Box<dyn Error>> {
     Ok(steps as usize)
 }
 
-/// How a [`Column`] computes its value from the integrator and the state after a step.
+/// How a [`Column`] computes its value from the integrator and the state.
 type ColumnFn<'a, I, const N: usize> = Box<dyn Fn(&I, &State<N>) -> f64 + 'a>;
 
 /// A method-specific output column: its name and how to compute it from the integrator (for
-/// quantities it carries, such as multipliers or a momentum) and the state after a step.
+/// quantities it carries, such as multipliers or a momentum) and the state. It is the driver's
+/// [`IntegratorColumn`] with the closure boxed, so that an example can list columns of
+/// different closures in one array.
 pub struct Column<'a, I, const N: usize> {
     name: String,
     value: ColumnFn<'a, I, N>,
 }
 
 impl<'a, I, const N: usize> Column<'a, I, N> {
-    /// Creates a column named `name` whose value after each step is `value(integrator, state)`.
+    /// Creates a column named `name` whose value is `value(integrator, state)`.
     pub fn new(name: impl Into<String>, value: impl Fn(&I, &State<N>) -> f64 + 'a) -> Self {
         Column {
             name: name.into(),
@@ -126,103 +187,124 @@ impl<'a, I, const N: usize> Column<'a, I, N> {
         }
     }
 
-    /// Returns the column's name.
-    pub fn name(&self) -> &str {
-        &self.name
+    /// Returns the driver's observer of this column.
+    fn observer(self) -> IntegratorColumn<ColumnFn<'a, I, N>> {
+        IntegratorColumn::new(self.name, self.value)
     }
 }
 
-/// One recorded state with what is observed of it.
-#[derive(Clone, Debug)]
-pub struct Sample<const N: usize> {
-    /// The state after the step (or the initial state).
-    pub state: State<N>,
-    /// The total energy `T + V` of the observed model.
-    pub energy: f64,
-    /// `max_i |g_i(q)|` of the observed model's holonomic constraints.
-    pub position_residual: f64,
-    /// `max_i |(G(q) v)_i|` of the observed model's holonomic constraints.
-    pub velocity_residual: f64,
-    /// The values of the method-specific columns, in the order of [`Trajectory::extra`].
-    pub extra: Vec<f64>,
+/// The summary printed by [`print_summary`], kept over every step whatever the output
+/// schedule (an [`on_step`](Simulation::on_step) monitor): energy drift, the largest change
+/// over one step and the largest constraint residuals of the observed model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Summary {
+    /// The number of successful steps.
+    pub steps: usize,
+    /// The time after the last successful step.
+    pub t_last: f64,
+    /// The initial energy.
+    pub e0: f64,
+    /// The energy after the last step.
+    e_last: f64,
+    /// `max_k |E_k − E_0|`.
+    pub max_energy_error: f64,
+    /// `max_k |E_{k+1} − E_k|`.
+    pub max_energy_increment: f64,
+    /// `max_k max_i |g_i(q_k)|`.
+    pub max_position_residual: f64,
+    /// `max_k max_i |(G(q_k) v_k)_i|`.
+    pub max_velocity_residual: f64,
 }
 
-/// Why a simulation stopped before its end time.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Failure {
-    /// The index of the step that failed (0 for the first step).
-    pub step: usize,
-    /// The time the failed step started from.
-    pub t: f64,
-    /// The integrator's error.
-    pub error: StepError,
-}
+impl Summary {
+    /// Starts the summary at the initial state of `observed`.
+    fn start<O, const N: usize, const M: usize>(observed: &O, state: &State<N>) -> Self
+    where
+        O: Inertia<N> + Potential<N> + Holonomic<N, M>,
+    {
+        let e0 = observers::energy(observed, state);
+        Summary {
+            t_last: state.t,
+            e0,
+            e_last: e0,
+            max_position_residual: observers::position_residual::<N, M, O>(observed, state),
+            max_velocity_residual: observers::velocity_residual::<N, M, O>(observed, state),
+            ..Summary::default()
+        }
+    }
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "step {} (from t = {:.6}) failed: {}",
-            self.step + 1,
-            self.t,
-            self.error
-        )
+    /// Adds the state after a step.
+    fn push<O, const N: usize, const M: usize>(&mut self, observed: &O, state: &State<N>)
+    where
+        O: Inertia<N> + Potential<N> + Holonomic<N, M>,
+    {
+        let e = observers::energy(observed, state);
+        self.steps += 1;
+        self.t_last = state.t;
+        self.max_energy_error = self.max_energy_error.max((e - self.e0).abs());
+        self.max_energy_increment = self.max_energy_increment.max((e - self.e_last).abs());
+        self.e_last = e;
+        self.max_position_residual = self
+            .max_position_residual
+            .max(observers::position_residual::<N, M, O>(observed, state));
+        self.max_velocity_residual = self
+            .max_velocity_residual
+            .max(observers::velocity_residual::<N, M, O>(observed, state));
     }
 }
 
-impl Error for Failure {}
-
-/// A recorded run: one [`Sample`] per step, the names of the columns, and why it stopped early
-/// if it did.
-#[derive(Clone, Debug)]
-pub struct Trajectory<const N: usize> {
-    /// The coordinate names, from the model's [`Configuration::COORDINATES`].
-    pub coordinates: [&'static str; N],
-    /// The names of the method-specific columns.
-    pub extra: Vec<String>,
-    /// The initial state and the state after every successful step.
-    pub samples: Vec<Sample<N>>,
-    /// The failed step, if the run did not reach its end time.
-    pub failure: Option<Failure>,
+/// A run through the driver: the rows it wrote (at the times of `--save-every`, or after every
+/// step), the [`Summary`] over every step, and why it stopped early if it did.
+#[derive(Debug)]
+pub struct Trajectory {
+    /// The rows: `t`, `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity`, then
+    /// the method-specific columns.
+    pub table: Table,
+    /// The summary over every step.
+    pub summary: Summary,
+    /// The error that ended the run early, if it did (the rows before it are kept).
+    pub failure: Option<SimulationError>,
 }
 
-impl<const N: usize> Trajectory<N> {
-    /// Returns the values of the method-specific column `name`, one per sample.
+impl Trajectory {
+    /// Returns the values of the column `name`, one per row.
     pub fn column(&self, name: &str) -> Option<Vec<f64>> {
-        let i = self.extra.iter().position(|c| c == name)?;
-        Some(self.samples.iter().map(|s| s.extra[i]).collect())
+        Some(self.table.column(name)?.collect())
     }
 
-    /// Returns the total energy, one value per sample.
+    /// Returns the total energy, one value per row.
     pub fn energy(&self) -> Vec<f64> {
-        self.samples.iter().map(|s| s.energy).collect()
+        self.column("energy").unwrap_or_default()
     }
 
-    /// Returns the time of the last sample.
+    /// Returns the times of the rows.
+    pub fn times(&self) -> Vec<f64> {
+        self.column("t").unwrap_or_default()
+    }
+
+    /// Returns the time of the last row.
     pub fn t_last(&self) -> f64 {
-        self.samples.last().map_or(0.0, |s| s.state.t)
+        self.times().last().copied().unwrap_or(0.0)
     }
 
     /// Returns `Err` with the failure if the run stopped early, else `Ok(())`.
-    pub fn completed(&self) -> Result<(), Failure> {
-        self.failure.clone().map_or(Ok(()), Err)
+    pub fn completed(&self) -> Result<(), &SimulationError> {
+        self.failure.as_ref().map_or(Ok(()), Err)
     }
 
-    /// Returns the trajectory with every `every`-th sample and the last one, for writing long
-    /// runs (the summaries are computed before, from every step). `every = 0` is taken as 1.
-    pub fn thinned(&self, every: usize) -> Trajectory<N> {
+    /// Returns the rows, every `every`-th and the last one, for writing long runs whose
+    /// summaries need every step. `every = 0` is taken as 1.
+    pub fn thinned(&self, every: usize) -> Table {
         let every = every.max(1);
-        let last = self.samples.len().saturating_sub(1);
-        Trajectory {
-            samples: self
-                .samples
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| i % every == 0 || *i == last)
-                .map(|(_, s)| s.clone())
-                .collect(),
-            ..self.clone()
+        let last = self.table.len().saturating_sub(1);
+        let mut table = Table::default();
+        let _ = Sink::begin(&mut table, self.table.columns(), None);
+        for (i, row) in self.table.rows().enumerate() {
+            if i % every == 0 || i == last {
+                let _ = Sink::row(&mut table, row);
+            }
         }
+        table
     }
 }
 
@@ -239,87 +321,151 @@ pub fn max_increment(values: &[f64]) -> f64 {
         .fold(0.0, |m, w| m.max((w[1] - w[0]).abs()))
 }
 
-/// Steps `integrator` on the `stepped` model from `initial` for `steps` steps, observing the
-/// `observed` model (energy, constraint residuals) and the `columns` after every step.
+/// Runs `integrator` on the `stepped` model from `initial` for `plan.steps` steps of `plan.h`
+/// through the driver ([`Simulation::fixed`]), writing rows at the times of `plan.schedule` with the energy and
+/// constraint residuals of the `observed` model ([`Mechanics`]) and the `columns`, and keeping
+/// the [`Summary`] of every step.
 ///
 /// `stepped` and `observed` differ when the integrator runs a modified model, e.g. the
 /// penalized `V + ½ω²|g|²`, while the residuals must measure the hard constraints. A failed
-/// step ends the trajectory early and is recorded in [`Trajectory::failure`]; this function
-/// does not panic.
-pub fn simulate<I, Stepped, Observed, const N: usize, const M: usize>(
-    integrator: &mut I,
-    stepped: &Stepped,
-    observed: &Observed,
+/// step ends the run early and is kept in [`Trajectory::failure`]; so is a requested time off
+/// the step grid ([`SimulationError::OffGrid`]).
+pub fn simulate<'a, I, Stepped, Observed, const N: usize, const M: usize>(
+    integrator: I,
+    stepped: &'a Stepped,
+    observed: &'a Observed,
     initial: State<N>,
-    steps: usize,
-    columns: &[Column<'_, I, N>],
-) -> Trajectory<N>
+    plan: &Plan,
+    columns: impl IntoIterator<Item = Column<'a, I, N>>,
+) -> Result<Trajectory, Box<dyn Error>>
 where
-    I: Integrator<Stepped, N>,
+    I: Integrator<Stepped, N> + 'a,
     Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
-    let observe = |integrator: &I, state: &State<N>| Sample {
-        state: *state,
-        energy: observers::energy(observed, state),
-        position_residual: observers::position_residual(observed, state),
-        velocity_residual: observers::velocity_residual(observed, state),
-        extra: columns
-            .iter()
-            .map(|c| (c.value)(integrator, state))
-            .collect(),
-    };
-    let mut trajectory = Trajectory {
-        coordinates: Observed::COORDINATES,
-        extra: columns.iter().map(|c| c.name.clone()).collect(),
-        samples: Vec::with_capacity(steps + 1),
-        failure: None,
-    };
-    let mut state = initial;
-    trajectory.samples.push(observe(integrator, &state));
-    for step in 0..steps {
-        if let Err(error) = integrator.step(stepped, &mut state) {
-            trajectory.failure = Some(Failure {
-                step,
-                t: state.t,
-                error,
-            });
-            break;
-        }
-        trajectory.samples.push(observe(integrator, &state));
-    }
-    trajectory
+    // The driver stops at the first step that reaches its end time: ask for `steps · h`.
+    let t_end = initial.t + plan.steps as f64 * plan.h;
+    let run = Simulation::fixed(stepped, integrator, initial, t_end, plan.schedule.clone())?;
+    finish(run, observed, columns, t_end, |_| {})
 }
 
-/// Steps `integrator` on `model` from `initial` for `steps` steps and returns the initial state
-/// and every `every`-th state after it, without observing anything: the loop to time, or to
-/// compare with a reference tabulated at fixed times.
+/// Runs the error-controlled `integrator` (DOPRI5) on `model` from `initial` to `t_end`
+/// through the driver ([`Simulation::adaptive`]): requested times of `schedule` come from its
+/// dense output; the columns are `columns`, then `h`, the step that reached the row.
+pub fn simulate_adaptive<'a, Model, const N: usize, const M: usize>(
+    integrator: Dopri5<N, M>,
+    model: &'a Model,
+    initial: State<N>,
+    t_end: f64,
+    columns: Vec<Column<'a, Dopri5<N, M>, N>>,
+    schedule: Schedule,
+) -> Result<Trajectory, Box<dyn Error>>
+where
+    Model: InertiaGradient<N>
+        + Potential<N>
+        + HolonomicKinematics<N, M>
+        + AppliedForces<N>
+        + Configuration<N>
+        + Holonomic<N, M>
+        + Inertia<N>,
+{
+    let run = Simulation::adaptive(model, integrator, initial, t_end, schedule)?;
+    let step = Column::new("h", |dopri: &Dopri5<N, M>, _: &State<N>| {
+        dopri.dense_interval().map_or(0.0, |(from, to)| to - from)
+    });
+    finish(
+        run,
+        model,
+        columns.into_iter().chain([step]),
+        t_end,
+        |dopri| {
+            let stats = dopri.statistics();
+            println!(
+                "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
+                stats.accepted,
+                stats.rejected,
+                stats.steps(),
+                stats.evaluations
+            );
+        },
+    )
+}
+
+/// Adds the observers and the summary to `run`, runs it, hands the integrator to `report` and
+/// collects the [`Trajectory`]; runs longer than one time unit show the progress bar.
+fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
+    run: Simulation<'a, Model, St>,
+    observed: &'a Observed,
+    columns: impl IntoIterator<Item = Column<'a, St::Integrator, N>>,
+    t_end: f64,
+    report: impl FnOnce(&St::Integrator),
+) -> Result<Trajectory, Box<dyn Error>>
+where
+    Model: ?Sized,
+    St: Stepper<Model, State = State<N>>,
+    St::Integrator: Sized + 'a,
+    Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
+{
+    let summary = Cell::new(Summary::start::<Observed, N, M>(observed, run.state()));
+    let mut run = run
+        .coordinates(Observed::COORDINATES)?
+        .observe(Mechanics::<Observed, N, M>::new(observed));
+    for column in columns {
+        run = run.observe(column.observer());
+    }
+    let summary_ref = &summary;
+    let mut run = run.on_step(move |_, state| {
+        let mut s = summary_ref.get();
+        s.push::<Observed, N, M>(observed, state);
+        summary_ref.set(s);
+    });
+    if t_end - run.state().t > 1.0 {
+        run = run.with_progress("simulating");
+    }
+    let failure = run.run().err();
+    report(run.stepper().integrator());
+    let table = run.into_output();
+    Ok(Trajectory {
+        table,
+        summary: summary.get(),
+        failure,
+    })
+}
+
+/// Steps `integrator` (of step `h`) on `model` from `initial` for `steps` steps through the driver and
+/// returns the initial state and every `every`-th state after it, without observing anything:
+/// the loop to time, or to compare with a reference tabulated at fixed times.
 pub fn sample<I, Model, const N: usize>(
-    integrator: &mut I,
+    integrator: I,
     model: &Model,
     initial: State<N>,
+    h: f64,
     steps: usize,
     every: usize,
-) -> Result<Vec<State<N>>, Failure>
+) -> Result<Vec<State<N>>, SimulationError>
 where
     I: Integrator<Model, N>,
 {
     let every = every.max(1);
-    let mut states = Vec::with_capacity(steps / every + 1);
-    let mut state = initial;
-    states.push(state);
-    for step in 0..steps {
-        integrator
-            .step(model, &mut state)
-            .map_err(|error| Failure {
-                step,
-                t: state.t,
-                error,
-            })?;
-        if (step + 1) % every == 0 {
-            states.push(state);
-        }
-    }
-    Ok(states)
+    let t_end = initial.t + steps as f64 * h;
+    let mut run = Simulation::fixed(
+        model,
+        integrator,
+        initial,
+        t_end,
+        Schedule::EveryNthStep(every),
+    )?;
+    run.run()?;
+    // The driver also writes the last step; the tabulated references stop at the last k-th.
+    Ok(run
+        .into_output()
+        .rows()
+        .take(steps / every + 1)
+        .map(|row| State {
+            t: row[0],
+            q: SVector::from_column_slice(&row[1..=N]),
+            v: SVector::from_column_slice(&row[N + 1..=2 * N]),
+        })
+        .collect())
 }
 
 /// Creates the parent directory of `path` if it has one and it does not exist.
@@ -331,48 +477,25 @@ pub fn create_parent(path: &Path) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Writes `trajectory` to `path` as CSV, creating the directory if needed.
-///
-/// The header is `t`, `q.<coordinate>` for each coordinate, `v.<coordinate>` for each, then
-/// `energy`, `residual.position`, `residual.velocity`, then the method-specific columns. Numbers
-/// are written so that they read back to the same `f64`.
-pub fn write_csv<const N: usize>(
-    path: &Path,
-    trajectory: &Trajectory<N>,
-) -> Result<(), Box<dyn Error>> {
+/// Writes `table` to `path` as CSV (the driver's contract: `t`, `q.*`, `v.*`, `energy`,
+/// `residual.position`, `residual.velocity`, then the extras), creating the directory.
+pub fn write_csv(path: &Path, table: &Table) -> Result<(), Box<dyn Error>> {
     create_parent(path)?;
-    let mut writer = csv::Writer::from_path(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let mut header = vec!["t".to_string()];
-    header.extend(trajectory.coordinates.iter().map(|c| format!("q.{c}")));
-    header.extend(trajectory.coordinates.iter().map(|c| format!("v.{c}")));
-    header.extend(["energy", "residual.position", "residual.velocity"].map(String::from));
-    header.extend(trajectory.extra.iter().cloned());
-    writer.write_record(&header)?;
-    for sample in &trajectory.samples {
-        let s = &sample.state;
-        let mut record = vec![s.t];
-        record.extend(s.q.iter());
-        record.extend(s.v.iter());
-        record.extend([
-            sample.energy,
-            sample.position_residual,
-            sample.velocity_residual,
-        ]);
-        record.extend(&sample.extra);
-        writer.write_record(record.iter().map(|&x| format_number(x)))?;
-    }
-    writer.flush()?;
+    let file =
+        fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut out = io::BufWriter::new(file);
+    table.write_csv(&mut out)?;
+    out.flush()?;
     Ok(())
 }
 
-/// Formats `x` so that it reads back to the same `f64`, in scientific notation when tiny or huge.
+/// Formats `x` as the driver's CSV writer does ([`write_number`]: it reads back to the same
+/// `f64`), for an example that writes a table of its own.
 pub fn format_number(x: f64) -> String {
-    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
-        x.to_string()
-    } else {
-        format!("{x:e}")
-    }
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and the digits are ASCII.
+    let _ = write_number(&mut out, x);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Draws the energy error `|E(t) − E(0)|` (top, with the deviation of every method-specific
@@ -381,19 +504,20 @@ pub fn format_number(x: f64) -> String {
 ///
 /// The text uses the DejaVu Sans font embedded in the binary, so no system font is needed.
 /// Exact zeros (e.g. at `t = 0`) sit on the floor of the log axis, `1e-17`.
-pub fn plot<const N: usize>(
-    path: &Path,
-    title: &str,
-    trajectory: &Trajectory<N>,
-) -> Result<(), Box<dyn Error>> {
+pub fn plot(path: &Path, title: &str, table: &Table) -> Result<(), Box<dyn Error>> {
     create_parent(path)?;
     plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
         .map_err(|_| "the embedded DejaVu font is invalid")?;
     let root = BitMapBackend::new(path, (1000, 800)).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(400);
-    let samples = &trajectory.samples;
-    let t_end = trajectory.t_last().max(f64::MIN_POSITIVE);
+    let column = |name: &str| -> Vec<f64> {
+        table
+            .column(name)
+            .map_or_else(|| vec![0.0; table.len()], Iterator::collect)
+    };
+    let times = column("t");
+    let t_end = times.last().copied().unwrap_or(0.0).max(f64::MIN_POSITIVE);
     let floor = 1e-17;
     let log_range = |values: &mut dyn Iterator<Item = f64>| {
         let (min, max) = values
@@ -401,25 +525,25 @@ pub fn plot<const N: usize>(
             .fold((f64::INFINITY, floor), |(lo, hi), y| (lo.min(y), hi.max(y)));
         (min.min(max) / 10.0).max(floor)..(max * 10.0)
     };
-    let e0 = samples.first().map_or(0.0, |s| s.energy);
-    let series = |f: &dyn Fn(&Sample<N>) -> f64| -> Vec<(f64, f64)> {
-        samples
+    let series = |values: &[f64], f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
+        times
             .iter()
-            .map(|s| (s.state.t, f(s).max(floor)))
+            .zip(values)
+            .map(|(&t, &x)| (t, f(x).max(floor)))
             .collect()
     };
+    let deviation = |values: &[f64]| {
+        let x0 = values.first().copied().unwrap_or(0.0);
+        series(values, &|x| (x - x0).abs())
+    };
 
-    let energy_error = series(&|s| (s.energy - e0).abs());
+    let energy_error = deviation(&column("energy"));
     // Other energies the method tracks (`energy.generalized`, `energy.penalized`, …).
-    let other_energies: Vec<(&str, Vec<(f64, f64)>)> = trajectory
-        .extra
+    let other_energies: Vec<(&str, Vec<(f64, f64)>)> = table
+        .columns()
         .iter()
-        .enumerate()
-        .filter(|(_, name)| name.starts_with("energy."))
-        .map(|(i, name)| {
-            let x0 = samples.first().map_or(0.0, |s| s.extra[i]);
-            (name.as_str(), series(&|s| (s.extra[i] - x0).abs()))
-        })
+        .filter(|name| name.starts_with("energy."))
+        .map(|name| (name.as_str(), deviation(&column(name))))
         .collect();
     let mut chart = ChartBuilder::on(&top)
         .caption(format!("{title}: energy error"), ("sans-serif", 22))
@@ -460,14 +584,12 @@ pub fn plot<const N: usize>(
         .border_style(BLACK)
         .draw()?;
 
-    let position = series(&|s| s.position_residual);
-    let velocity = series(&|s| s.velocity_residual);
+    let (position, velocity) = (column("residual.position"), column("residual.velocity"));
+    let all_zero = position.iter().chain(&velocity).all(|&x| x == 0.0);
+    let (position, velocity) = (series(&position, &|x| x), series(&velocity, &|x| x));
     let mut chart = ChartBuilder::on(&bottom)
         .caption(
-            if samples
-                .iter()
-                .all(|s| s.position_residual == 0.0 && s.velocity_residual == 0.0)
-            {
+            if all_zero {
                 "constraint residuals (all zero)"
             } else {
                 "constraint residuals"
@@ -505,51 +627,74 @@ pub fn plot<const N: usize>(
     Ok(())
 }
 
-/// Prints the common summary of `trajectory`: its time span, the maximal energy error, the
-/// largest relative energy change over one step, and the maximal constraint residuals.
-pub fn print_summary<const N: usize>(title: &str, trajectory: &Trajectory<N>) {
-    let energy = trajectory.energy();
-    let e0 = energy.first().copied().unwrap_or(0.0);
-    let scale = if e0 == 0.0 { 1.0 } else { e0.abs() };
-    let max = |f: &dyn Fn(&Sample<N>) -> f64| trajectory.samples.iter().map(f).fold(0.0, f64::max);
-    println!(
-        "{title}, t = 0 … {:.6} ({} steps)",
-        trajectory.t_last(),
-        trajectory.samples.len().saturating_sub(1)
-    );
-    println!("  max |E - E0|           = {:.3e}", max_deviation(&energy));
+/// Prints the common summary of `trajectory` (over every step, whatever `--save-every`): its
+/// time span, the maximal energy error, the largest relative energy change over one step, and
+/// the maximal constraint residuals.
+pub fn print_summary(title: &str, trajectory: &Trajectory) {
+    let s = &trajectory.summary;
+    let scale = if s.e0 == 0.0 { 1.0 } else { s.e0.abs() };
+    println!("{title}, t = 0 … {:.6} ({} steps)", s.t_last, s.steps);
+    println!("  max |E - E0|           = {:.3e}", s.max_energy_error);
     println!(
         "  max |E_n+1 - E_n|      = {:.3e} (relative to |E0|: {:.3e})",
-        max_increment(&energy),
-        max_increment(&energy) / scale
+        s.max_energy_increment,
+        s.max_energy_increment / scale
     );
-    println!(
-        "  max |g_i|              = {:.3e}",
-        max(&|s| s.position_residual)
-    );
-    println!(
-        "  max |(G v)_i|          = {:.3e}",
-        max(&|s| s.velocity_residual)
-    );
+    println!("  max |g_i|              = {:.3e}", s.max_position_residual);
+    println!("  max |(G v)_i|          = {:.3e}", s.max_velocity_residual);
 }
 
-/// Writes the CSV and the plot of `trajectory`, prints where, and returns the trajectory's
-/// failure (after writing what was computed up to it) as an error.
-pub fn write_outputs<const N: usize>(
+/// Prints the energy increments per step that Kinon–Betsch–Livens plot: the total energy
+/// (their eq. 35, over every step, with its increment relative to `|E0|` if `relative`) and,
+/// if the method tracks it, the generalized energy (eq. 31, column `energy.generalized`);
+/// `notes` are the figures to compare with.
+pub fn print_kinon_betsch(trajectory: &Trajectory, relative: bool, notes: [&str; 2]) {
+    let e0 = trajectory.summary.e0.abs();
+    let increment = trajectory.summary.max_energy_increment;
+    let note = |n: &str| {
+        if n.is_empty() {
+            String::new()
+        } else {
+            format!("  ({n})")
+        }
+    };
+    let relative = if relative {
+        format!(", relative {:.3e}", increment / e0)
+    } else {
+        String::new()
+    };
+    println!(
+        "  total energy (35):       max |E_n+1 - E_n| = {increment:.3e}{relative}{}",
+        note(notes[0])
+    );
+    if let Some(generalized) = trajectory.column("energy.generalized") {
+        println!(
+            "  generalized energy (31): max |E_n+1 - E_n| = {:.3e}, relative {:.3e}{}",
+            max_increment(&generalized),
+            max_increment(&generalized) / e0,
+            note(notes[1])
+        );
+    }
+}
+
+/// Writes `table` as CSV and plot, prints where, and returns the trajectory's failure (after
+/// writing what was computed up to it) as an error.
+pub fn write_outputs(
     csv: &Path,
     png: &Path,
     title: &str,
-    trajectory: &Trajectory<N>,
+    trajectory: &Trajectory,
+    table: &Table,
 ) -> Result<(), Box<dyn Error>> {
-    write_csv(csv, trajectory)?;
-    plot(png, title, trajectory)?;
+    write_csv(csv, table)?;
+    plot(png, title, table)?;
     println!(
         "wrote {} ({} rows) and {}",
         csv.display(),
-        trajectory.samples.len(),
+        table.len(),
         png.display()
     );
-    trajectory.completed()?;
+    trajectory.completed().map_err(|e| e.to_string())?;
     Ok(())
 }
 

@@ -1,19 +1,11 @@
 //! The command-line choices shared by the examples of Ascher et al. (1995) (`robot_arm`,
 //! `squeezer`): which explicit Runge–Kutta method integrates the index-1 ODE, and which
-//! stabilization (Baumgarte or one of the post-stabilizations S-*) keeps it on the constraints;
-//! and the recorder of an adaptive (DOPRI5) run, which stops at a time rather than after a
-//! number of steps.
-
-use std::error::Error;
+//! stabilization (Baumgarte or one of the post-stabilizations S-*) keeps it on the constraints.
+//! An adaptive (DOPRI5) run goes through the driver with [`super::simulate_adaptive`].
 
 use clap::ValueEnum;
-use mechanism::runtime::integrators::stabilized::{Baumgarte, Dopri5, PostStabilization};
-use mechanism::runtime::{
-    observers, AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Potential,
-    State, StepError,
-};
-
-use super::{Failure, Sample, Trajectory};
+use mechanism::runtime::integrators::stabilized::{Baumgarte, PostStabilization};
+use mechanism::runtime::StepError;
 
 /// Which Runge–Kutta method integrates the index-1 ODE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -68,73 +60,4 @@ impl Stabilization {
             Stabilization::Position => (Baumgarte::NONE, PostStabilization::Position),
         })
     }
-}
-
-/// Records a DOPRI5 run to exactly `t_end`, one sample per accepted step, with the columns
-/// `names` from `extra` and the step taken, `h`. The common harness steps a fixed number of
-/// times; an adaptive run stops at a time instead.
-pub fn adaptive<Model, const N: usize, const M: usize>(
-    dopri: &mut Dopri5<N, M>,
-    model: &Model,
-    initial: State<N>,
-    t_end: f64,
-    names: &[&str],
-    extra: impl Fn(&State<N>) -> Vec<f64>,
-) -> Result<Trajectory<N>, Box<dyn Error>>
-where
-    Model: InertiaGradient<N>
-        + Potential<N>
-        + HolonomicKinematics<N, M>
-        + AppliedForces<N>
-        + Configuration<N>,
-{
-    if !(t_end.is_finite() && t_end >= 0.0) {
-        return Err(format!("--t-end must be a non-negative number, got {t_end}").into());
-    }
-    let sample = |state: &State<N>, h: f64| {
-        let mut values = extra(state);
-        values.push(h);
-        Sample {
-            state: *state,
-            energy: observers::energy(model, state),
-            position_residual: observers::position_residual(model, state),
-            velocity_residual: observers::velocity_residual(model, state),
-            extra: values,
-        }
-    };
-    let mut trajectory = Trajectory {
-        coordinates: Model::COORDINATES,
-        extra: names
-            .iter()
-            .map(|s| s.to_string())
-            .chain(["h".to_string()])
-            .collect(),
-        samples: vec![sample(&initial, 0.0)],
-        failure: None,
-    };
-    let mut state = initial;
-    let mut step = 0;
-    while state.t < t_end {
-        match dopri.step_toward(model, &mut state, t_end) {
-            Ok(taken) => trajectory.samples.push(sample(&state, taken.h)),
-            Err(error) => {
-                trajectory.failure = Some(Failure {
-                    step,
-                    t: state.t,
-                    error,
-                });
-                break;
-            }
-        }
-        step += 1;
-    }
-    let stats = dopri.statistics();
-    println!(
-        "DOPRI5: {} accepted, {} rejected steps (NSTEP = {}), {} evaluations",
-        stats.accepted,
-        stats.rejected,
-        stats.steps(),
-        stats.evaluations
-    );
-    Ok(trajectory)
 }

@@ -332,8 +332,10 @@ impl Span<'_> {
         let every = (self.h / step).round().max(1.0) as usize;
         let steps = (self.t_end / step).round() as usize;
         let run = || -> Result<Vec<State<4>>, Box<dyn Error>> {
-            let (mut integrator, start) = prepare()?;
-            Ok(common::sample(&mut integrator, model, start, steps, every)?)
+            let (integrator, start) = prepare()?;
+            Ok(common::sample(
+                integrator, model, start, step, steps, every,
+            )?)
         };
         let (states, seconds) = timed(run).map_err(|e| e.to_string())?;
         let positions: Vec<_> = states.iter().map(|s| s.q).collect();
@@ -383,8 +385,8 @@ fn fig2a(
     let mut error_max = Vec::new();
     for omega in OMEGAS {
         let penalized = Penalized::new(*model, omega);
-        let mut zs = ZhangSkeel::new(FIG2_H)?.with_beta(beta)?;
-        let states = common::sample(&mut zs, &penalized, initial, fig2_steps, 1)?;
+        let zs = ZhangSkeel::new(FIG2_H)?.with_beta(beta)?;
+        let states = common::sample(zs, &penalized, initial, FIG2_H, fig2_steps, 1)?;
         let norms: Vec<f64> = states.iter().map(|s| constraint_norm(model, s)).collect();
         let end = norms.last().copied().unwrap_or(f64::NAN);
         let max = norms.iter().copied().fold(0.0, f64::max);

@@ -9,6 +9,10 @@ use std::io::Write;
 
 use mechanism::mechanism;
 use mechanism::models::PlanarOscillator;
+pub use mechanism::runtime::simulation::Estimate;
+use mechanism::runtime::simulation::{
+    BatchMeans, Column, CsvSink, Mechanics, Schedule, Simulation,
+};
 use mechanism::runtime::{
     observers, Configuration, Holonomic, Inertia, Integrator, Langevin, Penalized, Potential,
     State, Verlet, ZhangSkeelSimplified,
@@ -78,6 +82,9 @@ pub struct Settings {
     pub batches: usize,
     /// Write every `every`-th step to the CSV (the statistics use every step).
     pub every: usize,
+    /// Write rows at exactly `t = 0, Δt, 2Δt, …` and at the end instead (`--save-every`; a
+    /// whole multiple of `h`).
+    pub save_every: Option<f64>,
     /// Seed of the noise stream.
     pub seed: u64,
     /// The deterministic integrator.
@@ -129,67 +136,6 @@ impl Settings {
     /// Returns the number of steps in each batch (the statistics use `batches` of them).
     fn batch_size(&self) -> usize {
         (self.steps - self.burn_in) / self.batches
-    }
-}
-
-/// A sampled mean with its batch-means standard error.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Estimate {
-    /// The sample mean.
-    pub mean: f64,
-    /// The batch-means standard error of the mean.
-    pub error: f64,
-}
-
-/// Batch means of a correlated series: split it into `B` consecutive batches much longer than
-/// its correlation time, whose means are then nearly independent, so the standard error of the
-/// overall mean is the standard deviation of the batch means over `√B`.
-#[derive(Clone, Debug)]
-struct BatchMeans {
-    size: usize,
-    count: usize,
-    sum: f64,
-    means: Vec<f64>,
-}
-
-impl BatchMeans {
-    fn new(size: usize) -> Self {
-        BatchMeans {
-            size,
-            count: 0,
-            sum: 0.0,
-            means: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, x: f64) {
-        self.sum += x;
-        self.count += 1;
-        if self.count == self.size {
-            self.means.push(self.sum / self.size as f64);
-            self.count = 0;
-            self.sum = 0.0;
-        }
-    }
-
-    /// Returns the means of the completed batches.
-    fn means(&self) -> &[f64] {
-        &self.means
-    }
-
-    fn estimate(&self) -> Estimate {
-        estimate(&self.means)
-    }
-}
-
-/// Returns the mean of `values` and the standard error `s/√B` of it.
-fn estimate(values: &[f64]) -> Estimate {
-    let b = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / b;
-    let variance = values.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (b - 1.0);
-    Estimate {
-        mean,
-        error: (variance / b).sqrt(),
     }
 }
 
@@ -411,15 +357,6 @@ impl GibbsMarginal {
     }
 }
 
-/// Formats `x` so that it reads back to the same `f64` (as the examples' `common::write_csv`).
-fn format_number(x: f64) -> String {
-    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
-        x.to_string()
-    } else {
-        format!("{x:e}")
-    }
-}
-
 /// A method-specific CSV column: its name and its value at a state.
 type Extra<'a> = (&'static str, &'a dyn Fn(&State<2>) -> f64);
 
@@ -429,13 +366,14 @@ struct Output<'a, W> {
     extra: &'a [Extra<'a>],
 }
 
-/// Runs `langevin` on `stepped` for `settings.steps` steps, writing the initial state and every
-/// `settings.every`-th state to `output.csv` with the columns of the examples' CSV contract
+/// Runs `langevin` on `stepped` for `settings.steps` steps through the driver
+/// ([`Simulation::fixed`]), writing the initial state and every `settings.every`-th state (or
+/// the rows of `--save-every`) to `output.csv` with the columns of the examples' CSV contract
 /// (`t`, `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity` of `observed`) and
-/// then `output.extra`, and calling `observe` with every state after the burn-in. Returns the
-/// last state.
+/// then `output.extra`, and calling `observe` with every state after the burn-in (an
+/// [`on_step`](Simulation::on_step) monitor). Returns the last state.
 fn sample<I, Stepped, Observed, W: Write, const M: usize>(
-    langevin: &mut Langevin<I, 2>,
+    langevin: Langevin<I, 2>,
     (stepped, observed): (&Stepped, &Observed),
     initial: State<2>,
     settings: &Settings,
@@ -447,38 +385,30 @@ where
     Observed: Configuration<2> + Inertia<2> + Potential<2> + Holonomic<2, M>,
 {
     let Output { csv, extra } = output;
-    let mut writer = csv::Writer::from_writer(csv);
-    let mut header = vec!["t".to_string()];
-    header.extend(Observed::COORDINATES.iter().map(|c| format!("q.{c}")));
-    header.extend(Observed::COORDINATES.iter().map(|c| format!("v.{c}")));
-    header.extend(["energy", "residual.position", "residual.velocity"].map(String::from));
-    header.extend(extra.iter().map(|(name, _)| name.to_string()));
-    writer.write_record(&header)?;
-    let mut write = |s: &State<2>| {
-        let mut record = vec![s.t, s.q[0], s.q[1], s.v[0], s.v[1]];
-        record.extend([
-            observers::energy(observed, s),
-            observers::position_residual(observed, s),
-            observers::velocity_residual(observed, s),
-        ]);
-        record.extend(extra.iter().map(|(_, value)| value(s)));
-        writer.write_record(record.iter().map(|&x| format_number(x)))
+    let schedule = match settings.save_every {
+        Some(dt) => Schedule::Every(dt),
+        None => Schedule::EveryNthStep(settings.every),
     };
-    let mut state = initial;
-    write(&state)?;
-    for step in 0..settings.steps {
-        langevin
-            .step(stepped, &mut state)
-            .map_err(|e| format!("step {} (from t = {:.6}) failed: {e}", step + 1, state.t))?;
-        if (step + 1) % settings.every == 0 {
-            write(&state)?;
-        }
-        if step >= settings.burn_in {
-            observe(&state);
-        }
+    schedule.check_step(settings.h)?;
+    let t_end = initial.t + settings.steps as f64 * settings.h;
+    let mut run = Simulation::fixed(stepped, langevin, initial, t_end, schedule)?
+        .coordinates(Observed::COORDINATES)?
+        .observe(Mechanics::<Observed, 2, M>::new(observed));
+    for &(name, value) in extra {
+        run = run.observe(Column::new(name, value));
     }
-    writer.flush()?;
-    Ok(state)
+    let (mut step, burn_in) = (0, settings.burn_in);
+    let mut run = run
+        .on_step(|_, state| {
+            step += 1;
+            if step > burn_in {
+                observe(state);
+            }
+        })
+        .write_to(CsvSink::new(csv))
+        .with_progress("sampling");
+    run.run()?;
+    Ok(*run.state())
 }
 
 /// Samples the planar oscillator `PlanarOscillator { m, k }` with GLA from Cuell's initial
@@ -505,28 +435,14 @@ pub fn run_oscillator(
     let (h, gamma, kt, seed) = (settings.h, settings.gamma, settings.kt, settings.seed);
     let last = match settings.inner {
         Inner::Verlet => {
-            let mut gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
+            let gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
             let output = Output { csv, extra: &[] };
-            sample(
-                &mut gla,
-                (&model, &model),
-                initial,
-                settings,
-                output,
-                observe,
-            )?
+            sample(gla, (&model, &model), initial, settings, output, observe)?
         }
         Inner::Zss => {
-            let mut gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
+            let gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
             let output = Output { csv, extra: &[] };
-            sample(
-                &mut gla,
-                (&model, &model),
-                initial,
-                settings,
-                output,
-                observe,
-            )?
+            sample(gla, (&model, &model), initial, settings, output, observe)?
         }
     };
     let (q2, v2) = discrete_covariance(m, settings.k, gamma, kt, h, settings.inner);
@@ -584,16 +500,16 @@ pub fn run_pendulum(
     let (h, gamma, kt, seed) = (settings.h, settings.gamma, settings.kt, settings.seed);
     let last = match settings.inner {
         Inner::Verlet => {
-            let mut gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
+            let gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
             let output = Output { csv, extra: &extra };
             let models = (&penalized, &pendulum);
-            sample(&mut gla, models, initial, settings, output, observe)?
+            sample(gla, models, initial, settings, output, observe)?
         }
         Inner::Zss => {
-            let mut gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
+            let gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
             let output = Output { csv, extra: &extra };
             let models = (&penalized, &pendulum);
-            sample(&mut gla, models, initial, settings, output, observe)?
+            sample(gla, models, initial, settings, output, observe)?
         }
     };
     // The variance of each batch about its own mean, then batch means of those.
@@ -607,9 +523,9 @@ pub fn run_pendulum(
     };
     Ok(PendulumReport {
         mean: g1.estimate(),
-        variance: estimate(&batch_variances(&g1, &g2)),
+        variance: Estimate::of(&batch_variances(&g1, &g2)),
         distance_mean: d1.estimate(),
-        distance_variance: estimate(&batch_variances(&d1, &d2)),
+        distance_variance: Estimate::of(&batch_variances(&d1, &d2)),
         histogram: counts
             .iter()
             .map(|&c| c as f64 / total.max(1) as f64)

@@ -6,50 +6,13 @@ mod common;
 
 use common::run;
 use mechanism_runtime::reference::HarmonicOscillator;
+use mechanism_runtime::simulation::{BatchMeans, Estimate};
 use mechanism_runtime::{
     Inertia, Integrator, Langevin, Potential, SMatrix, SVector, State, StepError, Verlet,
 };
 
 #[global_allocator]
 static ALLOCATOR: common::CountingAllocator = common::CountingAllocator;
-
-/// Batch means of a correlated series: the mean and its standard error from `B` equal batches
-/// much longer than the correlation time.
-struct BatchMeans {
-    batch: usize,
-    count: usize,
-    sum: f64,
-    means: Vec<f64>,
-}
-
-impl BatchMeans {
-    fn new(batch: usize) -> Self {
-        BatchMeans {
-            batch,
-            count: 0,
-            sum: 0.0,
-            means: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, x: f64) {
-        self.sum += x;
-        self.count += 1;
-        if self.count == self.batch {
-            self.means.push(self.sum / self.batch as f64);
-            self.count = 0;
-            self.sum = 0.0;
-        }
-    }
-
-    /// Returns the mean and its standard error.
-    fn estimate(&self) -> (f64, f64) {
-        let b = self.means.len() as f64;
-        let mean = self.means.iter().sum::<f64>() / b;
-        let variance = self.means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (b - 1.0);
-        (mean, (variance / b).sqrt())
-    }
-}
 
 /// Returns the stationary covariance `[⟨q²⟩, ⟨qv⟩, ⟨v²⟩]` of GLA (exact OU over `h`, then one
 /// velocity Verlet step) on `m q̈ = −k q`, from the fixed point of the linear covariance map
@@ -78,7 +41,8 @@ fn gla_verlet_covariance(m: f64, k: f64, gamma: f64, kt: f64, h: f64) -> [f64; 3
 }
 
 /// Asserts `|mean − expected| < 4σ` with a meaningful `σ` (at most 2% of `expected`).
-fn assert_matches(label: &str, (mean, sigma): (f64, f64), expected: f64) {
+fn assert_matches(label: &str, estimate: Estimate, expected: f64) {
+    let (mean, sigma) = (estimate.mean, estimate.error);
     println!(
         "  {label}: {mean:.5} ± {sigma:.5} (σ/value = {:.2}%), expected {expected:.5}, \
          |Δ|/σ = {:.2}",

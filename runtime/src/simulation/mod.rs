@@ -46,7 +46,8 @@
 //!
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
 //! integrators), `observer` (what to write), `output` (where to write), `driver` (the loop),
-//! and `progress` (the bar).
+//! `progress` (the bar), and `statistics` (batch means over every step, for
+//! [`on_step`](Simulation::on_step) monitors).
 //!
 //! # What lives here and what does not
 //!
@@ -65,10 +66,12 @@ mod output;
 #[cfg(feature = "indicatif")]
 mod progress;
 mod schedule;
+mod statistics;
 mod stepper;
 
 pub use driver::{Simulation, SimulationError, StopReason};
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, Sink, Table};
 pub use schedule::{grid_tolerance, Schedule};
+pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};

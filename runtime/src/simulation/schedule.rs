@@ -22,6 +22,37 @@ pub enum Schedule {
     At(Vec<f64>),
 }
 
+impl Schedule {
+    /// Checks that a fixed-step method of step `h` lands on every time of an
+    /// [`Every(Δt)`](Schedule::Every) schedule, i.e. that `Δt = k h` for a whole `k ≥ 1` (to a
+    /// relative `1e-9`), before a run that would otherwise stop with
+    /// [`SimulationError::OffGrid`] at the first time off the grid; other schedules pass.
+    ///
+    /// ```
+    /// use mechanism_runtime::simulation::Schedule;
+    ///
+    /// assert!(Schedule::Every(0.5).check_step(0.01).is_ok());
+    /// assert!(Schedule::Every(0.505).check_step(0.01).is_err());
+    /// assert!(Schedule::Every(0.005).check_step(0.01).is_err());
+    /// assert!(Schedule::EveryStep.check_step(0.01).is_ok());
+    /// ```
+    pub fn check_step(&self, h: f64) -> Result<(), SimulationError> {
+        let Schedule::Every(dt) = *self else {
+            return Ok(());
+        };
+        let k = (dt / h).round();
+        if k >= 1.0 && (k * h - dt).abs() <= 1e-9 * dt {
+            Ok(())
+        } else {
+            Err(SimulationError::BadSchedule {
+                reason: "a fixed-step method reports only on its grid: Δt must be a whole \
+                         multiple of the step size (or use a method with dense output)",
+                value: dt,
+            })
+        }
+    }
+}
+
 /// Returns the tolerance within which a step ending at `t` after `steps` steps counts as
 /// landing on the requested time `requested`: `(steps + 4) ε max(|t|, |requested|)`.
 ///
