@@ -4,7 +4,7 @@
 // Index loops are how these kernels are written in every textbook (as in `dense.rs`).
 #![allow(clippy::needless_range_loop)]
 
-use super::{LinalgError, LinearSolver};
+use super::{check_solvable, LinalgError, LinearSolver};
 
 /// `A = L D Lᵀ` of a symmetric positive definite block-diagonal matrix, block by block, with
 /// the block sizes fixed at construction; factoring and solving never allocate.
@@ -158,18 +158,7 @@ impl LinearSolver for BlockCholesky {
     }
 
     fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
-        if !self.factored {
-            return Err(LinalgError::NotFactored);
-        }
-        if b.len() != self.dimension() {
-            return Err(LinalgError::DimensionMismatch {
-                expected: self.dimension(),
-                found: b.len(),
-            });
-        }
-        if let Some(index) = b.iter().position(|x| !x.is_finite()) {
-            return Err(LinalgError::NonFinite { index });
-        }
+        check_solvable(self.factored, self.dimension(), b)?;
         for block in 0..self.sizes.len() {
             let (first, s) = (self.starts[block].0, self.sizes[block]);
             self.solve_block(block, &mut b[first..first + s]);

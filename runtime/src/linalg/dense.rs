@@ -6,7 +6,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{LinalgError, LinearSolver};
+use super::{check_solvable, LinalgError, LinearSolver};
 
 /// Returns the relative pivot tolerance `N·ε` below which a matrix counts as singular.
 fn pivot_tolerance(n: usize) -> f64 {
@@ -272,16 +272,8 @@ macro_rules! dense_solver {
             }
 
             fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
+                check_solvable(self.is_some(), N, b)?;
                 let factor = self.as_ref().ok_or(LinalgError::NotFactored)?;
-                if b.len() != N {
-                    return Err(LinalgError::DimensionMismatch {
-                        expected: N,
-                        found: b.len(),
-                    });
-                }
-                if let Some(index) = b.iter().position(|x| !x.is_finite()) {
-                    return Err(LinalgError::NonFinite { index });
-                }
                 let x = factor.solve(&SVector::<f64, N>::from_column_slice(b));
                 b.copy_from_slice(x.as_slice());
                 Ok(())

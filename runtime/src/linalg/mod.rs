@@ -61,6 +61,30 @@ pub trait LinearSolver {
     }
 }
 
+/// Returns the error a [`LinearSolver::solve_in_place`] reports before solving, if any: no
+/// factorization (`NotFactored`), a right-hand side of the wrong length (`DimensionMismatch`),
+/// or one with a non-finite entry (`NonFinite`) — the same checks, in the same order, for
+/// every backend.
+pub(crate) fn check_solvable(
+    factored: bool,
+    dimension: usize,
+    b: &[f64],
+) -> Result<(), LinalgError> {
+    if !factored {
+        return Err(LinalgError::NotFactored);
+    }
+    if b.len() != dimension {
+        return Err(LinalgError::DimensionMismatch {
+            expected: dimension,
+            found: b.len(),
+        });
+    }
+    match b.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(LinalgError::NonFinite { index }),
+        None => Ok(()),
+    }
+}
+
 /// Returns a new solver of type `S` holding the factorization of `a`: how an integrator of the
 /// fixed-size tier factors a matrix of one step through the seam, e.g.
 /// `factored::<Option<Cholesky<N>>>(&a)`.

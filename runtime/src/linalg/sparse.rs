@@ -32,7 +32,7 @@ use faer::sparse::linalg::cholesky::simplicial::{
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Conj, MatMut, Par};
 
-use super::{LinalgError, LinearSolver};
+use super::{check_solvable, LinalgError, LinearSolver};
 
 /// The sign a pivot of [`SparseLdlt`] must have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -327,14 +327,8 @@ impl LinearSolver for SparseLdlt {
     }
 
     fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
-        if !self.factored {
-            return Err(LinalgError::NotFactored);
-        }
         let n = self.dimension();
-        check_len(n, b.len())?;
-        if let Some(index) = b.iter().position(|x| !x.is_finite()) {
-            return Err(LinalgError::NonFinite { index });
-        }
+        check_solvable(self.factored, n, b)?;
         let ldlt = SimplicialLdltRef::new(&self.symbolic, &self.factor_values);
         let stack = MemStack::new(&mut self.scratch);
         ldlt.solve_in_place_with_conj(
@@ -570,14 +564,8 @@ impl LinearSolver for SparseLu {
     }
 
     fn solve_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
-        if !self.factored {
-            return Err(LinalgError::NotFactored);
-        }
         let n = self.dimension();
-        check_len(n, b.len())?;
-        if let Some(index) = b.iter().position(|x| !x.is_finite()) {
-            return Err(LinalgError::NonFinite { index });
-        }
+        check_solvable(self.factored, n, b)?;
         for j in 0..n {
             let x = b[j];
             for q in self.factor_col_ptr[j]..self.factor_col_ptr[j + 1] {
