@@ -44,7 +44,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, RunOptions};
+use common::{canvas, create_parent, exit_code, RunOptions};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
@@ -493,19 +493,6 @@ fn first_words(error: &dyn Error, count: usize) -> String {
     let text = error.to_string();
     let words: Vec<&str> = text.split_whitespace().take(count).collect();
     format!("{} …", words.join(" "))
-}
-
-/// Registers the embedded font and returns a white drawing area of `size` at `path`.
-fn canvas(
-    path: &Path,
-    size: (u32, u32),
-) -> Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, Box<dyn Error>> {
-    create_parent(path)?;
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    Ok(root)
 }
 
 /// Returns `(min, max)` of `values`, widened when they coincide.

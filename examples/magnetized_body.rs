@@ -37,7 +37,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, format_number, RunOptions};
+use common::{canvas, create_parent, exit_code, format_number, RunOptions};
 use mechanism::runtime::integrators::lie_group::{
     body_rate, linearized_trapezoidal, orthogonality_residual, rotation, rotation_state,
     LieGroupEuler, LinearizedSo3, PenalizedRotation, ROTATION_COORDINATES,
@@ -435,19 +435,6 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     fig10_chart(fig10, &labelled, &reference)?;
     println!("\nwrote {} and {}", fig9.display(), fig10.display());
     Ok(())
-}
-
-/// Registers the embedded font and returns a white drawing area of `size` at `path`.
-fn canvas(
-    path: &Path,
-    size: (u32, u32),
-) -> Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, Box<dyn Error>> {
-    create_parent(path)?;
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    Ok(root)
 }
 
 /// Draws Fig. 10: for each run, the energy error `E − E₀`, `‖RᵀR − I‖_F` (log) and the deviation

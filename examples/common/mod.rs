@@ -498,6 +498,20 @@ pub fn format_number(x: f64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Registers the embedded DejaVu Sans font and returns a white drawing area of `size` at
+/// `path` (its folder created), for every example's pictures.
+pub fn canvas(
+    path: &Path,
+    size: (u32, u32),
+) -> Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, Box<dyn Error>> {
+    create_parent(path)?;
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "the embedded DejaVu font is invalid")?;
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
+
 /// Draws the energy error `|E(t) − E(0)|` (top, with the deviation of every method-specific
 /// `energy.*` column) and the position and velocity constraint residuals (bottom) of
 /// `trajectory` against time on log axes, as a PNG at `path`.
@@ -505,11 +519,7 @@ pub fn format_number(x: f64) -> String {
 /// The text uses the DejaVu Sans font embedded in the binary, so no system font is needed.
 /// Exact zeros (e.g. at `t = 0`) sit on the floor of the log axis, `1e-17`.
 pub fn plot(path: &Path, title: &str, table: &Table) -> Result<(), Box<dyn Error>> {
-    create_parent(path)?;
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, (1000, 800)).into_drawing_area();
-    root.fill(&WHITE)?;
+    let root = canvas(path, (1000, 800))?;
     let (top, bottom) = root.split_vertically(400);
     let column = |name: &str| -> Vec<f64> {
         table
