@@ -243,7 +243,7 @@ fn simulate<K: Sink>(
         run = run.with_progress("ladder");
     }
     let outcome = run.run();
-    Ok((run.into_output(), outcome))
+    Ok((run.into_output(), outcome.map(|_| ())))
 }
 
 /// Runs [`simulate`] without output rows, for the tables: `record` sees every step; a failed

@@ -329,7 +329,7 @@ fn heun_drift<Model: ArmModel>(model: &Model, row: &Row, h: f64, t_end: f64) -> 
             .run()
     });
     match outcome {
-        Ok(()) => Outcome::Bounded(worst.get()),
+        Ok(_) => Outcome::Bounded(worst.get()),
         Err(SimulationError::Step { source, .. }) => Outcome::BlewUp(source.to_string()),
         Err(error) => Outcome::BlewUp(error.to_string()),
     }
@@ -359,7 +359,7 @@ fn dopri5_drift<Model: ArmModel>(
         Err(error) => return (Outcome::BlewUp(error.to_string()), 0),
     };
     let outcome = match run.run() {
-        Ok(()) => Outcome::Bounded(worst.get()),
+        Ok(_) => Outcome::Bounded(worst.get()),
         Err(SimulationError::Step { source, .. }) => Outcome::BlewUp(source.to_string()),
         Err(error) => Outcome::BlewUp(error.to_string()),
     };

@@ -4,6 +4,7 @@ use std::io;
 
 use thiserror::Error;
 
+use super::event::{illinois, secant, Crossing, Event};
 use super::observer::Observer;
 use super::output::{Sink, Table};
 use super::schedule::{grid_tolerance, Pending, Schedule};
@@ -16,12 +17,22 @@ use crate::state::{DynState, State};
 type Monitor<'m, I, S> = Box<dyn FnMut(&I, &S) + 'm>;
 
 /// Why [`Simulation::step`] returned without an error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StopReason {
     /// A step was taken and the end time is still ahead.
     InternalStep,
     /// The state has reached the end time; further calls do nothing.
     EndReached,
+    /// An event function registered with [`Simulation::stop_when`] changed sign in the step
+    /// just taken; the state is the step's end, and stepping on continues the run.
+    Event {
+        /// The event's number, in the order of the `stop_when` calls (0 for the first).
+        index: usize,
+        /// The located time of the sign change, inside the step (see [`Crossing`] and the
+        /// module `event` for the accuracy: the dense output's with one, the secant's
+        /// without).
+        t: f64,
+    },
 }
 
 /// Why a run stopped early or could not start; the rows written before it are kept.
@@ -132,6 +143,9 @@ pub struct Simulation<'m, Model: ?Sized, St: Stepper<Model>, K: Sink = Table> {
     pending: Pending,
     observers: Vec<Box<dyn Observer<St::Integrator, St::State> + 'm>>,
     monitors: Vec<Monitor<'m, St::Integrator, St::State>>,
+    events: Vec<Event<'m, St::State>>,
+    probe: St::State,
+    last_step: Option<(f64, f64)>,
     coordinates: Vec<String>,
     widths: Vec<usize>,
     row: Vec<f64>,
@@ -249,12 +263,15 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
             model,
             stepper,
             scratch: initial.clone(),
+            probe: initial.clone(),
             state: initial,
             t0,
             t_end,
             pending,
             observers: Vec::new(),
             monitors: Vec::new(),
+            events: Vec::new(),
+            last_step: None,
             coordinates: (0..n).map(|i| format!("x[{i}]")).collect(),
             widths: Vec::new(),
             row: Vec::new(),
@@ -282,6 +299,46 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
     /// are written more sparsely.
     pub fn on_step(mut self, monitor: impl FnMut(&St::Integrator, &St::State) + 'm) -> Self {
         self.monitors.push(Box::new(monitor));
+        self
+    }
+
+    /// Stops the run when `condition(state)` changes sign in the direction `crossing` during a
+    /// step: [`step`](Self::step) returns [`StopReason::Event`] with the event's number (in the
+    /// order of these calls) and the located time, and [`run`](Self::run) returns there.
+    ///
+    /// The condition is evaluated at the initial state and at the end of every step (and,
+    /// with dense output, along the interpolant to locate the crossing); a value that is not
+    /// finite fails the run with `Observer`. An event added after the first step counts from
+    /// its value at the end of the next step.
+    /// When several events cross in one step, the earliest is reported.
+    ///
+    /// ```
+    /// use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
+    /// use mechanism_runtime::integrators::stabilized::{Dopri5, DOPRI5};
+    /// use mechanism_runtime::simulation::{Crossing, Schedule, Simulation, StopReason};
+    /// use mechanism_runtime::State;
+    ///
+    /// // Stop when the lower bob first swings through the vertical through the pivot.
+    /// let model = DoublePendulum::default();
+    /// let dopri5 = Dopri5::<4, 2>::new(DOPRI5, 1e-9, 1e-10)?;
+    /// let mut run = Simulation::adaptive(&model, dopri5, initial_state(), 10.0, Schedule::Every(0.5))?
+    ///     .stop_when(Crossing::Either, |s: &State<4>| s.q[2]);
+    /// let StopReason::Event { index: 0, t } = run.run()? else { panic!("no crossing") };
+    /// let mut at_event = *run.state();
+    /// run.state_at(t, &mut at_event)?; // the dense output at the crossing
+    /// assert!(at_event.q[2].abs() < 1e-9 && t < run.state().t);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stop_when(
+        mut self,
+        crossing: Crossing,
+        condition: impl FnMut(&St::State) -> f64 + 'm,
+    ) -> Self {
+        self.events.push(Event {
+            crossing,
+            condition: Box::new(condition),
+            last: f64::NAN,
+        });
         self
     }
 
@@ -317,6 +374,9 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             pending: self.pending,
             observers: self.observers,
             monitors: self.monitors,
+            events: self.events,
+            probe: self.probe,
+            last_step: self.last_step,
             coordinates: self.coordinates,
             widths: self.widths,
             row: self.row,
@@ -388,10 +448,48 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         self.rows
     }
 
-    /// Runs [`step`](Self::step) until the end time and flushes the sink.
-    pub fn run(&mut self) -> Result<(), SimulationError> {
-        while self.step()? == StopReason::InternalStep {}
-        Ok(())
+    /// Runs [`step`](Self::step) until the end time, where it flushes the sink, or until an
+    /// event; returns why it stopped ([`StopReason::EndReached`] or [`StopReason::Event`]).
+    pub fn run(&mut self) -> Result<StopReason, SimulationError> {
+        loop {
+            match self.step()? {
+                StopReason::InternalStep => {}
+                stop => return Ok(stop),
+            }
+        }
+    }
+
+    /// Writes into `out` the state at time `t`: the current state when `t` is its time, the
+    /// stepper's dense output when `t` lies inside the last step and the stepper has one (e.g.
+    /// at the time of a [`StopReason::Event`]).
+    ///
+    /// Fails with `OffGrid` for any other `t` (a fixed-step method knows only its step ends),
+    /// and with `Step` for an error of the dense output.
+    pub fn state_at(&mut self, t: f64, out: &mut St::State) -> Result<(), SimulationError> {
+        if t == self.state.t() {
+            out.copy_from(&self.state);
+            return Ok(());
+        }
+        match self.last_step {
+            Some((from, to)) if self.stepper.has_dense_output() && from <= t && t <= to => self
+                .stepper
+                .interpolate(self.model, t, out)
+                .map_err(|source| SimulationError::Step {
+                    step: self.steps,
+                    t: from,
+                    source,
+                }),
+            Some((from, to)) => Err(SimulationError::OffGrid {
+                requested: t,
+                from,
+                to,
+            }),
+            None => Err(SimulationError::OffGrid {
+                requested: t,
+                from: self.t0,
+                to: self.t0,
+            }),
+        }
     }
 
     /// Takes one step and writes the rows it reached; see the type's documentation.
@@ -435,6 +533,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             });
         }
         self.steps += 1;
+        self.last_step = Some((t_before, self.state.t()));
         for monitor in &mut self.monitors {
             monitor(self.stepper.integrator(), &self.state);
         }
@@ -481,6 +580,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
                 self.pending.advance();
             }
         }
+        let event = self.detect_events(t_before)?;
         #[cfg(feature = "indicatif")]
         if let Some(progress) = &self.progress {
             progress.update((t_now - self.t0) / (self.t_end - self.t0));
@@ -492,9 +592,58 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             if let Some(progress) = &self.progress {
                 progress.finish();
             }
-            return Ok(StopReason::EndReached);
         }
-        Ok(StopReason::InternalStep)
+        Ok(match event {
+            Some((index, t)) => StopReason::Event { index, t },
+            None if at_end => StopReason::EndReached,
+            None => StopReason::InternalStep,
+        })
+    }
+
+    /// Evaluates the events at the end of the step from `t_before` and returns the earliest
+    /// crossing, located by the dense output when the stepper has one and by the secant of
+    /// the end values otherwise (see the module `event`).
+    fn detect_events(&mut self, t_before: f64) -> Result<Option<(usize, f64)>, SimulationError> {
+        let t_now = self.state.t();
+        let dense = self.stepper.has_dense_output();
+        let mut earliest: Option<(usize, f64)> = None;
+        for (index, event) in self.events.iter_mut().enumerate() {
+            let observe = |source| SimulationError::Observer { t: t_now, source };
+            let before = event.last;
+            let after = event.evaluate(index, &self.state, t_now).map_err(observe)?;
+            event.last = after;
+            if !event.crossing.crosses(before, after) {
+                continue;
+            }
+            let t = if dense {
+                let (model, stepper, probe) = (self.model, &mut self.stepper, &mut self.probe);
+                let condition = &mut event.condition;
+                illinois((t_before, t_now), (before, after), |t| {
+                    stepper.interpolate(model, t, probe)?;
+                    let value = condition(probe);
+                    if value.is_finite() {
+                        Ok(value)
+                    } else {
+                        Err(StepError::NonFinite {
+                            quantity: "event function",
+                            index,
+                            t,
+                        })
+                    }
+                })
+                .map_err(|source| SimulationError::Step {
+                    step: self.steps,
+                    t: t_before,
+                    source,
+                })?
+            } else {
+                secant(t_before, t_now, before, after)
+            };
+            if earliest.is_none_or(|(_, first)| t < first) {
+                earliest = Some((index, t));
+            }
+        }
+        Ok(earliest)
     }
 
     /// Sends the columns to the sink, sizes the row and writes the initial row if scheduled.
@@ -503,6 +652,11 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         self.widths = self.observers.iter().map(|o| o.names().len()).collect();
         self.row = vec![0.0; columns.len()];
         self.sink.begin(&columns, self.pending.rows())?;
+        for (index, event) in self.events.iter_mut().enumerate() {
+            event.last = event
+                .evaluate(index, &self.state, self.t0)
+                .map_err(|source| SimulationError::Observer { t: self.t0, source })?;
+        }
         self.started = true;
         self.scratch.copy_from(&self.state);
         match self.pending.next_time() {

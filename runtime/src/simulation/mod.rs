@@ -8,7 +8,9 @@
 //! the state, or of the integrator and the state). Rows go into a [`Sink`]: an in-memory
 //! [`Table`] or a [`CsvSink`] streaming the examples' CSV contract (`t`, `q.*`, `v.*`,
 //! `energy`, `residual.position`, `residual.velocity`, then extras; a family's coordinates as
-//! `q.x[i]`, see [`family`]).
+//! `q.x[i]`, see [`family`]). [`Simulation::stop_when`] adds events: sign changes of functions
+//! of the state that stop the run with [`StopReason::Event`] at the located time (through the
+//! dense output where there is one).
 //!
 //! On the sparse tier, streaming the CSV contract while a monitor keeps a summary of every
 //! step (the shape of the ladder example's loop):
@@ -45,7 +47,8 @@
 //! `--save-every DT` is [`Schedule::Every`].
 //!
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
-//! integrators), `observer` (what to write), `output` (where to write), `driver` (the loop),
+//! integrators), `observer` (what to write), `output` (where to write), `event` (when to stop
+//! early, and where the crossing was), `driver` (the loop),
 //! `progress` (the bar), and `statistics` (batch means over every step, for
 //! [`on_step`](Simulation::on_step) monitors).
 //!
@@ -61,6 +64,7 @@
 //! driver and not the other way round.
 
 mod driver;
+mod event;
 mod observer;
 mod output;
 #[cfg(feature = "indicatif")]
@@ -70,6 +74,7 @@ mod statistics;
 mod stepper;
 
 pub use driver::{Simulation, SimulationError, StopReason};
+pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, Sink, Table};
 pub use schedule::{grid_tolerance, Schedule};

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod as_fixed;
+pub mod spring;
 
 use mechanism_runtime::{Integrator, State, StepError};
 
