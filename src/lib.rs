@@ -92,6 +92,8 @@
 // inside this crate too, for the reference models below.
 extern crate self as mechanism;
 
+#[cfg(feature = "ensembles")]
+pub mod ensemble;
 pub mod models;
 
 #[doc = include_str!("language.md")]

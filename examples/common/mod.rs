@@ -77,6 +77,9 @@ pub struct Plan {
     pub steps: usize,
     /// When the driver writes a row.
     pub schedule: Schedule,
+    /// Whether a run longer than one time unit shows the progress bar (not in ensembles, where
+    /// many runs share the terminal).
+    pub progress: bool,
 }
 
 impl RunOptions {
@@ -135,7 +138,12 @@ pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn
     schedule
         .check_step(h)
         .map_err(|e| format!("--save-every with --h {h}: {e}"))?;
-    Ok(Plan { h, steps, schedule })
+    Ok(Plan {
+        h,
+        steps,
+        schedule,
+        progress: true,
+    })
 }
 
 /// Returns the least-squares slope of `ln y` against `ln x`: an observed order of convergence or
@@ -345,7 +353,7 @@ where
     // The driver stops at the first step that reaches its end time: ask for `steps · h`.
     let t_end = initial.t + plan.steps as f64 * plan.h;
     let run = Simulation::fixed(stepped, integrator, initial, t_end, plan.schedule.clone())?;
-    finish(run, observed, columns, t_end, |_| {})
+    finish(run, observed, columns, plan.progress, |_| {})
 }
 
 /// Runs the error-controlled `integrator` (DOPRI5) on `model` from `initial` to `t_end`
@@ -376,7 +384,7 @@ where
         run,
         model,
         columns.into_iter().chain([step]),
-        t_end,
+        true,
         |dopri| {
             let stats = dopri.statistics();
             println!(
@@ -391,12 +399,13 @@ where
 }
 
 /// Adds the observers and the summary to `run`, runs it, hands the integrator to `report` and
-/// collects the [`Trajectory`]; runs longer than one time unit show the progress bar.
+/// collects the [`Trajectory`]; with `progress`, runs longer than one time unit show the
+/// progress bar.
 fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     run: Simulation<'a, Model, St>,
     observed: &'a Observed,
     columns: impl IntoIterator<Item = Column<'a, St::Integrator, N>>,
-    t_end: f64,
+    progress: bool,
     report: impl FnOnce(&St::Integrator),
 ) -> Result<Trajectory, Box<dyn Error>>
 where
@@ -418,7 +427,7 @@ where
         s.push::<Observed, N, M>(observed, state);
         summary_ref.set(s);
     });
-    if t_end - run.state().t > 1.0 {
+    if progress && run.t_end() - run.state().t > 1.0 {
         run = run.with_progress("simulating");
     }
     let failure = run.run().err();

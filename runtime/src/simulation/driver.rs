@@ -438,6 +438,11 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         self.sink
     }
 
+    /// Returns the end time of the run.
+    pub fn t_end(&self) -> f64 {
+        self.t_end
+    }
+
     /// Returns the number of successful steps.
     pub fn steps(&self) -> usize {
         self.steps

@@ -1,0 +1,305 @@
+//! A sweep over methods and step sizes: the energy error of Tao–Owhadi's double pendulum
+//! (§4.1, ten seconds from `q0 = (0, −1, 1, −2)`) against `h` for several integrators, every
+//! `(method, h)` pair one member of an ensemble run on all cores (`mechanism::ensemble`), as one
+//! CSV and one log-log plot.
+//!
+//! ```sh
+//! cargo run --release --example sweep                                   # 5 methods × 6 steps
+//! cargo run --release --example sweep -- --method rattle,livens --h 0.1,0.05,0.025
+//! cargo run --release --example sweep -- --shard 2/4 --out out/sweep-2.csv   # one array task
+//! ```
+//!
+//! The error of a member is `max_k |E_k − E_0|` over every step of the energy the method
+//! conserves or nearly conserves: `T + V` for the methods on the hard constraints,
+//! `T + V + ½ω²|g|²` for those on the penalized model (`energy.penalized`). A member whose run
+//! fails (a Newton iteration that does not converge at a large step) is a row with its error
+//! message in `status` and no point in the plot.
+//!
+//! On a cluster, `--shard k/n` runs the `k`-th of `n` contiguous blocks of members (`k` from 1,
+//! like `$SLURM_ARRAY_TASK_ID` with `--array=1-n`); only shard 1 writes the CSV header, so
+//! `cat out/sweep-{1..n}.csv > out/sweep.csv` is the single-machine file byte for byte, and
+//! the plot is drawn only by an unsharded run.
+
+mod common;
+#[path = "double_pendulum/methods.rs"]
+mod methods;
+
+use std::error::Error;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use common::{max_deviation, plan, Trajectory};
+use mechanism::ensemble::{grid, Cell, Ensemble, EnsembleCsv, Shard};
+use mechanism::models::DoublePendulum;
+use methods::{simulate, Method};
+use plotters::prelude::*;
+
+/// Sweeps methods × step sizes on the double pendulum and plots the energy error against h.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Integrators, comma-separated (the names of `double_pendulum --method`).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "spook,rattle,livens,zss,newmark"
+    )]
+    method: Vec<Method>,
+    /// Step sizes, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.1,0.05,0.025,0.0125,0.00625,0.003125",
+        allow_negative_numbers = true
+    )]
+    h: Vec<f64>,
+    /// End time of every run.
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    t_end: f64,
+    /// Penalty frequency ω of the penalized methods.
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
+    omega: f64,
+    /// Parameter β of Z&S, Z&Ss and the Newmark methods.
+    #[arg(long, default_value_t = 0.4, allow_negative_numbers = true)]
+    beta: f64,
+    /// Output CSV, one row per member.
+    #[arg(long, value_name = "FILE.csv", default_value = "out/sweep.csv")]
+    out: PathBuf,
+    /// Output plot (unsharded runs only).
+    #[arg(long, value_name = "FILE.png", default_value = "out/sweep.png")]
+    plot: PathBuf,
+    /// Worker threads [default: one per core]; the results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Run only the k-th of n blocks of members (k from 1), e.g. a SLURM array task.
+    #[arg(long, value_name = "k/n", default_value_t = Shard::WHOLE)]
+    shard: Shard,
+}
+
+/// What one member measured.
+struct Outcome {
+    /// Steps taken (fewer than asked if the run failed).
+    steps: usize,
+    /// `max_k |E_k − E_0|` of the conserved energy, over the steps taken.
+    energy_error: f64,
+    /// `max_k max_i |g_i|` of the hard constraints.
+    position_residual: f64,
+    /// The failure, if the run stopped early.
+    failure: Option<String>,
+}
+
+fn main() -> ExitCode {
+    common::exit_code(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    if !(args.omega.is_finite() && args.omega > 0.0) {
+        return Err(format!("--omega must be a positive number, got {}", args.omega).into());
+    }
+    let model = DoublePendulum::default();
+    let mut ensemble = Ensemble::new(grid(&args.method, &args.h)).shard(args.shard);
+    if let Some(threads) = args.threads {
+        ensemble = ensemble.threads(threads);
+    }
+    let indices = ensemble.indices();
+    println!(
+        "shard {}: members {}..{} of {} ({} methods × {} step sizes), t_end = {}",
+        args.shard,
+        indices.start,
+        indices.end,
+        ensemble.all_members().len(),
+        args.method.len(),
+        args.h.len(),
+        args.t_end
+    );
+    let outcomes = ensemble.try_map(|member| {
+        let &(method, h) = member.parameters;
+        measure(&model, method, h, &args).map_err(|e| e.to_string())
+    })?;
+
+    common::create_parent(&args.out)?;
+    let file = File::create(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let columns = [
+        "method",
+        "h",
+        "steps",
+        "energy_error",
+        "residual.position",
+        "status",
+    ];
+    let mut csv = EnsembleCsv::new(BufWriter::new(file), args.shard, &columns)?;
+    println!(
+        "{:<22} {:>10} {:>12} {:>12}",
+        "method", "h", "|E - E0|", "max |g|"
+    );
+    for (index, outcome) in indices.clone().zip(&outcomes) {
+        let (method, h) = ensemble.all_members()[index];
+        let status = outcome.failure.as_deref().unwrap_or("ok");
+        csv.row(
+            index,
+            &[
+                Cell::Text(method.label()),
+                Cell::Number(h),
+                Cell::Number(outcome.steps as f64),
+                Cell::Number(outcome.energy_error),
+                Cell::Number(outcome.position_residual),
+                Cell::Text(status),
+            ],
+        )?;
+        let error = match &outcome.failure {
+            None => format!(
+                "{:12.3e} {:12.3e}",
+                outcome.energy_error, outcome.position_residual
+            ),
+            Some(failure) => format!("failed: {failure}"),
+        };
+        println!("{:<22} {h:>10} {error}", method.label());
+    }
+    csv.into_inner()?;
+    println!("wrote {}", args.out.display());
+
+    if args.shard != Shard::WHOLE {
+        println!("(a shard draws no plot: concatenate the shards' CSV files, in order)");
+        return Ok(());
+    }
+    let lines: Vec<(&str, Vec<(f64, f64)>)> = args
+        .method
+        .iter()
+        .map(|&method| {
+            let points = ensemble
+                .all_members()
+                .iter()
+                .zip(&outcomes)
+                .filter(|((m, _), o)| *m == method && o.failure.is_none())
+                .map(|(&(_, h), o)| (h, o.energy_error))
+                .collect();
+            (method.label(), points)
+        })
+        .collect();
+    for (label, points) in &lines {
+        match tail_slope(points) {
+            Some(slope) => println!("{label}: slope {slope:.2} over the two smallest steps"),
+            None => println!("{label}: no slope (fewer than two completed runs with errors above round-off, 1e-12)"),
+        }
+    }
+    plot_errors(&args, &lines)?;
+    println!("wrote {}", args.plot.display());
+    Ok(())
+}
+
+/// Runs `method` at step `h` for `args.t_end` and measures its energy error.
+fn measure(
+    model: &DoublePendulum,
+    method: Method,
+    h: f64,
+    args: &Args,
+) -> Result<Outcome, Box<dyn Error>> {
+    let mut plan = plan(h, args.t_end, None)?;
+    plan.progress = false;
+    let trajectory: Trajectory = simulate(method, model, args.omega, args.beta, &plan)?;
+    let energy = trajectory
+        .column("energy.penalized")
+        .unwrap_or_else(|| trajectory.energy());
+    Ok(Outcome {
+        steps: trajectory.summary.steps,
+        energy_error: max_deviation(&energy),
+        position_residual: trajectory.summary.max_position_residual,
+        failure: trajectory.failure.as_ref().map(ToString::to_string),
+    })
+}
+
+/// Returns the log-log slope of the two points of smallest `h`, if there are two with errors
+/// above round-off.
+fn tail_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let [(h0, e0), (h1, e1), ..] = sorted[..] else {
+        return None;
+    };
+    (e0 > 1e-12 && e1 > 1e-12).then(|| (e1 / e0).ln() / (h1 / h0).ln())
+}
+
+/// Draws the energy error against h on log-log axes, one line per method, with the slopes
+/// `h¹` and `h²` for reference.
+fn plot_errors(args: &Args, lines: &[(&str, Vec<(f64, f64)>)]) -> Result<(), Box<dyn Error>> {
+    let floor = 1e-16;
+    let points = || lines.iter().flat_map(|(_, p)| p.iter().copied());
+    let (h_min, h_max) = points().fold((f64::INFINITY, 0.0_f64), |(lo, hi), (h, _)| {
+        (lo.min(h), hi.max(h))
+    });
+    let (e_min, e_max) = points().fold((f64::INFINITY, floor), |(lo, hi), (_, e)| {
+        (lo.min(e.max(floor)), hi.max(e))
+    });
+    if !(h_min.is_finite() && h_max > 0.0) {
+        return Err("no member completed: nothing to plot".into());
+    }
+    let root = common::canvas(&args.plot, (900, 650))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "double pendulum, t_end = {}: energy error against h (omega = {})",
+                args.t_end, args.omega
+            ),
+            ("sans-serif", 22),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(75)
+        .build_cartesian_2d(
+            (h_min / 1.5..h_max * 1.5).log_scale(),
+            (e_min / 10.0..e_max * 10.0).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("h")
+        .y_desc("max |E - E0|")
+        .x_labels(6)
+        .light_line_style(WHITE)
+        .x_label_formatter(&|h| format!("{h:.0e}"))
+        .y_label_formatter(&|e| format!("{e:.0e}"))
+        .draw()?;
+    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (k, (label, points)) in lines.iter().enumerate() {
+        let color = palette[k % palette.len()];
+        let mut sorted = points.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let sorted: Vec<(f64, f64)> = sorted.into_iter().map(|(h, e)| (h, e.max(floor))).collect();
+        chart
+            .draw_series(LineSeries::new(sorted.clone(), color.stroke_width(2)))?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(sorted.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    }
+    // Reference slopes from a tenth of the geometric mean of the errors (above round-off) at
+    // the largest step, so that they run among the methods' lines.
+    let at_largest: Vec<f64> = points()
+        .filter(|&(h, e)| h == h_max && e > 1e-12)
+        .map(|(_, e)| e.ln())
+        .collect();
+    let anchor = if at_largest.is_empty() {
+        (e_min * e_max).sqrt()
+    } else {
+        (at_largest.iter().sum::<f64>() / at_largest.len() as f64).exp() / 10.0
+    };
+    for (order, label) in [(1, "O(h)"), (2, "O(h^2)")] {
+        let line = [h_min, h_max].map(|h| (h, anchor * (h / h_max).powi(order)));
+        chart
+            .draw_series(DashedLineSeries::new(line, 6, 4, BLACK.mix(0.5).into()))?
+            .label(label)
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", args.plot.display()))?;
+    Ok(())
+}
