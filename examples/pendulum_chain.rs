@@ -1,0 +1,344 @@
+//! The chain of `n` planar pendula of Tao–Owhadi (2014) §4.2 on the sparse tier: unit masses on
+//! rods of length `√5`, bob `i` (1-based) starting at rest at `(i, −2i)`, stepped either on the
+//! hard constraints (SHAKE, RATTLE, SPOOK) or on the penalized potential `V + ½ω²|g|²` (Z&S,
+//! Z&Ss), with one sparse factorization per step whatever `n`.
+//!
+//! ```sh
+//! cargo run --release --example pendulum_chain                        # Z&S, h = 0.05, n = 10
+//! cargo run --release --example pendulum_chain -- --method shake --h 0.025
+//! cargo run --release --example pendulum_chain -- --n 10000 --t-end 1 --save-every 0.1
+//! cargo run --release --example pendulum_chain -- --figure            # Fig. 3 and its timings
+//! ```
+//!
+//! The model is the hand-written `runtime::reference::PendulumChain`; a `mechanism!` family
+//! will generate the same model (issue "Large mechanisms II").
+//!
+//! Gravity points along −y (`V = +Σ y_i`, `--gravity 1`): the paper prints `V = −Σ y_i`, which
+//! starts the chain inverted; `shared/EXPERIMENTS-M2.md` §C (ambiguity C1) resolves it to the
+//! hanging chain, and `--gravity -1` runs the printed sign. The CSV has the examples' columns,
+//! a family's named by element: `t`, `q.x[0]`, `q.y[0]`, …, `v.y[n-1]`, `energy`,
+//! `residual.position`, `residual.velocity`; the penalty methods add `energy.penalized`, the
+//! energy `T + V + ½ω²|g|²` they conserve. SHAKE's `v` is its staggered velocity `v_{k+½}`.
+//!
+//! `--figure` reproduces Fig. 3 (n = 10, T = 50; the paper gives no end time, EXPERIMENTS-M2 §C
+//! ambiguity C2): SHAKE at `h = 0.05` and `h = 0.025` and Z&S at `h = 0.05` on the `ω = 20`
+//! penalized system with `β = 0.4`, their largest position differences, and the paper's CPU
+//! times (SHAKE 16.5 s and 8.1 s against Z&S 1.1 s, in Matlab with `fsolve`) beside ours from
+//! the same run. SHAKE's positions are computed by RATTLE (the same positions, with velocities
+//! on the constraint manifold), Newton on the multipliers to `1e-12`.
+
+mod common;
+
+use std::error::Error;
+use std::fs::File;
+use std::io::BufWriter;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use common::{create_parent, exit_code, RunOptions};
+use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
+use mechanism::runtime::model::{SparseInertia, SparsePotential};
+use mechanism::runtime::reference::PendulumChain;
+use mechanism::runtime::simulation::{
+    family, Column, CsvSink, Schedule, Simulation, Sink, SparseMechanics, Table,
+};
+use mechanism::runtime::{
+    DynState, Penalized, SparseRattle, SparseShake, SparseSpook, SparseZhangSkeel,
+    SparseZhangSkeelSimplified,
+};
+
+/// Which integrator to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Method {
+    /// SHAKE on the hard constraints (Newton on the multipliers, sparse LU); v holds v_{k+½}.
+    Shake,
+    /// RATTLE on the hard constraints: SHAKE's positions, velocities on the manifold.
+    Rattle,
+    /// SPOOK (Lacoursière 2007, eq. 29) on the hard constraints, one sparse LDLᵀ per step.
+    Spook,
+    /// Full Zhang–Skeel (Tao–Owhadi eq. 3) on the penalized system, as in Fig. 3.
+    Zs,
+    /// Simplified Zhang–Skeel (Tao–Owhadi eq. 18) on the penalized system.
+    Zss,
+}
+
+impl Method {
+    /// Returns whether the method runs the penalized system.
+    fn is_penalized(self) -> bool {
+        matches!(self, Method::Zs | Method::Zss)
+    }
+
+    /// Returns the method's name for output.
+    fn label(self) -> &'static str {
+        match self {
+            Method::Shake => "SHAKE",
+            Method::Rattle => "RATTLE",
+            Method::Spook => "SPOOK",
+            Method::Zs => "Z&S",
+            Method::Zss => "Z&Ss",
+        }
+    }
+}
+
+/// Simulates Tao–Owhadi's chain of pendula and writes a CSV file.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Integrator.
+    #[arg(long, value_enum, default_value_t = Method::Zs)]
+    method: Method,
+    #[command(flatten)]
+    run: RunOptions,
+    /// Number of pendula n.
+    #[arg(long, default_value_t = 10)]
+    n: usize,
+    /// Penalty frequency ω of Z&S and Z&Ss (V + ½ω²|g|²).
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
+    omega: f64,
+    /// Parameter β of Z&S and Z&Ss.
+    #[arg(long, default_value_t = 0.4, allow_negative_numbers = true)]
+    beta: f64,
+    /// Gravity g of V = g Σ y_i; the paper's printed V = −Σ y_i is --gravity=-1.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    gravity: f64,
+    /// Reproduce Fig. 3 (SHAKE at h = 0.05 and 0.025, Z&S at 0.05; n = 10, T = 50) and its
+    /// timings instead of one run; uses --omega, --beta, --gravity and --t-end.
+    #[arg(long)]
+    figure: bool,
+}
+
+/// The settings of one run.
+struct Setup {
+    method: Method,
+    h: f64,
+    omega: f64,
+    beta: f64,
+}
+
+fn main() -> ExitCode {
+    exit_code(run(&Args::parse()))
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    if args.n == 0 {
+        return Err("--n must be at least 1".into());
+    }
+    if !(args.omega.is_finite() && args.omega > 0.0) {
+        return Err(format!("--omega must be a positive number, got {}", args.omega).into());
+    }
+    if !args.gravity.is_finite() {
+        return Err(format!("--gravity must be a finite number, got {}", args.gravity).into());
+    }
+    let chain = PendulumChain::new(args.n, 1.0, 5f64.sqrt(), args.gravity);
+    if args.figure {
+        return figure(&chain, args);
+    }
+    let setup = Setup {
+        method: args.method,
+        h: args.run.h_or(0.05),
+        omega: args.omega,
+        beta: args.beta,
+    };
+    let t_end = args.run.t_end_or(50.0);
+    let plan = args.run.plan(setup.h, t_end)?;
+    let csv = args.run.csv_or("pendulum_chain");
+    create_parent(&csv)?;
+    let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+    let sink = CsvSink::new(BufWriter::new(file));
+    let started = Instant::now();
+    let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)?;
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}, chain of n = {} pendula ({} coordinates), h = {}, t = 0 … {:.3}",
+        setup.method.label(),
+        args.n,
+        2 * args.n,
+        setup.h,
+        last.t
+    );
+    if setup.method.is_penalized() {
+        println!("  omega = {}, beta = {}", setup.omega, setup.beta);
+    }
+    println!(
+        "  {} steps in {seconds:.3} s ({:.2} µs per step per pendulum)",
+        plan.steps,
+        seconds / plan.steps as f64 / args.n as f64 * 1e6
+    );
+    println!(
+        "  bob n at ({:.4}, {:.4})",
+        last.q[2 * args.n - 2],
+        last.q[2 * args.n - 1]
+    );
+    println!("wrote {} ({rows} rows)", csv.display());
+    Ok(())
+}
+
+/// Runs `setup` on `chain` from Tao–Owhadi's start for `steps` steps through the driver into
+/// `sink` (the CSV contract; penalty methods add `energy.penalized`); returns the sink, the
+/// number of rows and the last state.
+fn simulate<K: Sink>(
+    chain: &PendulumChain,
+    setup: &Setup,
+    steps: usize,
+    schedule: Schedule,
+    sink: K,
+    progress: bool,
+) -> Result<(K, usize, DynState), Box<dyn Error>> {
+    let t_end = steps as f64 * setup.h;
+    let penalized = Penalized::new(chain.clone(), setup.omega);
+    let start = chain.tao_owhadi_state();
+    let names = family(&["x", "y"], chain.links());
+    macro_rules! drive {
+        ($model:expr, $integrator:expr, $start:expr) => {{
+            let mut run = Simulation::sparse($model, $integrator, $start, t_end, schedule)?
+                .coordinates(names)?
+                .observe(SparseMechanics::new(chain))
+                .write_to(sink);
+            if setup.method.is_penalized() {
+                run = run.observe(Column::new("energy.penalized", |s: &DynState| {
+                    penalized.kinetic_energy(&s.q, &s.v) + penalized.potential(&s.q)
+                }));
+            }
+            if progress && t_end > 1.0 {
+                run = run.with_progress("chain");
+            }
+            run.run()?;
+            let (rows, last) = (run.rows(), run.state().clone());
+            (run.into_output(), rows, last)
+        }};
+    }
+    let h = setup.h;
+    Ok(match setup.method {
+        Method::Shake => {
+            let mut shake = SparseShake::new(chain, h)?.with_tolerance(1e-12)?;
+            let mut start = start;
+            shake.stagger_velocity(chain, &mut start)?;
+            drive!(chain, shake, start)
+        }
+        Method::Rattle => drive!(
+            chain,
+            SparseRattle::new(chain, h)?.with_tolerance(1e-12)?,
+            start
+        ),
+        Method::Spook => drive!(chain, SparseSpook::new(chain, h)?, start),
+        Method::Zs => drive!(
+            &penalized,
+            SparseZhangSkeel::new(&penalized, h)?.with_beta(setup.beta)?,
+            start
+        ),
+        Method::Zss => drive!(
+            &penalized,
+            SparseZhangSkeelSimplified::new(&penalized, h)?.with_beta(setup.beta)?,
+            start
+        ),
+    })
+}
+
+/// Fig. 3: SHAKE (RATTLE's positions) at `h = 0.05` and `0.025` and Z&S at `h = 0.05` from
+/// the same start, sampled every 0.05; their largest position differences and CPU times.
+fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
+    if chain.links() != 10 {
+        println!(
+            "(the paper's Fig. 3 has n = 10; running n = {})",
+            chain.links()
+        );
+    }
+    let t_end = args.run.t_end_or(50.0);
+    let runs = [
+        (Method::Rattle, 0.05, "SHAKE h = 0.05", 8.1),
+        (Method::Rattle, 0.025, "SHAKE h = 0.025", 16.5),
+        (Method::Zs, 0.05, "Z&S h = 0.05", 1.1),
+    ];
+    let mut tables = Vec::new();
+    let mut seconds = Vec::new();
+    for &(method, h, _, _) in &runs {
+        let setup = Setup {
+            method,
+            h,
+            omega: args.omega,
+            beta: args.beta,
+        };
+        let steps = common::step_count(h, t_end)?;
+        // The timing runs write nothing (best of five); the rows come from a run every 0.05.
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let started = Instant::now();
+            let schedule = Schedule::EveryNthStep(steps);
+            simulate(chain, &setup, steps, schedule, Table::default(), false)?;
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        seconds.push(best);
+        let (table, _, _) = simulate(
+            chain,
+            &setup,
+            steps,
+            Schedule::Every(0.05),
+            Table::default(),
+            false,
+        )?;
+        tables.push(table);
+    }
+    let q_columns: Vec<usize> = (1..=2 * chain.links()).collect();
+    let largest_difference = |a: &Table, b: &Table| {
+        a.rows().zip(b.rows()).fold(0.0f64, |m, (ra, rb)| {
+            q_columns
+                .iter()
+                .fold(m, |m, &c| m.max((ra[c] - rb[c]).abs()))
+        })
+    };
+    let residual = |t: &Table| {
+        t.column("residual.position")
+            .map_or(f64::NAN, |c| c.fold(0.0, f64::max))
+    };
+    println!(
+        "## Fig. 3: chain of n = {} pendula, T = {t_end}, omega = {}, beta = {}\n",
+        chain.links(),
+        args.omega,
+        args.beta
+    );
+    println!("| quantity | ours | pilot (EXPERIMENTS-M2 §C.6, T = 50) |\n|---|---|---|");
+    println!(
+        "| max |Δq|, Z&S h = 0.05 vs SHAKE h = 0.025 | {:.4} | 0.034 |",
+        largest_difference(&tables[2], &tables[1])
+    );
+    println!(
+        "| max |Δq|, SHAKE h = 0.05 vs SHAKE h = 0.025 | {:.4} | 0.002 |",
+        largest_difference(&tables[0], &tables[1])
+    );
+    println!(
+        "| max |g| of Z&S (the penalty's stretch) | {:.2e} | 1.1e-2 |",
+        residual(&tables[2])
+    );
+    println!("\n## CPU time, the same run (ours: best of five)\n");
+    println!("| run | ours (s) | paper (s, Matlab + fsolve) | ours / Z&S | paper / Z&S |");
+    println!("|---|---|---|---|---|");
+    for (k, &(_, _, label, paper)) in runs.iter().enumerate() {
+        println!(
+            "| {label} | {:.4} | {paper} | {:.1} | {:.1} |",
+            seconds[k],
+            seconds[k] / seconds[2],
+            paper / 1.1
+        );
+    }
+    // The three runs' positions in one CSV, a row per run and time: `member,run,t,q.x[0],…`.
+    let csv = args.run.csv_or("pendulum_chain_fig3");
+    create_parent(&csv)?;
+    let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+    let positions = 1 + 2 * chain.links();
+    let mut columns = vec!["run"];
+    columns.extend(tables[0].columns()[..positions].iter().map(String::as_str));
+    let mut out = EnsembleCsv::new(BufWriter::new(file), Shard::WHOLE, &columns)?;
+    let mut cells = Vec::with_capacity(columns.len());
+    for (k, table) in tables.iter().enumerate() {
+        for row in table.rows() {
+            cells.clear();
+            cells.push(Cell::Text(runs[k].2));
+            cells.extend(row[..positions].iter().map(|&x| Cell::Number(x)));
+            out.row(k, &cells)?;
+        }
+    }
+    out.into_inner()?;
+    println!("\nwrote {}", csv.display());
+    Ok(())
+}
