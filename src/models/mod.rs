@@ -4,6 +4,7 @@
 mod double_pendulum;
 mod nonholonomic_particle;
 mod planar_oscillator;
+mod rigid_body;
 mod robot_arm;
 mod singular_mass_spring;
 mod spring_pendulum;
@@ -15,6 +16,12 @@ pub use nonholonomic_particle::NonholonomicParticle;
 /// Cuell §4.1 and §5.1: the planar harmonic oscillator, free and with `x ẋ + y ẏ = 0` as a
 /// velocity constraint.
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
+/// Rigid bodies with a unit quaternion as coordinates: the torque-free body and the heavy top
+/// about a fixed point (issue 14's checks), with the conversions between `(q, q̇)`, the body
+/// angular velocity `Ω` and the rotation matrix.
+pub use rigid_body::{
+    body_angular_velocity, quaternion_state, rotation_matrix, FreeBody, HeavyTop,
+};
 /// Ascher–Chin–Petzold–Reich (1995) §6, Example 2: the two-link planar robot arm (`M`, `f` of
 /// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,
 /// Table 6.1) or at the prescribed height `y2 = sin²(ωt)` (Case II, Tables 6.2–6.3).
