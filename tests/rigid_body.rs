@@ -2,12 +2,19 @@
 //! `models::HeavyTop`): the torque-free body's `Ω(t)` against its closed form in Jacobi elliptic
 //! functions (Landau–Lifshitz §37), fourth order for RK4 with S-both², 1e-9 reached by DOPRI5,
 //! second order and exact energy for Livens; the heavy top's invariants (energy, the angular
-//! momentum about the vertical, the spin `Ω₃` of a symmetric top) and `|q| = 1`.
+//! momentum about the vertical, the spin `Ω₃` of a symmetric top) and `|q| = 1`; the heavy top
+//! with its rotation matrix as coordinates (`models::HeavyTopMatrix`) under RATTLE, SHAKE and
+//! SPOOK against the quaternion form at a tight tolerance.
 
-use mechanism::models::{body_angular_velocity, rotation_matrix, FreeBody, HeavyTop};
+use mechanism::models::{
+    body_angular_velocity, matrix_angular_velocity, rotation_matrix, FreeBody, HeavyTop,
+    HeavyTopMatrix,
+};
 use mechanism::runtime::integrators::stabilized::{DOPRI5, RK4};
+use mechanism::runtime::simulation::{Schedule, Simulation};
 use mechanism::runtime::{
-    observers, Dopri5, Integrator, Livens, PostStabilization, StabilizedRk, State,
+    observers, Dopri5, Integrator, Livens, PostStabilization, Rattle, Shake, Spook, StabilizedRk,
+    State,
 };
 
 /// Returns `(sn, cn, dn)(u | m)` by the descending Landen transformation (the arithmetic-
@@ -258,4 +265,154 @@ fn the_heavy_top_keeps_its_invariants() {
     );
     assert!(drift[0] < 1e-12, "energy drift {:e}", drift[0]);
     assert!(drift[1] < 1e-2 && drift[2] < 1e-2, "{drift:?}");
+}
+
+/// The heavy top's rotation matrix and body angular velocity at `t_end` from the quaternion
+/// form under DOPRI5 at tolerance 1e-12: the reference of the matrix form.
+fn top_reference(t_end: f64) -> ([[f64; 3]; 3], [f64; 3]) {
+    let model = HeavyTop::default();
+    let dopri = Dopri5::<4, 1>::new(DOPRI5, 1e-12, 1e-12)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    // The driver reports t_end exactly, from DOPRI5's dense output.
+    let schedule = Schedule::At(vec![t_end]);
+    let mut run =
+        Simulation::adaptive(&model, dopri, HeavyTop::initial_state(), t_end, schedule).unwrap();
+    run.run().unwrap();
+    let table = run.into_output();
+    let row = table.row(table.len() - 1).unwrap();
+    assert_eq!(row[0], t_end);
+    let (q, v) = (&row[1..5], &row[5..9]);
+    (rotation_matrix(q), body_angular_velocity(q, v))
+}
+
+/// Steps the matrix-form top with `integrator` for `steps` steps and returns the final state,
+/// the largest `max |RᵀR − I|` and the largest energy error on the way.
+fn run_matrix_top<I: Integrator<HeavyTopMatrix, 9>>(
+    mut integrator: I,
+    steps: usize,
+) -> (State<9>, f64, f64) {
+    let model = HeavyTopMatrix::default();
+    let mut state = HeavyTopMatrix::initial_state();
+    let e0 = observers::energy(&model, &state);
+    let (mut orthogonality, mut energy) = (0.0f64, 0.0f64);
+    for _ in 0..steps {
+        integrator.step(&model, &mut state).unwrap();
+        let r = &state.q;
+        for j in 0..3 {
+            for k in 0..3 {
+                let dot: f64 = (0..3).map(|i| r[3 * i + j] * r[3 * i + k]).sum();
+                let delta = if j == k { 1.0 } else { 0.0 };
+                orthogonality = orthogonality.max((dot - delta).abs());
+            }
+        }
+        energy = energy.max((observers::energy(&model, &state) - e0).abs());
+    }
+    (state, orthogonality, energy)
+}
+
+/// Returns `max |R − R_ref|` and `max |Ω − Ω_ref|` of a matrix-form state.
+fn matrix_error(state: &State<9>, reference: &([[f64; 3]; 3], [f64; 3])) -> (f64, f64) {
+    let mut r_error = 0.0f64;
+    for i in 0..3 {
+        for j in 0..3 {
+            r_error = r_error.max((state.q[3 * i + j] - reference.0[i][j]).abs());
+        }
+    }
+    let omega = matrix_angular_velocity(state.q.as_slice(), state.v.as_slice());
+    let omega_error = (0..3).fold(0.0f64, |m, k| m.max((omega[k] - reference.1[k]).abs()));
+    (r_error, omega_error)
+}
+
+#[test]
+fn the_matrix_form_matches_the_quaternion_form_at_the_start() {
+    let (matrix, quaternion) = (HeavyTopMatrix::initial_state(), HeavyTop::initial_state());
+    let r = rotation_matrix(quaternion.q.as_slice());
+    for (entry, expected) in matrix.q.iter().zip(r.iter().flatten()) {
+        assert!((entry - expected).abs() < 1e-15);
+    }
+    let omega = matrix_angular_velocity(matrix.q.as_slice(), matrix.v.as_slice());
+    assert_eq!(omega, [0.0, 0.0, 20.0]);
+    let e_matrix = observers::energy(&HeavyTopMatrix::default(), &matrix);
+    let e_quaternion = observers::energy(&HeavyTop::default(), &quaternion);
+    assert!(
+        (e_matrix - e_quaternion).abs() < 1e-12,
+        "{e_matrix} vs {e_quaternion}"
+    );
+}
+
+#[test]
+fn rattle_steps_the_matrix_top_at_second_order_on_so3() {
+    let t_end = 1.0;
+    let reference = top_reference(t_end);
+    let hs = [0.002, 0.001];
+    let mut errors = [0.0; 2];
+    for (k, &h) in hs.iter().enumerate() {
+        let steps = (t_end / h).round() as usize;
+        let rattle = Rattle::<9, 6>::new(h)
+            .unwrap()
+            .with_tolerance(1e-13)
+            .unwrap();
+        let (state, orthogonality, energy) = run_matrix_top(rattle, steps);
+        let (r_error, omega_error) = matrix_error(&state, &reference);
+        println!(
+            "RATTLE h = {h}: max |R − R_ref| {r_error:.2e}, |Ω − Ω_ref| {omega_error:.2e}, \
+             max |RᵀR − I| {orthogonality:.1e}, max |E − E0| {energy:.2e}"
+        );
+        assert!(orthogonality < 1e-12, "RᵀR − I = {orthogonality:e}");
+        errors[k] = omega_error.max(r_error);
+    }
+    let order = slope(hs, errors);
+    assert!(order > 1.8 && order < 2.3, "order {order}");
+}
+
+#[test]
+fn shake_has_rattles_positions_and_spook_stays_near_so3() {
+    let (h, steps) = (0.001, 2000);
+    let rattle = Rattle::<9, 6>::new(h)
+        .unwrap()
+        .with_tolerance(1e-13)
+        .unwrap();
+    let (rattle_state, _, rattle_energy) = run_matrix_top(rattle, steps);
+    let model = HeavyTopMatrix::default();
+    let mut shake = Shake::<9, 6>::new(h)
+        .unwrap()
+        .with_tolerance(1e-13)
+        .unwrap();
+    let mut start = HeavyTopMatrix::initial_state();
+    shake.stagger_velocity(&model, &mut start).unwrap();
+    let mut state = start;
+    for _ in 0..steps {
+        shake.step(&model, &mut state).unwrap();
+    }
+    let gap = (0..9).fold(0.0f64, |m, i| m.max((state.q[i] - rattle_state.q[i]).abs()));
+    println!("SHAKE vs RATTLE positions after {steps} steps: {gap:.1e}");
+    assert!(gap < 1e-9, "SHAKE and RATTLE positions differ by {gap:e}");
+    // RATTLE's energy error is bounded by its O(h²) over two seconds (≈ 6 spins).
+    assert!(
+        rattle_energy < 1e-3 * 85.0,
+        "RATTLE energy error {rattle_energy:e}"
+    );
+
+    // SPOOK (ε = 1e-8, τ = 2h): its violation of RᵀR = I is of order h² (the spin's
+    // centripetal acceleration, ω² ≈ 400, is what it lags behind by), and the motion converges
+    // at least at first order, the method's guarantee (second order is measured here).
+    let reference = top_reference(1.0);
+    let hs = [0.001, 0.0005];
+    let (mut violations, mut errors) = ([0.0; 2], [0.0; 2]);
+    for (k, &h) in hs.iter().enumerate() {
+        let spook = Spook::<9, 6>::new(h).unwrap();
+        let (state, orthogonality, _) = run_matrix_top(spook, (1.0 / h).round() as usize);
+        let (r_error, omega_error) = matrix_error(&state, &reference);
+        println!(
+            "SPOOK h = {h}: max |RᵀR − I| {orthogonality:.2e}, |R − R_ref| {r_error:.2e}, \
+             |Ω − Ω_ref| {omega_error:.2e}"
+        );
+        violations[k] = orthogonality;
+        errors[k] = r_error.max(omega_error);
+    }
+    let (violation_order, order) = (slope(hs, violations), slope(hs, errors));
+    println!("SPOOK: violation order {violation_order:.2}, error order {order:.2}");
+    assert!(violation_order > 1.8, "violation order {violation_order}");
+    assert!(order > 0.8, "order {order}");
 }

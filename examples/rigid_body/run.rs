@@ -1,23 +1,29 @@
 //! What `free_body` and `heavy_top` share: a rigid body as a unit quaternion `(w, x, y, z)`
-//! (`mechanism::models::{FreeBody, HeavyTop}`), the methods that step it, and the columns
-//! `omega.*` (body frame), `R.*` (world from body, row by row) and the world angular momentum
-//! `L.*`.
+//! (`mechanism::models::{FreeBody, HeavyTop}`) or as its rotation matrix
+//! (`mechanism::models::HeavyTopMatrix`), the methods that step it, and the columns `omega.*`
+//! (body frame), `R.*` (world from body, row by row) and the world angular momentum `L.*`.
 //!
-//! The methods are those the models are compiled for: Livens/Gonzalez, and the index-1
-//! Runge–Kutta methods with a stabilization (RK4 at a fixed step, DOPRI5 with error control).
-//! RATTLE, SHAKE and SPOOK assume a constant mass matrix, and a quaternion's is not; the macro
-//! refuses them for these models.
+//! The methods are those the models are compiled for: Livens/Gonzalez and the index-1
+//! Runge–Kutta methods with a stabilization (RK4 at a fixed step, DOPRI5 with error control)
+//! for both forms; RATTLE, SHAKE and SPOOK for the matrix form only. They assume a constant
+//! mass matrix, which the matrix form has and a quaternion's has not; the macro refuses them
+//! for the quaternion models.
+
+// Each example uses part of it.
+#![allow(dead_code)]
 
 use std::error::Error;
 
 use crate::common::stabilization::Stabilization;
 use crate::common::{self, Column, RunOptions, Trajectory};
 use clap::ValueEnum;
-use mechanism::models::{body_angular_velocity, rotation_matrix};
+use mechanism::models::{
+    body_angular_velocity, matrix_angular_velocity, rotation_matrix, HeavyTopMatrix,
+};
 use mechanism::runtime::integrators::stabilized::{DOPRI5, RK4};
 use mechanism::runtime::{
     AppliedForces, Configuration, Dopri5, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
-    Integrator, Livens, Potential, StabilizedRk, State,
+    Integrator, Livens, Potential, Rattle, Shake, Spook, StabilizedRk, State,
 };
 
 /// Which integrator steps the body.
@@ -29,6 +35,12 @@ pub enum Method {
     Rk4,
     /// Dormand–Prince 5(4) with error control (`--rtol`, `--atol`) and `--stabilization`.
     Dopri5,
+    /// RATTLE, Newton on the multipliers to 1e-13 (rotation-matrix form only).
+    Rattle,
+    /// SHAKE, Newton on the multipliers to 1e-13; v holds Ṙ_{k+½} (rotation-matrix form only).
+    Shake,
+    /// SPOOK (Lacoursière 2007, ε = 1e-8, τ = 2h; rotation-matrix form only).
+    Spook,
 }
 
 /// The command line shared by the rigid-body examples.
@@ -65,6 +77,9 @@ impl Options {
             .map_or_else(String::new, |v| v.get_name().to_string());
         match self.method {
             Method::Livens => format!("Livens, h = {h}"),
+            Method::Rattle => format!("RATTLE, h = {h}"),
+            Method::Shake => format!("SHAKE, h = {h}"),
+            Method::Spook => format!("SPOOK, h = {h}"),
             Method::Rk4 => format!("RK4, h = {h}, {stabilization}"),
             Method::Dopri5 => format!(
                 "DOPRI5, rtol = {:.1e}, atol = {:.1e}, {stabilization}",
@@ -79,83 +94,116 @@ impl Options {
     }
 }
 
-/// The model capabilities the methods need.
-pub trait Body:
-    InertiaGradient<4>
-    + Potential<4>
-    + HolonomicKinematics<4, 1>
-    + AppliedForces<4>
-    + Configuration<4>
-    + Holonomic<4, 1>
-    + Inertia<4>
-    + Sync
+/// A rigid body with `N` coordinates and `M` constraint rows, with the model capabilities the
+/// methods need and the conversions of its coordinates.
+pub trait Body<const N: usize, const M: usize>:
+    InertiaGradient<N>
+    + Potential<N>
+    + HolonomicKinematics<N, M>
+    + AppliedForces<N>
+    + Configuration<N>
+    + Holonomic<N, M>
+    + Inertia<N>
 {
     /// Returns the principal moments of inertia `(I₁, I₂, I₃)`.
     fn moments(&self) -> [f64; 3];
+    /// Returns the rotation matrix (world from body) of the coordinates `q`.
+    fn rotation(&self, q: &[f64]) -> [[f64; 3]; 3];
+    /// Returns the body angular velocity at `(q, v)`.
+    fn omega(&self, q: &[f64], v: &[f64]) -> [f64; 3];
 }
 
-impl Body for mechanism::models::FreeBody {
+/// Implements [`Body`] for a quaternion model.
+macro_rules! quaternion_body {
+    ($model:ty) => {
+        impl Body<4, 1> for $model {
+            fn moments(&self) -> [f64; 3] {
+                [self.i1, self.i2, self.i3]
+            }
+            fn rotation(&self, q: &[f64]) -> [[f64; 3]; 3] {
+                rotation_matrix(q)
+            }
+            fn omega(&self, q: &[f64], v: &[f64]) -> [f64; 3] {
+                body_angular_velocity(q, v)
+            }
+        }
+    };
+}
+quaternion_body!(mechanism::models::FreeBody);
+quaternion_body!(mechanism::models::HeavyTop);
+
+impl Body<9, 6> for HeavyTopMatrix {
     fn moments(&self) -> [f64; 3] {
         [self.i1, self.i2, self.i3]
     }
-}
-
-impl Body for mechanism::models::HeavyTop {
-    fn moments(&self) -> [f64; 3] {
-        [self.i1, self.i2, self.i3]
+    fn rotation(&self, q: &[f64]) -> [[f64; 3]; 3] {
+        [0, 1, 2].map(|i| [q[3 * i], q[3 * i + 1], q[3 * i + 2]])
+    }
+    fn omega(&self, q: &[f64], v: &[f64]) -> [f64; 3] {
+        matrix_angular_velocity(q, v)
     }
 }
 
 /// Returns the world angular momentum `L = R I Ω` of `state`.
-pub fn angular_momentum<B: Body>(body: &B, state: &State<4>) -> [f64; 3] {
-    let omega = body_angular_velocity(state.q.as_slice(), state.v.as_slice());
-    let r = rotation_matrix(state.q.as_slice());
+pub fn angular_momentum<B: Body<N, M>, const N: usize, const M: usize>(
+    body: &B,
+    state: &State<N>,
+) -> [f64; 3] {
+    let omega = body.omega(state.q.as_slice(), state.v.as_slice());
+    let r = body.rotation(state.q.as_slice());
     let i = body.moments();
     [0, 1, 2].map(|row| (0..3).map(|k| r[row][k] * i[k] * omega[k]).sum())
 }
 
 /// The columns after the CSV contract's: `omega.x`, `omega.y`, `omega.z` (body frame),
 /// `R.xx`, …, `R.zz` (world from body, row by row), `L.x`, `L.y`, `L.z` (world angular
-/// momentum), `q.norm` (`|q|`).
-fn columns<'a, I, B: Body>(body: &'a B) -> Vec<Column<'a, I, 4>> {
+/// momentum), and for a quaternion `q.norm` (`|q|`).
+fn columns<'a, I, B, const N: usize, const M: usize>(body: &'a B) -> Vec<Column<'a, I, N>>
+where
+    B: Body<N, M>,
+{
     let mut columns = Vec::new();
     for (k, axis) in ["x", "y", "z"].into_iter().enumerate() {
         columns.push(Column::new(
             format!("omega.{axis}"),
-            move |_: &I, s: &State<4>| body_angular_velocity(s.q.as_slice(), s.v.as_slice())[k],
+            move |_: &I, s: &State<N>| body.omega(s.q.as_slice(), s.v.as_slice())[k],
         ));
     }
     for (row, r) in ["x", "y", "z"].into_iter().enumerate() {
         for (col, c) in ["x", "y", "z"].into_iter().enumerate() {
             columns.push(Column::new(
                 format!("R.{r}{c}"),
-                move |_: &I, s: &State<4>| rotation_matrix(s.q.as_slice())[row][col],
+                move |_: &I, s: &State<N>| body.rotation(s.q.as_slice())[row][col],
             ));
         }
     }
     for (k, axis) in ["x", "y", "z"].into_iter().enumerate() {
         columns.push(Column::new(
             format!("L.{axis}"),
-            move |_: &I, s: &State<4>| angular_momentum(body, s)[k],
+            move |_: &I, s: &State<N>| angular_momentum(body, s)[k],
         ));
     }
-    columns.push(Column::new("q.norm", |_: &I, s: &State<4>| s.q.norm()));
+    if N == 4 {
+        columns.push(Column::new("q.norm", |_: &I, s: &State<N>| s.q.norm()));
+    }
     columns
 }
 
-/// Runs the method of `options` on `body` from `initial` to `t_end` (fixed-step methods at
-/// step `h`), writing the CSV contract's columns, then [`columns`]; `energy.generalized` for
-/// Livens, `h` for DOPRI5.
-pub fn simulate<B: Body>(
+/// Runs the method of `options` (Livens, RK4 or DOPRI5) on `body` from `initial` to `t_end`
+/// (fixed-step methods at step `h`), writing the CSV contract's columns, then [`columns`];
+/// `energy.generalized` for Livens, `h` for DOPRI5. RATTLE, SHAKE and SPOOK are
+/// [`simulate_projected`]'s.
+pub fn simulate<B, const N: usize, const M: usize>(
     options: &Options,
     body: &B,
-    initial: State<4>,
+    initial: State<N>,
     h: f64,
     t_end: f64,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
-    Livens<4, 1>: Integrator<B, 4>,
-    StabilizedRk<4, 1, 4>: Integrator<B, 4>,
+    B: Body<N, M>,
+    Livens<N, M>: Integrator<B, N>,
+    StabilizedRk<N, M, 4>: Integrator<B, N>,
 {
     let (baumgarte, post) = options
         .stabilization
@@ -165,20 +213,20 @@ where
             let plan = options.run.plan(h, t_end)?;
             let mut extra = vec![Column::new(
                 "energy.generalized",
-                |i: &Livens<4, 1>, s: &State<4>| i.generalized_energy(body, s),
+                |i: &Livens<N, M>, s: &State<N>| i.generalized_energy(body, s),
             )];
             extra.extend(columns(body));
             common::simulate(Livens::new(h)?, body, body, initial, &plan, extra)
         }
         Method::Rk4 => {
             let plan = options.run.plan(h, t_end)?;
-            let rk4 = StabilizedRk::<4, 1, 4>::new(RK4, h)?
+            let rk4 = StabilizedRk::<N, M, 4>::new(RK4, h)?
                 .with_baumgarte(baumgarte)
                 .with_post_stabilization(post);
             common::simulate(rk4, body, body, initial, &plan, columns(body))
         }
         Method::Dopri5 => {
-            let mut dopri = Dopri5::<4, 1>::new(DOPRI5, options.rtol, options.atol())?
+            let mut dopri = Dopri5::<N, M>::new(DOPRI5, options.rtol, options.atol())?
                 .with_baumgarte(baumgarte)
                 .with_post_stabilization(post);
             if let Some(h) = options.run.h {
@@ -193,6 +241,39 @@ where
                 options.run.schedule()?,
             )
         }
+        Method::Rattle | Method::Shake | Method::Spook => Err(format!(
+            "--method {:?} needs a constant mass matrix, which the quaternion form lacks; \
+             use --method livens, rk4 or dopri5 (heavy_top also takes --coordinates matrix)",
+            options.method
+        )
+        .to_lowercase()
+        .into()),
+    }
+}
+
+/// Runs RATTLE, SHAKE or SPOOK (`options.method`) on the rotation-matrix top, or
+/// [`simulate`] for the other methods.
+pub fn simulate_projected(
+    options: &Options,
+    top: &HeavyTopMatrix,
+    initial: State<9>,
+    h: f64,
+    t_end: f64,
+) -> Result<Trajectory, Box<dyn Error>> {
+    let plan = options.run.plan(h, t_end)?;
+    match options.method {
+        Method::Rattle => {
+            let rattle = Rattle::<9, 6>::new(h)?.with_tolerance(1e-13)?;
+            common::simulate(rattle, top, top, initial, &plan, columns(top))
+        }
+        Method::Shake => {
+            let mut shake = Shake::<9, 6>::new(h)?.with_tolerance(1e-13)?;
+            let mut start = initial;
+            shake.stagger_velocity(top, &mut start)?;
+            common::simulate(shake, top, top, start, &plan, columns(top))
+        }
+        Method::Spook => common::simulate(Spook::new(h)?, top, top, initial, &plan, columns(top)),
+        _ => simulate(options, top, initial, h, t_end),
     }
 }
 

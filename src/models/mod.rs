@@ -16,11 +16,13 @@ pub use nonholonomic_particle::NonholonomicParticle;
 /// Cuell §4.1 and §5.1: the planar harmonic oscillator, free and with `x ẋ + y ẏ = 0` as a
 /// velocity constraint.
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
-/// Rigid bodies with a unit quaternion as coordinates: the torque-free body and the heavy top
-/// about a fixed point (issue 14's checks), with the conversions between `(q, q̇)`, the body
-/// angular velocity `Ω` and the rotation matrix.
+/// Rigid bodies with a unit quaternion as coordinates (the torque-free body and the heavy top
+/// about a fixed point, issue 14's checks) or with the rotation matrix (the heavy top for
+/// RATTLE, SHAKE and SPOOK), with the conversions between the coordinates, the body angular
+/// velocity `Ω` and the rotation matrix.
 pub use rigid_body::{
-    body_angular_velocity, quaternion_state, rotation_matrix, FreeBody, HeavyTop,
+    body_angular_velocity, matrix_angular_velocity, matrix_state, quaternion_state,
+    rotation_matrix, FreeBody, HeavyTop, HeavyTopMatrix,
 };
 /// Ascher–Chin–Petzold–Reich (1995) §6, Example 2: the two-link planar robot arm (`M`, `f` of
 /// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,

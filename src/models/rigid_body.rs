@@ -81,6 +81,78 @@ mechanism! {
     }
 }
 
+mechanism! {
+    /// The heavy top of [`HeavyTop`] with its rotation matrix `R` (world from body) as nine
+    /// coordinates `r_ij` (row `i`, column `j`) held on SO(3) by the six rows of `RᵀR = I`,
+    /// the formulation of RATTLE for rigid bodies (McLachlan & Scovel 1995; Hairer–Lubich–
+    /// Wanner, *Geometric Numerical Integration*, §VII.5): with `J = ½ tr(I) 1 − I`,
+    /// `T = ½ ΩᵀIΩ = ½ tr(Ṙ J Ṙᵀ) = ½ Σ_k J_k |ċ_k|²` for the columns `c_k` of `R`, a constant
+    /// diagonal mass matrix, so that RATTLE, SHAKE and SPOOK step it. `J_k > 0` needs the
+    /// strict triangle inequality `I_k < I_j + I_l` (not a flat body); here `J = (0.2, 0.2,
+    /// 0.8)`. The potential is `m g l (R e₃)·e_z = m g l r_zz`.
+    pub struct HeavyTopMatrix {
+        coordinates: [r_xx, r_xy, r_xz, r_yx, r_yy, r_yz, r_zx, r_zy, r_zz],
+        parameters: {
+            /// Moment of inertia about the first body axis through the fixed point.
+            i1 = 1.0,
+            /// Moment of inertia about the second body axis through the fixed point.
+            i2 = 1.0,
+            /// Moment of inertia about the symmetry axis.
+            i3 = 0.4,
+            /// The product `m g l` of weight and distance of the centre of mass.
+            mgl = 4.905,
+        },
+        kinetic: 0.25 * (i2 + i3 - i1) * (dot(r_xx).powi(2) + dot(r_yx).powi(2) + dot(r_zx).powi(2))
+            + 0.25 * (i1 + i3 - i2) * (dot(r_xy).powi(2) + dot(r_yy).powi(2) + dot(r_zy).powi(2))
+            + 0.25 * (i1 + i2 - i3) * (dot(r_xz).powi(2) + dot(r_yz).powi(2) + dot(r_zz).powi(2)),
+        potential: mgl * r_zz,
+        holonomic: {
+            /// The first column has unit length.
+            c11: r_xx.powi(2) + r_yx.powi(2) + r_zx.powi(2) - 1.0,
+            /// The second column has unit length.
+            c22: r_xy.powi(2) + r_yy.powi(2) + r_zy.powi(2) - 1.0,
+            /// The third column has unit length.
+            c33: r_xz.powi(2) + r_yz.powi(2) + r_zz.powi(2) - 1.0,
+            /// The first and second columns are orthogonal.
+            c12: r_xx * r_xy + r_yx * r_yy + r_zx * r_zy,
+            /// The first and third columns are orthogonal.
+            c13: r_xx * r_xz + r_yx * r_yz + r_zx * r_zz,
+            /// The second and third columns are orthogonal.
+            c23: r_xy * r_xz + r_yy * r_yz + r_zy * r_zz,
+        },
+        integrators: [rattle, shake, spook, livens, rk],
+    }
+}
+
+/// Returns the state of a body with rotation matrix `r` (world from body, row by row) and body
+/// angular velocity `omega`: `Ṙ = R Ω̂`, at time 0, as the nine coordinates of
+/// [`HeavyTopMatrix`].
+pub fn matrix_state(r: [[f64; 3]; 3], omega: [f64; 3]) -> crate::runtime::State<9> {
+    let [a, b, c] = omega;
+    let hat = [[0.0, -c, b], [c, 0.0, -a], [-b, a, 0.0]];
+    let mut q = [0.0; 9];
+    let mut v = [0.0; 9];
+    for i in 0..3 {
+        for j in 0..3 {
+            q[3 * i + j] = r[i][j];
+            v[3 * i + j] = (0..3).map(|k| r[i][k] * hat[k][j]).sum();
+        }
+    }
+    crate::runtime::State::new(0.0, q, v)
+}
+
+/// Returns the body angular velocity of the rotation matrix `r` moving at `rdot` (both nine
+/// values, row by row): `Ω = vee(skew(RᵀṘ))`, the inverse of [`matrix_state`] on SO(3).
+pub fn matrix_angular_velocity(r: &[f64], rdot: &[f64]) -> [f64; 3] {
+    // (RᵀṘ)_jk = Σ_i R_ij Ṙ_ik.
+    let w = |j: usize, k: usize| (0..3).map(|i| r[3 * i + j] * rdot[3 * i + k]).sum::<f64>();
+    [
+        0.5 * (w(2, 1) - w(1, 2)),
+        0.5 * (w(0, 2) - w(2, 0)),
+        0.5 * (w(1, 0) - w(0, 1)),
+    ]
+}
+
 /// Returns the state of a body with orientation `q` (a unit quaternion `(w, x, y, z)`, world
 /// from body) and body angular velocity `omega`: `q̇ = ½ q ⊗ (0, Ω)`, at time 0.
 pub fn quaternion_state(q: [f64; 4], omega: [f64; 3]) -> crate::runtime::State<4> {
@@ -135,6 +207,18 @@ impl FreeBody {
     /// `Ω = (1, 0, 1)` (body frame).
     pub fn initial_state() -> crate::runtime::State<4> {
         quaternion_state([1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 1.0])
+    }
+}
+
+impl HeavyTopMatrix {
+    /// Returns [`HeavyTop::initial_state`] as a rotation matrix: tilted by 0.3 rad about the
+    /// world's x axis, spinning at `Ω = (0, 0, 20)`.
+    pub fn initial_state() -> crate::runtime::State<9> {
+        let (s, c) = 0.3f64.sin_cos();
+        matrix_state(
+            [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
+            [0.0, 0.0, 20.0],
+        )
     }
 }
 
