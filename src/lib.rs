@@ -93,6 +93,8 @@
 extern crate self as mechanism;
 
 pub mod models;
+#[cfg(feature = "pictures")]
+pub mod pictures;
 
 #[doc = include_str!("language.md")]
 pub use mechanism_macros::mechanism;
