@@ -7,6 +7,7 @@
 //! cargo run --release --example double_pendulum                      # SPOOK, h = 1/60
 //! cargo run --release --example double_pendulum -- --method zs --h 0.1 --omega 20
 //! cargo run --release --example double_pendulum -- --compare
+//! cargo run --release --example double_pendulum -- --animate out/double_pendulum.gif
 //! ```
 //!
 //! Methods on the hard constraints: `spook`, `shake`, `rattle`, `livens`. Methods on the
@@ -30,6 +31,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::DoublePendulum;
+use mechanism::pictures::{Frame, Sketch};
 use mechanism::runtime::{
     observers, Holonomic, Livens, Newmark, NewmarkOneIteration, Penalized, PushForwardNewmark,
     Rattle, SVector, Shake, Spook, State, SymplecticEuler, Verlet, ZhangSkeel,
@@ -170,6 +172,8 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             common::max_deviation(&penalized)
         );
     }
+    args.run
+        .draw_motion(&format!("double pendulum, {title}"), &trajectory.table, &scene())?;
     common::write_outputs(
         &args.run.csv_or("double_pendulum"),
         &args.run.png_or("double_pendulum"),
@@ -177,6 +181,16 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &trajectory,
         &trajectory.table,
     )
+}
+
+/// Returns what to draw of `q = (x1, y1, x2, y2)`: the rods from the pivot at the origin, the
+/// two masses.
+fn scene() -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    Sketch::new(|_t, q, frame| {
+        let (p1, p2) = ((q[0], q[1]), (q[2], q[3]));
+        frame.anchor((0.0, 0.0)).link((0.0, 0.0), p1).link(p1, p2);
+        frame.body(p1).body(p2);
+    })
 }
 
 /// Runs `method` as `plan` says from Tao–Owhadi's initial state.

@@ -228,7 +228,10 @@ pub fn trajectory_plot(
     let root = canvas(path, size)?;
     let t = rows.times();
     let (t0, t1) = (t[0], t[t.len() - 1]);
-    let area = root.titled(&format!("{title}: paths, t = {t0} … {t1}"), (FONT, 20))?;
+    let area = root.titled(
+        &format!("{title}: paths, t = {} … {}", short(t0), short(t1)),
+        (FONT, 20),
+    )?;
     let mut chart = chart(&area, &bounds)?;
     rows.draw(scene, 0, &mut q, &mut frame)?;
     draw_frame(&mut chart, &frame, GREY, false)?;
@@ -239,6 +242,17 @@ pub fn trajectory_plot(
     rows.draw(scene, table.len() - 1, &mut q, &mut frame)?;
     draw_frame(&mut chart, &frame, BLACK, true)?;
     present(&root, path)
+}
+
+/// Formats a time with at most six decimals, without trailing zeros.
+fn short(x: f64) -> String {
+    let text = format!("{x:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.into()
+    }
 }
 
 /// Fails unless both sides of `size` are at least 100 pixels.
@@ -292,7 +306,9 @@ impl fmt::Display for AnimationSummary {
         write!(
             f,
             "{} frames, one every {} time units, shown {} ms each",
-            self.frames, self.interval, self.delay_ms
+            self.frames,
+            short(self.interval),
+            self.delay_ms
         )?;
         if let Some(wanted) = self.capped_from {
             write!(f, " (capped from {wanted} frames)")?;
