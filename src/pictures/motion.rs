@@ -143,18 +143,20 @@ fn sizes(frame: &Frame) -> (u32, u32) {
     (width, radius)
 }
 
-/// Draws the guides, links, anchors and bodies of `frame` on `chart`; links in `link`.
+/// Draws the links (in `link`) and anchors of `frame` on `chart`, with its guides and bodies if
+/// asked (`(guides, bodies)`).
 fn draw_frame<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     frame: &Frame,
     link: RGBColor,
-    bodies: bool,
+    (guides, bodies): (bool, bool),
 ) -> Result<(), PictureError>
 where
     DB::ErrorType: 'static,
 {
     let (width, radius) = sizes(frame);
-    for guide in frame.guides() {
+    let guides = if guides { frame.guides() } else { &[] };
+    for guide in guides {
         chart.draw_series(LineSeries::new(guide.iter().copied(), GREY.stroke_width(2)))?;
     }
     chart.draw_series(
@@ -228,20 +230,25 @@ pub fn trajectory_plot(
     let root = canvas(path, size)?;
     let t = rows.times();
     let (t0, t1) = (t[0], t[t.len() - 1]);
-    let area = root.titled(
-        &format!("{title}: paths, t = {} … {}", short(t0), short(t1)),
-        (FONT, 20),
-    )?;
+    let title = format!("{title}: paths, t = {} … {}", short(t0), short(t1));
+    let area = root.titled(&title, (FONT, title_size(&title, size.0)))?;
     let mut chart = chart(&area, &bounds)?;
     rows.draw(scene, 0, &mut q, &mut frame)?;
-    draw_frame(&mut chart, &frame, GREY, false)?;
+    draw_frame(&mut chart, &frame, GREY, (true, false))?;
     for (k, points) in paths.into_iter().enumerate() {
         let color = PATHS[k % PATHS.len()];
         chart.draw_series(LineSeries::new(points, color.stroke_width(2)))?;
     }
     rows.draw(scene, table.len() - 1, &mut q, &mut frame)?;
-    draw_frame(&mut chart, &frame, BLACK, true)?;
+    draw_frame(&mut chart, &frame, BLACK, (false, true))?;
     present(&root, path)
+}
+
+/// Returns the font size (at most 20) at which `title` fits across `width` pixels.
+fn title_size(title: &str, width: u32) -> u32 {
+    // DejaVu Sans averages a little over half the font size per character.
+    let chars = title.chars().count().max(1) as f64;
+    (f64::from(width) / (0.56 * chars)).clamp(9.0, 20.0) as u32
 }
 
 /// Formats a time with at most six decimals, without trailing zeros.
@@ -427,8 +434,14 @@ impl Animation {
         for &i in &plan.rows {
             let t = rows.draw(scene, i, &mut q, &mut frame)?;
             root.fill(&WHITE)?;
-            let area = root.titled(&format!("{}    t = {t:.decimals$}", self.title), (FONT, 20))?;
+            let area = root.titled(&self.title, (FONT, title_size(&self.title, self.size.0)))?;
             let mut chart = chart(&area, &bounds)?;
+            let (corner, _) = chart.plotting_area().get_pixel_range();
+            root.draw(&Text::new(
+                format!("t = {t:.decimals$}"),
+                (corner.start + 8, (self.size.1 - area.dim_in_pixel().1) as i32 + 16),
+                (FONT, 20),
+            ))?;
             if self.trails {
                 trails.resize(trails.len().max(frame.bodies().len()), Vec::new());
                 for (trail, &p) in trails.iter_mut().zip(frame.bodies()) {
@@ -439,7 +452,7 @@ impl Animation {
                     chart.draw_series(LineSeries::new(trail.iter().copied(), color))?;
                 }
             }
-            draw_frame(&mut chart, &frame, BLACK, true)?;
+            draw_frame(&mut chart, &frame, BLACK, (true, true))?;
             root.present().map_err(|e| io_error(path, e))?;
         }
         Ok(AnimationSummary {
@@ -577,7 +590,7 @@ mod tests {
             let root = BitMapBackend::with_buffer(&mut buffer, (w, h)).into_drawing_area();
             root.fill(&WHITE).unwrap();
             let mut chart = chart(&root, &bounds).unwrap();
-            draw_frame(&mut chart, &frame, BLACK, true).unwrap();
+            draw_frame(&mut chart, &frame, BLACK, (true, true)).unwrap();
             root.present().unwrap();
         }
         // The plotting area's pixels, from the layout constants, and the expected position.
