@@ -138,7 +138,11 @@ where
 
 /// Returns how thick to draw the links and how large the markers, from how many there are.
 fn sizes(frame: &Frame) -> (u32, u32) {
-    let width = if frame.links().len() > 100 { 1 } else { 3 };
+    let width = match frame.links().len() {
+        0..=20 => 3,
+        21..=100 => 2,
+        _ => 1,
+    };
     let radius = if frame.bodies().len() > 50 { 2 } else { 5 };
     (width, radius)
 }
