@@ -146,6 +146,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         ..DoublePendulum::default()
     };
     if args.compare {
+        args.run.refuse_motion(
+            "double_pendulum --compare",
+            "the comparison runs many methods and writes tables; animate one --method instead",
+        )?;
         let settings = compare::Settings {
             omega: args.omega,
             beta: args.beta,
