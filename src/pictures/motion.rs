@@ -379,7 +379,8 @@ impl Animation {
     /// Fails before writing anything with [`PictureError::MissingColumn`] or
     /// [`PictureError::NoFrames`] for a table without `t`, `q.*` or rows,
     /// [`PictureError::InvalidSetting`] for a setting out of range, and
-    /// [`PictureError::NonFinite`] for a point the scene draws at NaN or infinity; with
+    /// [`PictureError::NonFinite`] for a row time that is not finite or a point the scene draws
+    /// at NaN or infinity in a frame (rows between frames are not drawn); with
     /// [`PictureError::Io`] if the file cannot be written.
     pub fn write(
         &self,
