@@ -176,8 +176,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             common::max_deviation(&penalized)
         );
     }
-    args.run
-        .draw_motion(&format!("double pendulum, {title}"), &trajectory.table, &scene())?;
+    args.run.draw_motion(
+        &format!("double pendulum, {title}"),
+        &trajectory.table,
+        &scene(),
+    )?;
     common::write_outputs(
         &args.run.csv_or("double_pendulum"),
         &args.run.png_or("double_pendulum"),

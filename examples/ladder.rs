@@ -47,6 +47,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, RunOptions};
+use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
@@ -54,7 +55,6 @@ use mechanism::runtime::simulation::{
     family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
-use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 
 /// Which integrator to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -520,9 +520,11 @@ fn first_words(error: &dyn Error, count: usize) -> String {
 
 /// Returns the panel of `series` against time on linear axes.
 fn time_panel(title: &str, y_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> Panel {
-    series.iter().fold(Panel::new(title, "t", y_label), |panel, (name, points)| {
-        panel.series(Series::new(name, points.iter().copied()))
-    })
+    series
+        .iter()
+        .fold(Panel::new(title, "t", y_label), |panel, (name, points)| {
+            panel.series(Series::new(name, points.iter().copied()))
+        })
 }
 
 /// Returns the panel of one measured series with markers on log-log axes.
@@ -576,7 +578,10 @@ fn plot_run(
     samples: &[Sample],
 ) -> Result<(), Box<dyn Error>> {
     let series = |name: &str, f: fn(&Sample) -> f64| {
-        [(name.to_string(), samples.iter().map(|s| (s.t, f(s))).collect())]
+        [(
+            name.to_string(),
+            samples.iter().map(|s| (s.t, f(s))).collect(),
+        )]
     };
     let title = format!("{label}, ladder L = {}, h = {h:.4}", ladder.links());
     let panels = [

@@ -44,14 +44,14 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use common::{exit_code, RunOptions};
+use mechanism::pictures::plotters::prelude::*;
+use mechanism::pictures::{canvas, draw_panels, Corner, Panel, Scale, Series};
 use mechanism::runtime::integrators::lie_group::{
     body_rate, linearized_trapezoidal, orthogonality_residual, rotation, rotation_state,
     LieGroupEuler, LinearizedSo3, PenalizedRotation, ROTATION_COORDINATES,
 };
 use mechanism::runtime::model::{Inertia, Potential, RigidBody};
 use mechanism::runtime::reference::MagnetizedBody;
-use mechanism::pictures::plotters::prelude::*;
-use mechanism::pictures::{canvas, draw_panels, Corner, Panel, Scale, Series};
 use mechanism::runtime::simulation::{Column, Schedule, Simulation, SimulationError, Sink, Table};
 use mechanism::runtime::{Integrator, State, StepError};
 use nalgebra::{Matrix3, Vector3};
@@ -309,7 +309,14 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let plan = args.run.plan(h, t_end)?;
     let model = PenalizedRotation::new(MagnetizedBody::default(), args.omega);
     let span = (h, args.beta);
-    let run = run_method(args.method, &model, span, plan.steps, plan.schedule.clone(), false)?;
+    let run = run_method(
+        args.method,
+        &model,
+        span,
+        plan.steps,
+        plan.schedule.clone(),
+        false,
+    )?;
     let reference = benchmark(&model, h, plan.steps, plan.schedule)?;
     let csv = args.run.csv_or("magnetized_body");
     common::write_csv(&csv, &with_deviation(&run, &reference)?)?;
@@ -455,7 +462,14 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     for omega in [10.0, 20.0] {
         let penalized = PenalizedRotation::new(MagnetizedBody::default(), omega);
         for method in [Method::Linearized, Method::Trapezoidal] {
-            let run = run_method(method, &penalized, (h, 0.4), steps, Schedule::EveryStep, false)?;
+            let run = run_method(
+                method,
+                &penalized,
+                (h, 0.4),
+                steps,
+                Schedule::EveryStep,
+                false,
+            )?;
             let residual = run
                 .samples
                 .iter()

@@ -217,7 +217,10 @@ fn arm_scene(l1: f64, l2: f64, path: impl Fn(f64) -> Vec<(f64, f64)> + 'static) 
             elbow.1 + l2 * (q[0] + q[1]).sin(),
         );
         frame.guide(path(t));
-        frame.anchor((0.0, 0.0)).link((0.0, 0.0), elbow).link(elbow, end);
+        frame
+            .anchor((0.0, 0.0))
+            .link((0.0, 0.0), elbow)
+            .link(elbow, end);
         frame.body(elbow).body(end);
     }))
 }

@@ -111,7 +111,11 @@ fn the_frame_cap_lengthens_the_interval_and_says_so() {
     std::fs::remove_file(&path).ok();
     assert_eq!(summary.capped_from, Some(101));
     assert!(summary.frames <= 5 && summary.frames == frames.len());
-    assert!((summary.interval - 0.25).abs() < 1e-12, "{}", summary.interval);
+    assert!(
+        (summary.interval - 0.25).abs() < 1e-12,
+        "{}",
+        summary.interval
+    );
     assert!(summary.to_string().contains("capped from 101 frames"));
 }
 
@@ -121,14 +125,18 @@ fn bad_input_is_a_typed_error_naming_the_culprit() {
     let scene = pendulum();
 
     let empty = Table::default();
-    let error = Animation::new("x").write(&path, &empty, &scene).unwrap_err();
+    let error = Animation::new("x")
+        .write(&path, &empty, &scene)
+        .unwrap_err();
     assert!(matches!(error, PictureError::MissingColumn { ref name } if name == "t"));
 
     let mut no_rows = Table::default();
     no_rows
         .begin(&["t".into(), "q.x1".into()], None)
         .expect("a table takes a header");
-    let error = Animation::new("x").write(&path, &no_rows, &scene).unwrap_err();
+    let error = Animation::new("x")
+        .write(&path, &no_rows, &scene)
+        .unwrap_err();
     assert!(matches!(error, PictureError::NoFrames { .. }), "{error}");
 
     let mut table = pendulum_rows();
@@ -141,7 +149,12 @@ fn bad_input_is_a_typed_error_naming_the_culprit() {
     let animation = Animation::new("x").interval(0.01);
     let error = animation.write(&path, &table, &scene).unwrap_err();
     match error {
-        PictureError::NonFinite { what, index, t, value } => {
+        PictureError::NonFinite {
+            what,
+            index,
+            t,
+            value,
+        } => {
             assert_eq!((what, index), ("link", 1));
             assert!((t - 1.01).abs() < 1e-12 && value.is_nan());
         }

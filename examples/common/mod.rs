@@ -34,6 +34,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mechanism::pictures::{self, Animation, Scene};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
     write_number, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink,
@@ -43,7 +44,6 @@ use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
     InertiaGradient, Integrator, Potential, SVector, State,
 };
-use mechanism::pictures::{self, Animation, Scene};
 
 /// The options every example takes besides `--method`: step size, end time and output files.
 ///

@@ -123,11 +123,11 @@ const FONT: &str = "sans-serif";
 
 /// Registers the embedded DejaVu Sans font as `sans-serif`.
 fn register_font() -> Result<(), PictureError> {
-    plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).map_err(
-        |_| PictureError::Draw {
+    plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).map_err(|_| {
+        PictureError::Draw {
             message: "the embedded DejaVu font is invalid".into(),
-        },
-    )
+        }
+    })
 }
 
 /// Creates the parent folder of `path` if it has one.

@@ -444,7 +444,10 @@ impl Animation {
             let (corner, _) = chart.plotting_area().get_pixel_range();
             root.draw(&Text::new(
                 format!("t = {t:.decimals$}"),
-                (corner.start + 8, (self.size.1 - area.dim_in_pixel().1) as i32 + 16),
+                (
+                    corner.start + 8,
+                    (self.size.1 - area.dim_in_pixel().1) as i32 + 16,
+                ),
                 (FONT, 20),
             ))?;
             if self.trails {

@@ -186,7 +186,11 @@ fn log_tick(x: &f64) -> String {
 /// ```
 pub fn draw_panels(path: &Path, size: (u32, u32), panels: &[Panel]) -> Result<(), PictureError> {
     let root = canvas(path, size)?;
-    for (area, panel) in root.split_evenly((panels.len().max(1), 1)).iter().zip(panels) {
+    for (area, panel) in root
+        .split_evenly((panels.len().max(1), 1))
+        .iter()
+        .zip(panels)
+    {
         draw_panel(area, panel)?;
     }
     present(&root, path)
@@ -294,7 +298,8 @@ pub(super) fn column(table: &Table, name: &str) -> Result<Vec<f64>, PictureError
 /// (the driver's `Mechanics` observer writes them).
 pub fn plot_run(path: &Path, title: &str, table: &Table) -> Result<(), PictureError> {
     let times = column(table, "t")?;
-    let series = |label: &str, values: Vec<f64>| Series::new(label, times.iter().copied().zip(values));
+    let series =
+        |label: &str, values: Vec<f64>| Series::new(label, times.iter().copied().zip(values));
     let deviation = |values: Vec<f64>| {
         let first = values.first().copied().unwrap_or(0.0);
         values.into_iter().map(|x| (x - first).abs()).collect()
