@@ -24,7 +24,7 @@
 //! table.begin(&["t".into(), "q.x".into(), "q.y".into()], None)?;
 //! for k in 0..=100 {
 //!     let t = 0.05 * f64::from(k);
-//!     table.row(&[t, t.cos().sin(), -t.cos().cos()])?;
+//!     Sink::row(&mut table, &[t, t.cos().sin(), -t.cos().cos()])?;
 //! }
 //! let pendulum = Sketch::new(|_t, q, frame| {
 //!     frame.anchor((0.0, 0.0)).link((0.0, 0.0), (q[0], q[1])).body((q[0], q[1]));

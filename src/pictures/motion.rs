@@ -202,7 +202,7 @@ where
 /// table.begin(&["t".into(), "q.x".into(), "q.y".into()], None)?;
 /// for k in 0..=64 {
 ///     let a = std::f64::consts::TAU * f64::from(k) / 64.0;
-///     table.row(&[a, a.cos(), a.sin()])?; // a particle on the unit circle
+///     Sink::row(&mut table, &[a, a.cos(), a.sin()])?; // a particle on the unit circle
 /// }
 /// let particle = Sketch::new(|_t, q, frame| {
 ///     frame.body((q[0], q[1]));

@@ -182,7 +182,7 @@ fn log_tick(x: &f64) -> String {
 /// let path = std::env::temp_dir().join("mechanism-panels-doctest.png");
 /// draw_panels(&path, (600, 300), &[panel])?;
 /// # std::fs::remove_file(&path)?;
-/// # Ok::<(), mechanism::pictures::PictureError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn draw_panels(path: &Path, size: (u32, u32), panels: &[Panel]) -> Result<(), PictureError> {
     let root = canvas(path, size)?;
