@@ -7,6 +7,7 @@
 //! cargo run --release --example double_pendulum                      # SPOOK, h = 1/60
 //! cargo run --release --example double_pendulum -- --method zs --h 0.1 --omega 20
 //! cargo run --release --example double_pendulum -- --compare
+//! cargo run --release --example double_pendulum -- --animate out/double_pendulum.gif
 //! ```
 //!
 //! Methods on the hard constraints: `spook`, `shake`, `rattle`, `livens`. Methods on the
@@ -32,6 +33,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use common::RunOptions;
 use mechanism::models::DoublePendulum;
+use mechanism::pictures::{Frame, Sketch};
 use methods::{simulate, Method};
 
 /// Simulates the double pendulum of Tao–Owhadi §4.1 and writes a CSV file and a plot.
@@ -74,6 +76,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         ..DoublePendulum::default()
     };
     if args.compare {
+        args.run.refuse_motion(
+            "double_pendulum --compare",
+            "the comparison runs many methods and writes tables; animate one --method instead",
+        )?;
         let settings = compare::Settings {
             omega: args.omega,
             beta: args.beta,
@@ -100,6 +106,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             common::max_deviation(&penalized)
         );
     }
+    args.run.draw_motion(
+        &format!("double pendulum, {title}"),
+        &trajectory.table,
+        &scene(),
+    )?;
     common::write_outputs(
         &args.run.csv_or("double_pendulum"),
         &args.run.png_or("double_pendulum"),
@@ -107,4 +118,14 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &trajectory,
         &trajectory.table,
     )
+}
+
+/// Returns what to draw of `q = (x1, y1, x2, y2)`: the rods from the pivot at the origin, the
+/// two masses.
+fn scene() -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    Sketch::new(|_t, q, frame| {
+        let (p1, p2) = ((q[0], q[1]), (q[2], q[3]));
+        frame.anchor((0.0, 0.0)).link((0.0, 0.0), p1).link(p1, p2);
+        frame.body(p1).body(p2);
+    })
 }

@@ -41,6 +41,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let options = &args.options;
+    options
+        .run
+        .refuse_motion("free_body", "a free rigid body turns in three dimensions")?;
     let body = FreeBody::default();
     let h = options.run.h_or(0.01);
     let t_end = options.run.t_end_or(20.0);

@@ -57,6 +57,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let options = &args.options;
+    options
+        .run
+        .refuse_motion("heavy_top", "a spinning top moves in three dimensions")?;
     let h = options.run.h_or(0.001);
     let t_end = options.run.t_end_or(10.0);
     let trajectory = match args.coordinates {

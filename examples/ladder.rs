@@ -7,6 +7,8 @@
 //! cargo run --release --example ladder                        # L = 20, h = 1/60, T = 10
 //! cargo run --release --example ladder -- --links 1000 --t-end 2 --every 10
 //! cargo run --release --example ladder -- --method rk4 --t-end 5   # RK4 + Baumgarte
+//! cargo run --release --example ladder -- --animate out/ladder.gif
+//! cargo run --release --example ladder -- --links 1000 --t-end 2 --animate out/ladder_1000.gif
 //! cargo run --release --example ladder -- --table             # the figures of §6
 //! ```
 //!
@@ -44,7 +46,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{canvas, create_parent, exit_code, RunOptions};
+use common::{create_parent, exit_code, RunOptions};
+use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::reference::SpookLadder;
@@ -52,7 +55,6 @@ use mechanism::runtime::simulation::{
     family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
-use plotters::prelude::*;
 
 /// Which integrator to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -144,6 +146,22 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         None => Schedule::EveryNthStep(args.every),
     };
     let mut samples = Vec::new();
+    // The configurations for --animate (every 1/20 time unit on the step grid) and --paths
+    // (every step), kept apart from the CSV's rows.
+    let mut motion = Table::default();
+    let stride = match (&args.run.animate, &args.run.paths) {
+        (_, Some(_)) => Some(1),
+        (Some(_), None) => Some((0.05 / h).round().max(1.0) as usize),
+        (None, None) => None,
+    };
+    if stride.is_some() {
+        let coordinates = family(&["x", "y", "ux", "uy"], ladder.rods());
+        let columns: Vec<String> = std::iter::once("t".to_string())
+            .chain(coordinates.iter().map(|c| format!("q.{c}")))
+            .collect();
+        motion.begin(&columns, None)?;
+    }
+    let mut row = Vec::new();
     let integrator = args.method.integrator(&ladder, h, args.gamma)?;
     let (_, outcome) = simulate(
         &ladder,
@@ -151,14 +169,22 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         (h, steps),
         schedule,
         CsvSink::new(BufWriter::new(file)),
-        |step, sample| {
+        |step, state, sample| {
             if step % args.every == 0 || step == steps {
                 samples.push(sample);
+            }
+            if stride.is_some_and(|k| step % k == 0) {
+                row.clear();
+                row.push(state.t);
+                row.extend_from_slice(&state.q);
+                let _ = Sink::row(&mut motion, &row); // a Table grows; it does not fail
             }
         },
     )?;
     let label = args.method.label(args.gamma);
     plot_run(&png, &label, &ladder, h, &samples)?;
+    let title = format!("{label}, ladder L = {}", ladder.links());
+    args.run.draw_motion(&title, &motion, &scene(&ladder))?;
     println!(
         "{label}, ladder L = {} ({} rods, {} coordinates, {} rows), h = {h:.5}, t = 0 … {:.3}",
         ladder.links(),
@@ -208,8 +234,8 @@ fn observe(ladder: &SpookLadder, state: &DynState, g: &mut [f64], jac: &mut [f64
 /// Runs `integrator` (built for `ladder`) from the horizontal start for `steps` steps of `h`
 /// through the driver ([`Simulation::sparse`]): rows of `schedule` (the CSV contract: `t`,
 /// `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity`, then `residual.rms` and
-/// `speed.max`) go into `sink`, and `record` gets the step number and the [`Sample`] at step 0
-/// and after every step. Returns the sink with the rows up to the end or a failed step, and
+/// `speed.max`) go into `sink`, and `record` gets the step number, the state and its
+/// [`Sample`] at step 0 and after every step. Returns the sink with the rows up to the end or a failed step, and
 /// the run's outcome.
 fn simulate<K: Sink>(
     ladder: &SpookLadder,
@@ -217,12 +243,12 @@ fn simulate<K: Sink>(
     (h, steps): (f64, usize),
     schedule: Schedule,
     sink: K,
-    mut record: impl FnMut(usize, Sample),
+    mut record: impl FnMut(usize, &DynState, Sample),
 ) -> Result<(K, Result<(), SimulationError>), Box<dyn Error>> {
     let start = ladder.horizontal_state();
     let (m, entries) = (ladder.constraint_count(), ladder.jacobian_pattern().len());
     let (mut g, mut jac) = (vec![0.0; m], vec![0.0; entries]);
-    record(0, observe(ladder, &start, &mut g, &mut jac));
+    record(0, &start, observe(ladder, &start, &mut g, &mut jac));
     let mut step = 0;
     let (mut g_rms, mut jac_rms) = (vec![0.0; m], vec![0.0; entries]);
     let mut run = Simulation::sparse(ladder, integrator, start, steps as f64 * h, schedule)?
@@ -236,7 +262,7 @@ fn simulate<K: Sink>(
         }))
         .on_step(move |_, state| {
             step += 1;
-            record(step, observe(ladder, state, &mut g, &mut jac));
+            record(step, state, observe(ladder, state, &mut g, &mut jac));
         })
         .write_to(sink);
     if steps as f64 * h > 1.0 {
@@ -252,9 +278,10 @@ fn track(
     ladder: &SpookLadder,
     integrator: Box<dyn SparseIntegrator<SpookLadder>>,
     span: (f64, usize),
-    record: impl FnMut(usize, Sample),
+    mut record: impl FnMut(usize, Sample),
 ) -> Result<(), Box<dyn Error>> {
     let schedule = Schedule::EveryNthStep(span.1.max(1));
+    let record = |step, _: &DynState, sample| record(step, sample);
     let (_, outcome) = simulate(ladder, integrator, span, schedule, Table::default(), record)?;
     outcome.map_err(|error| match error {
         SimulationError::Step { source, .. } => source.into(),
@@ -327,15 +354,13 @@ fn tables() -> Result<(), Box<dyn Error>> {
         println!("| 1/{:.0} | {a:.3e} | {p:.2e} |", 1.0 / h);
     }
     println!("\nfitted slope: **{slope:.2}** (paper: \"appears to be O(h²)\"; pilot 1.9)\n");
-    loglog_chart(
-        Path::new("out/ladder_fig6.png"),
+    let fig6 = loglog_panel(
         "Fig. 6: average constraint violation, L = 20, T = 10",
         ("h", "<|g|>"),
-        &[(
-            format!("SPOOK, slope {slope:.2}"),
-            hs.iter().copied().zip(averages.iter().copied()).collect(),
-        )],
-    )?;
+        format!("SPOOK, slope {slope:.2}"),
+        hs.iter().copied().zip(averages.iter().copied()).collect(),
+    );
+    draw_panels(Path::new("out/ladder_fig6.png"), (900, 600), &[fig6])?;
 
     // (c) Fig. 7: CPU time per step against L.
     let links = [10, 20, 50, 100, 200, 500, 1000];
@@ -371,15 +396,13 @@ fn tables() -> Result<(), Box<dyn Error>> {
     let xs: Vec<f64> = links.iter().map(|&l| l as f64).collect();
     let exponent = common::loglog_slope(&xs, &times);
     println!("\nfitted exponent: **{exponent:.2}** (paper: \"linear as it should\")\n");
-    loglog_chart(
-        Path::new("out/ladder_fig7.png"),
+    let fig7 = loglog_panel(
         "Fig. 7: time per SPOOK step against the number of links",
         ("L", "seconds per step"),
-        &[(
-            format!("SPOOK, exponent {exponent:.2}"),
-            xs.into_iter().zip(times).collect(),
-        )],
-    )?;
+        format!("SPOOK, exponent {exponent:.2}"),
+        xs.into_iter().zip(times).collect(),
+    );
+    draw_panels(Path::new("out/ladder_fig7.png"), (900, 600), &[fig7])?;
 
     // (d) The whiplash contrast: RK4 + Baumgarte on the same ladder (EXPERIMENTS-M2 §A.5:
     // γ = 1/h, ACPR §2, and γ = 10).
@@ -474,12 +497,12 @@ fn tables() -> Result<(), Box<dyn Error>> {
         "\nPaper (§6, Figs. 4–5): energy is dissipated, most when the chain passes the vertical; \
          \"whiplash develops at the end links after a few oscillations\".\n"
     );
-    time_chart(
-        Path::new("out/ladder_fig45.png"),
+    let fig45 = time_panel(
         "Figs. 4-5: energy dissipated by SPOOK, h = 1/60",
         "(E(t) - E(0)) / |E(0)|",
         &energy_series,
-    )?;
+    );
+    draw_panels(Path::new("out/ladder_fig45.png"), (1000, 500), &[fig45])?;
 
     println!(
         "\nwrote out/ladder_fig6.png, out/ladder_fig7.png, out/ladder_fig45.png, \
@@ -495,145 +518,55 @@ fn first_words(error: &dyn Error, count: usize) -> String {
     format!("{} …", words.join(" "))
 }
 
-/// Returns `(min, max)` of `values`, widened when they coincide.
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    if lo < hi {
-        (lo, hi)
-    } else {
-        (lo - 1.0, hi + 1.0)
-    }
+/// Returns the panel of `series` against time on linear axes.
+fn time_panel(title: &str, y_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> Panel {
+    series
+        .iter()
+        .fold(Panel::new(title, "t", y_label), |panel, (name, points)| {
+            panel.series(Series::new(name, points.iter().copied()))
+        })
 }
 
-/// Draws points and lines of each series on log-log axes.
-fn loglog_chart(
-    path: &Path,
-    title: &str,
-    (x_desc, y_desc): (&str, &str),
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), Box<dyn Error>> {
-    let root = canvas(path, (900, 600))?;
-    let (x0, x1) = span(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0)));
-    let (y0, y1) = span(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1)));
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(
-            (x0 / 1.5..x1 * 1.5).log_scale(),
-            (y0 / 2.0..y1 * 2.0).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.3}"))
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    for (name, points) in series {
-        chart.draw_series(LineSeries::new(points.clone(), &BLUE))?;
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?
-            .label(name.as_str())
-            .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
-}
-
-/// Draws each series against time on linear axes.
-fn time_chart(
-    path: &Path,
-    title: &str,
-    y_desc: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), Box<dyn Error>> {
-    let root = canvas(path, (1000, 500))?;
-    draw_time_panel(&root, title, y_desc, series)?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
+/// Returns the panel of one measured series with markers on log-log axes.
+fn loglog_panel(title: &str, (x, y): (&str, &str), name: String, points: Vec<(f64, f64)>) -> Panel {
+    Panel::new(title, x, y)
+        .x_scale(Scale::Log)
+        .y_scale(Scale::Log)
+        .series(Series::new(name, points).with_markers())
 }
 
 /// Draws the whiplash contrast: the energy change and the largest end speed of each method
-/// against time, each clipped to a few times the range of the first (SPOOK's) series so that a
-/// blow-up shows as a jump to the panel's edge instead of flattening SPOOK's curve.
+/// against time, each clipped to a few times the largest magnitude of the first (SPOOK's)
+/// series so that a blow-up shows as a jump to the panel's edge instead of flattening SPOOK's
+/// curve.
 fn whiplash_chart(
     path: &Path,
     energies: &[(String, Vec<(f64, f64)>)],
     speeds: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), Box<dyn Error>> {
     let clip = |series: &[(String, Vec<(f64, f64)>)], factor: f64| {
-        let (lo, hi) = span(series[0].1.iter().map(|p| p.1));
-        let bound = lo.abs().max(hi.abs()) * factor;
-        let (lo, hi) = (-bound, bound);
+        let bound = factor * series[0].1.iter().fold(0.0, |m: f64, p| m.max(p.1.abs()));
         series
             .iter()
             .map(|(name, points)| {
-                let clipped = points.iter().map(|&(t, y)| (t, y.clamp(lo, hi))).collect();
-                (name.clone(), clipped)
+                let clipped = points.iter().map(|&(t, y)| (t, y.clamp(-bound, bound)));
+                (name.clone(), clipped.collect())
             })
             .collect::<Vec<_>>()
     };
-    let root = canvas(path, (1000, 800))?;
-    let panels = root.split_evenly((2, 1));
-    draw_time_panel(
-        &panels[0],
-        "Whiplash, L = 20, h = 1/60: energy change (clipped at ±2x SPOOK's largest change)",
-        "E(t) - E(0)",
-        &clip(energies, 2.0),
-    )?;
-    draw_time_panel(
-        &panels[1],
-        "largest speed of a rod end (clipped at 3x SPOOK's maximum)",
-        "max |v_end|",
-        &clip(speeds, 3.0),
-    )?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
-}
-
-/// Draws one linear time-series panel on `area`.
-fn draw_time_panel(
-    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
-    title: &str,
-    y_desc: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), Box<dyn Error>> {
-    let (t0, t1) = span(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0)));
-    let (y0, y1) = span(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1)));
-    let pad = 0.05 * (y1 - y0);
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(80)
-        .build_cartesian_2d(t0..t1, y0 - pad..y1 + pad)?;
-    chart.configure_mesh().x_desc("t").y_desc(y_desc).draw()?;
-    let palette = [BLUE, RED, GREEN, MAGENTA];
-    for (k, (name, points)) in series.iter().enumerate() {
-        let color = palette[k % palette.len()];
-        chart
-            .draw_series(LineSeries::new(points.clone(), &color))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    let panels = [
+        time_panel(
+            "Whiplash, L = 20, h = 1/60: energy change (clipped at ±2x SPOOK's largest change)",
+            "E(t) - E(0)",
+            &clip(energies, 2.0),
+        ),
+        time_panel(
+            "largest speed of a rod end (clipped at 3x SPOOK's maximum)",
+            "max |v_end|",
+            &clip(speeds, 3.0),
+        ),
+    ];
+    Ok(draw_panels(path, (1000, 800), &panels)?)
 }
 
 /// Draws the energy, the largest end speed and the RMS violation of one run against time.
@@ -644,29 +577,49 @@ fn plot_run(
     h: f64,
     samples: &[Sample],
 ) -> Result<(), Box<dyn Error>> {
-    let root = canvas(path, (1000, 900))?;
-    let panels = root.split_evenly((3, 1));
-    let series = |f: fn(&Sample) -> f64| samples.iter().map(|s| (s.t, f(s))).collect::<Vec<_>>();
+    let series = |name: &str, f: fn(&Sample) -> f64| {
+        [(
+            name.to_string(),
+            samples.iter().map(|s| (s.t, f(s))).collect(),
+        )]
+    };
     let title = format!("{label}, ladder L = {}, h = {h:.4}", ladder.links());
-    draw_time_panel(
-        &panels[0],
-        &format!("{title}: energy"),
-        "E = T + V",
-        &[("energy".into(), series(|s| s.energy))],
-    )?;
-    draw_time_panel(
-        &panels[1],
-        "whiplash: largest speed of a rod end",
-        "max |v_end|",
-        &[("speed".into(), series(|s| s.speed))],
-    )?;
-    draw_time_panel(
-        &panels[2],
-        "constraint violation",
-        "RMS g",
-        &[("RMS violation".into(), series(|s| s.rms))],
-    )?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
+    let panels = [
+        time_panel(
+            &format!("{title}: energy"),
+            "E = T + V",
+            &series("energy", |s| s.energy),
+        ),
+        time_panel(
+            "whiplash: largest speed of a rod end",
+            "max |v_end|",
+            &series("speed", |s| s.speed),
+        ),
+        time_panel(
+            "constraint violation",
+            "RMS g",
+            &series("RMS violation", |s| s.rms),
+        ),
+    ];
+    Ok(draw_panels(path, (1000, 900), &panels)?)
+}
+
+/// Returns what to draw of the ladder at `q` (per rod its centre and unit direction): every
+/// rod as a segment between its ends `c ± (l/2) u`, the pin at the origin, and the centre of
+/// the last rod (the far end, whose path shows the whiplash) as a body.
+fn scene(ladder: &SpookLadder) -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    let half = 0.5 * ladder.length;
+    Sketch::new(move |_t, q, frame| {
+        frame.anchor((0.0, 0.0));
+        for rod in q.chunks_exact(4) {
+            let (x, y, ux, uy) = (rod[0], rod[1], rod[2], rod[3]);
+            frame.link(
+                (x - half * ux, y - half * uy),
+                (x + half * ux, y + half * uy),
+            );
+        }
+        if let Some(tip) = q.chunks_exact(4).last() {
+            frame.body((tip[0], tip[1]));
+        }
+    })
 }

@@ -38,8 +38,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use mechanism::pictures::canvas;
+use mechanism::pictures::plotters::prelude::*;
 use sampling::{discrete_covariance, Estimate, Inner, Settings};
 
 /// The deterministic integrator inside GLA.
@@ -118,6 +118,9 @@ struct Args {
     /// Output plot [default: the CSV's path with the extension png].
     #[arg(long, value_name = "FILE.png")]
     plot: Option<PathBuf>,
+    /// Refused: the rows sample a thermostatted run for its statistics.
+    #[arg(long, value_name = "FILE.gif")]
+    animate: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -131,6 +134,12 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    if args.animate.is_some() {
+        return Err("--animate is not offered by langevin_oscillator: its rows \
+                    sample a thermostatted run (every N-th of 10⁶ noisy steps) for statistics, \
+                    not a motion to watch"
+            .into());
+    }
     let h = args.h.unwrap_or(if args.penalized { 0.005 } else { 0.05 });
     let steps = match args.t_end {
         Some(t_end) if t_end.is_finite() && t_end > 0.0 && h.is_finite() && h > 0.0 => {
@@ -206,20 +215,6 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Creates the drawing area of `path`, with the embedded DejaVu font registered (no system fonts
-/// needed).
-fn canvas(path: &Path) -> Result<DrawingArea<BitMapBackend<'_>, Shift>, Box<dyn Error>> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
-    }
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    Ok(root)
-}
-
 /// Plots each sampled second moment divided by its Boltzmann–Gibbs value, with ±2σ bars: all
 /// should straddle 1.
 fn plot_moments(
@@ -238,7 +233,7 @@ fn plot_moments(
         .iter()
         .map(|(_, e, target)| ((e.mean - target).abs() + 2.0 * e.error) / target)
         .fold(0.01, f64::max);
-    let root = canvas(path)?;
+    let root = canvas(path, (900, 500))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "GLA, planar oscillator: sampled moment / Boltzmann–Gibbs value (±2σ)",
@@ -291,7 +286,7 @@ fn plot_histogram(path: &Path, report: &sampling::PendulumReport) -> Result<(), 
         .chain(&gibbs.bins)
         .fold(0.0f64, |m, &p| m.max(p));
     let (first, last) = (gibbs.edges[0], gibbs.edges[gibbs.edges.len() - 1]);
-    let root = canvas(path)?;
+    let root = canvas(path, (900, 500))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "GLA, penalized pendulum: distribution of g = x² + y² − l²",

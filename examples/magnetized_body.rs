@@ -9,18 +9,23 @@
 //! cargo run --release --example magnetized_body                      # linearized, h = 0.1, T = 100
 //! cargo run --release --example magnetized_body -- --method cayley
 //! cargo run --release --example magnetized_body -- --method trapezoidal --omega 20   # diverges
+//! cargo run --release --example magnetized_body -- --save-every 1     # rows at t = 0, 1, …, 100
 //! cargo run --release --example magnetized_body -- --table          # Figs. 9–10 and the timings
 //! ```
 //!
 //! Each run is compared with the fine-step benchmark, the Cayley scheme at `h′ = 1e-4` (the
-//! paper's). The CSV has one row per step: `t`, the rotation `R.xx, R.xy, …, R.zz` (world from
-//! body, row by row), `omega.x`, `omega.y`, `omega.z` (body frame, `vee(RᵀṘ)`), `energy`
-//! (`½ΩᵀJΩ + V` on SO(3), in general `¼ tr(ṘᵀṘ) + V(R)`), `energy.penalized` (plus
-//! `½ω²‖RᵀR − I‖²`, the energy of the penalized system; equal to `energy` for Cayley),
-//! `residual.orthogonality` (`‖RᵀR − I‖_F`), `deviation.max` (`max_ij |R_ij − R′_ij|`) and
+//! paper's), both through the runtime's driver (`Simulation::fixed`). The CSV has one row per
+//! step, or with `--save-every DT` one at `t = 0, DT, 2·DT, …` (`DT` a multiple of `h`), in the
+//! examples' contract: `t`, the rotation `q.R.xx, q.R.xy, …, q.R.zz` (world from body, row by
+//! row), its rate `v.R.xx, …`, `energy` (`½ΩᵀJΩ + V` on SO(3), in general
+//! `¼ tr(ṘᵀṘ) + V(R)`), `residual.position` (`‖RᵀR − I‖_F`), `residual.velocity`
+//! (`‖ṘᵀR + RᵀṘ‖_F`, its time derivative), then `energy.penalized` (plus `½ω²‖RᵀR − I‖²`, the
+//! energy of the penalized system; equal to `energy` for Cayley), `omega.x`, `omega.y`,
+//! `omega.z` (body frame, `vee(RᵀṘ)`), `deviation.max` (`max_ij |R_ij − R′_ij|`) and
 //! `deviation.frobenius` (`‖R − R′‖_F`) from the benchmark `R′`. `--plot` draws Fig. 10
 //! (energy error, `‖RᵀR − I‖`, deviation against time); `--snapshots` Fig. 9 (the dipole
-//! `R e₃` against the field `e₃`, run and benchmark, at eight times).
+//! `R e₃` against the field `e₃`, run and benchmark, at eight times). `--animate` is refused:
+//! the body turns in space, not in a plane.
 //!
 //! `--table` runs all three methods at `h = 0.1` to `T = 100` (and `T = 10`), prints their
 //! energy error, `‖RᵀR − I‖`, deviation from the benchmark and CPU time beside the paper's
@@ -31,22 +36,25 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::error::Error;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{canvas, create_parent, exit_code, format_number, RunOptions};
+use common::{exit_code, RunOptions};
+use mechanism::pictures::plotters::prelude::*;
+use mechanism::pictures::{canvas, draw_panels, Corner, Panel, Scale, Series};
 use mechanism::runtime::integrators::lie_group::{
     body_rate, linearized_trapezoidal, orthogonality_residual, rotation, rotation_state,
     LieGroupEuler, LinearizedSo3, PenalizedRotation, ROTATION_COORDINATES,
 };
 use mechanism::runtime::model::{Inertia, Potential, RigidBody};
 use mechanism::runtime::reference::MagnetizedBody;
+use mechanism::runtime::simulation::{Column, Schedule, Simulation, SimulationError, Sink, Table};
 use mechanism::runtime::{Integrator, State, StepError};
 use nalgebra::{Matrix3, Vector3};
-use plotters::prelude::*;
 
 /// The paper's benchmark step (Cayley).
 const BENCHMARK_H: f64 = 1e-4;
@@ -101,112 +109,182 @@ fn main() -> ExitCode {
     exit_code(run(&Args::parse()))
 }
 
-/// One sample of a run: time, rotation, body rate, energies, orthogonality.
+/// One row of a run: time, rotation, energies, orthogonality.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
     t: f64,
     r: Matrix3<f64>,
-    omega: Vector3<f64>,
     energy: f64,
     penalized_energy: f64,
     orthogonality: f64,
 }
 
-/// A run: its samples (the initial state first) and the error that ended it early, if any.
+/// A run through the driver: its rows (the initial state first), the same rows as
+/// [`Sample`]s, the error that ended it early, if any, the seconds `run()` took, and its
+/// largest energy error and orthogonality residual over every step.
 struct Run {
+    table: Table,
     samples: Vec<Sample>,
     failure: Option<StepError>,
     seconds: f64,
+    /// `max |E − E₀|` and `max ‖RᵀR − I‖_F` over every step, whatever the schedule.
+    worst: (f64, f64),
 }
 
-/// Returns the sample of `state` for the penalized body `model`.
-fn sample(model: &PenalizedRotation<MagnetizedBody>, state: &State<9>) -> Sample {
-    let r = rotation(&state.q);
-    let energy = model.kinetic_energy(&state.q, &state.v) + model.body.potential(&r);
-    Sample {
-        t: state.t,
-        r,
-        omega: body_rate(state),
-        energy,
-        penalized_energy: model.kinetic_energy(&state.q, &state.v) + model.potential(&state.q),
-        orthogonality: orthogonality_residual(&r),
-    }
+/// The columns the driver writes after `t`, `q.R.*` and `v.R.*`, in order.
+const COLUMNS: [&str; 7] = [
+    "energy",
+    "residual.position",
+    "residual.velocity",
+    "energy.penalized",
+    "omega.x",
+    "omega.y",
+    "omega.z",
+];
+
+/// Returns the rows of `table` (written with [`COLUMNS`]) as samples.
+fn samples(table: &Table) -> Vec<Sample> {
+    table
+        .rows()
+        .map(|row| {
+            let (q, extra) = (&row[1..10], &row[19..]);
+            Sample {
+                t: row[0],
+                r: Matrix3::from_row_slice(q),
+                energy: extra[0],
+                penalized_energy: extra[3],
+                orthogonality: extra[1],
+            }
+        })
+        .collect()
 }
 
-/// Steps `integrator` `steps` times from the paper's initial state, sampling every `every`-th
-/// step; the CPU time excludes the sampling.
+/// Steps `integrator` (of step `h`) `steps` times on `stepped` from the paper's initial state
+/// through the driver ([`Simulation::fixed`]), writing rows at the times of `schedule` with the
+/// [`COLUMNS`] of the penalized body `observed`: the energy `¼ tr(ṘᵀṘ) + V(R)`, the
+/// orthogonality residuals `‖RᵀR − I‖_F` and `‖ṘᵀR + RᵀṘ‖_F` (its time derivative), the
+/// penalized energy and the body rate. With `timed` it writes no columns and only the first
+/// and last rows, so that the seconds are the stepping's.
 fn simulate<I: Integrator<M, 9>, M>(
-    mut integrator: I,
+    integrator: I,
     stepped: &M,
     observed: &PenalizedRotation<MagnetizedBody>,
-    steps: usize,
-    every: usize,
-) -> Run {
-    let mut state = rotation_state(
+    (h, steps): (f64, usize),
+    schedule: Schedule,
+    timed: bool,
+) -> Result<Run, Box<dyn Error>> {
+    let initial = rotation_state(
         0.0,
         &Matrix3::identity(),
         &MagnetizedBody::initial_body_rate(),
     );
-    let mut samples = vec![sample(observed, &state)];
-    let mut seconds = 0.0;
-    for k in 1..=steps {
-        let start = Instant::now();
-        let result = integrator.step(stepped, &mut state);
-        seconds += start.elapsed().as_secs_f64();
-        if let Err(error) = result {
-            return Run {
-                samples,
-                failure: Some(error),
-                seconds,
-            };
-        }
-        if k % every == 0 {
-            samples.push(sample(observed, &state));
-        }
+    // The driver stops at the first step that reaches its end time: ask for `steps · h`.
+    let t_end = steps as f64 * h;
+    let schedule = if timed {
+        Schedule::EveryNthStep(steps.max(1))
+    } else {
+        schedule
+    };
+    let kinetic = |s: &State<9>| observed.kinetic_energy(&s.q, &s.v);
+    let energy = move |s: &State<9>| kinetic(s) + observed.body.potential(&rotation(&s.q));
+    let e0 = energy(&initial);
+    let worst = Cell::new((0.0f64, orthogonality_residual(&rotation(&initial.q))));
+    let mut run = Simulation::fixed(stepped, integrator, initial, t_end, schedule)?
+        .coordinates(ROTATION_COORDINATES)?;
+    if !timed {
+        let rate = |s: &State<9>, i: usize| body_rate(s)[i];
+        let worst = &worst;
+        run = run
+            .observe(Column::new(COLUMNS[0], energy))
+            .observe(Column::new(COLUMNS[1], |s: &State<9>| {
+                orthogonality_residual(&rotation(&s.q))
+            }))
+            .observe(Column::new(COLUMNS[2], |s: &State<9>| {
+                let (r, dr) = (rotation(&s.q), rotation(&s.v));
+                (dr.transpose() * r + r.transpose() * dr).norm()
+            }))
+            .observe(Column::new(COLUMNS[3], move |s: &State<9>| {
+                kinetic(s) + observed.potential(&s.q)
+            }))
+            .observe(Column::new(COLUMNS[4], move |s: &State<9>| rate(s, 0)))
+            .observe(Column::new(COLUMNS[5], move |s: &State<9>| rate(s, 1)))
+            .observe(Column::new(COLUMNS[6], move |s: &State<9>| rate(s, 2)))
+            .on_step(move |_, s| {
+                let (e, o) = worst.get();
+                let r = rotation(&s.q);
+                worst.set((
+                    e.max((energy(s) - e0).abs()),
+                    o.max(orthogonality_residual(&r)),
+                ));
+            });
     }
-    Run {
-        samples,
-        failure: None,
+    let start = Instant::now();
+    let outcome = run.run();
+    let seconds = start.elapsed().as_secs_f64();
+    let failure = match outcome {
+        Ok(_) => None,
+        Err(SimulationError::Step { source, .. }) => Some(source),
+        Err(other) => return Err(other.into()),
+    };
+    let table = run.into_output();
+    Ok(Run {
+        samples: if timed { Vec::new() } else { samples(&table) },
+        table,
+        failure,
         seconds,
-    }
-}
-
-/// Runs `method` with step `h` for `steps` steps.
-fn run_method(
-    method: Method,
-    model: &PenalizedRotation<MagnetizedBody>,
-    h: f64,
-    beta: f64,
-    steps: usize,
-) -> Result<Run, Box<dyn Error>> {
-    Ok(match method {
-        Method::Linearized => simulate(LinearizedSo3::new(h, beta)?, model, model, steps, 1),
-        Method::Trapezoidal => simulate(
-            linearized_trapezoidal(&model.body, h, beta)?,
-            model,
-            model,
-            steps,
-            1,
-        ),
-        Method::Cayley => simulate(LieGroupEuler::new(h)?, &model.body, model, steps, 1),
+        worst: worst.get(),
     })
 }
 
-/// Returns the benchmark (Cayley at about `h′ = 1e-4`) sampled every `h` for `steps` samples.
+/// Runs `method` with step `h` for `steps` steps, writing rows at the times of `schedule`
+/// (see [`simulate`] for `timed`).
+fn run_method(
+    method: Method,
+    model: &PenalizedRotation<MagnetizedBody>,
+    (h, beta): (f64, f64),
+    steps: usize,
+    schedule: Schedule,
+    timed: bool,
+) -> Result<Run, Box<dyn Error>> {
+    let span = (h, steps);
+    match method {
+        Method::Linearized => {
+            let integrator = LinearizedSo3::new(h, beta)?;
+            simulate(integrator, model, model, span, schedule, timed)
+        }
+        Method::Trapezoidal => {
+            let integrator = linearized_trapezoidal(&model.body, h, beta)?;
+            simulate(integrator, model, model, span, schedule, timed)
+        }
+        Method::Cayley => {
+            let integrator = LieGroupEuler::new(h)?;
+            simulate(integrator, &model.body, model, span, schedule, timed)
+        }
+    }
+}
+
+/// Returns the benchmark (Cayley at about `h′ = 1e-4`) of a run of `steps` steps of `h`, with
+/// rows at the times of `schedule` ([`Schedule::EveryStep`]: every `h`).
 fn benchmark(
     model: &PenalizedRotation<MagnetizedBody>,
     h: f64,
     steps: usize,
+    schedule: Schedule,
 ) -> Result<Run, Box<dyn Error>> {
     let every = (h / BENCHMARK_H).ceil().max(1.0) as usize;
     let fine = h / every as f64;
+    let schedule = match schedule {
+        Schedule::EveryStep => Schedule::EveryNthStep(every),
+        other => other,
+    };
     let run = simulate(
         LieGroupEuler::new(fine)?,
         &model.body,
         model,
-        steps * every,
-        every,
-    );
+        (fine, steps * every),
+        schedule,
+        false,
+    )?;
     if let Some(error) = &run.failure {
         return Err(format!("the benchmark failed: {error}").into());
     }
@@ -220,23 +298,28 @@ fn deviation(r: &Matrix3<f64>, reference: &Matrix3<f64>) -> (f64, f64) {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    if args.run.save_every.is_some() {
-        // This example still runs its own loop (its state is a rotation, not a model of the
-        // driver's observers yet): refuse the option rather than ignore it.
-        return Err(
-            "--save-every is not supported by magnetized_body yet; it writes every step".into(),
-        );
-    }
+    args.run.refuse_motion(
+        "magnetized_body",
+        "a rotation in space, not a mechanism in the plane (its --snapshots draw the dipole)",
+    )?;
     if args.table {
         return tables(args.run.t_end_or(100.0));
     }
     let (h, t_end) = (args.run.h_or(0.1), args.run.t_end_or(100.0));
-    let steps = common::step_count(h, t_end)?;
+    let plan = args.run.plan(h, t_end)?;
     let model = PenalizedRotation::new(MagnetizedBody::default(), args.omega);
-    let run = run_method(args.method, &model, h, args.beta, steps)?;
-    let reference = benchmark(&model, h, steps)?;
+    let span = (h, args.beta);
+    let run = run_method(
+        args.method,
+        &model,
+        span,
+        plan.steps,
+        plan.schedule.clone(),
+        false,
+    )?;
+    let reference = benchmark(&model, h, plan.steps, plan.schedule)?;
     let csv = args.run.csv_or("magnetized_body");
-    write_csv(&csv, &run, &reference)?;
+    common::write_csv(&csv, &with_deviation(&run, &reference)?)?;
     let title = format!("{}, h = {h}", args.method.label());
     let fig10 = args.run.png_or("magnetized_body");
     fig10_chart(&fig10, &[(title.clone(), &run)], &reference)?;
@@ -245,17 +328,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         .clone()
         .unwrap_or_else(|| "out/magnetized_body_fig9.png".into());
     fig9_chart(&fig9, &[(title.clone(), &run)], &reference)?;
-    let e0 = run.samples[0].energy;
-    let max_energy = run
-        .samples
-        .iter()
-        .map(|s| (s.energy - e0).abs())
-        .fold(0.0, f64::max);
-    let max_orthogonality = run
-        .samples
-        .iter()
-        .map(|s| s.orthogonality)
-        .fold(0.0, f64::max);
+    let (max_energy, max_orthogonality) = run.worst;
     println!("{title}, ω = {}, β = {}:", args.omega, args.beta);
     println!(
         "  t = {:.1}: max |E − E₀| = {max_energy:.3e}, max ‖RᵀR − I‖ = {max_orthogonality:.3e}, \
@@ -275,40 +348,22 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     }
 }
 
-/// Writes the CSV of `run` with its deviation from `reference` (sampled at the same times).
-fn write_csv(path: &Path, run: &Run, reference: &Run) -> Result<(), Box<dyn Error>> {
-    create_parent(path)?;
-    let mut writer = csv::Writer::from_path(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let mut header = vec!["t"];
-    header.extend(ROTATION_COORDINATES);
-    header.extend([
-        "omega.x",
-        "omega.y",
-        "omega.z",
-        "energy",
-        "energy.penalized",
-        "residual.orthogonality",
-        "deviation.max",
-        "deviation.frobenius",
-    ]);
-    writer.write_record(&header)?;
-    for (s, b) in run.samples.iter().zip(&reference.samples) {
+/// Returns the rows of `run` with the columns `deviation.max` and `deviation.frobenius`, its
+/// deviation from `reference` (written at the same times).
+fn with_deviation(run: &Run, reference: &Run) -> Result<Table, Box<dyn Error>> {
+    let mut columns = run.table.columns().to_vec();
+    columns.extend(["deviation.max".into(), "deviation.frobenius".into()]);
+    let mut table = Table::default();
+    table.begin(&columns, Some(run.table.len()))?;
+    let mut values = Vec::with_capacity(columns.len());
+    for ((row, s), b) in run.table.rows().zip(&run.samples).zip(&reference.samples) {
         let (max, frobenius) = deviation(&s.r, &b.r);
-        let mut record = vec![s.t];
-        record.extend(s.r.transpose().iter());
-        record.extend(s.omega.iter());
-        record.extend([
-            s.energy,
-            s.penalized_energy,
-            s.orthogonality,
-            max,
-            frobenius,
-        ]);
-        writer.write_record(record.iter().map(|&x| format_number(x)))?;
+        values.clear();
+        values.extend_from_slice(row);
+        values.extend([max, frobenius]);
+        Sink::row(&mut table, &values)?;
     }
-    writer.flush()?;
-    Ok(())
+    Ok(table)
 }
 
 /// Returns the CPU seconds of one run of `method` (`steps` steps of `h`), the median of
@@ -322,7 +377,7 @@ fn time_method(
     let mut times = Vec::new();
     let mut total = 0.0;
     while total < 0.3 || times.len() < 5 {
-        let run = run_method(method, model, h, 0.4, steps)?;
+        let run = run_method(method, model, (h, 0.4), steps, Schedule::EveryStep, true)?;
         total += run.seconds;
         times.push(run.seconds);
     }
@@ -336,7 +391,7 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     let steps = common::step_count(h, t_end)?;
     let model = PenalizedRotation::new(MagnetizedBody::default(), 10.0);
     let start = Instant::now();
-    let reference = benchmark(&model, h, steps)?;
+    let reference = benchmark(&model, h, steps, Schedule::EveryStep)?;
     let benchmark_seconds = start.elapsed().as_secs_f64();
     let methods = [Method::Linearized, Method::Trapezoidal, Method::Cayley];
     let pilot = [
@@ -357,7 +412,7 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut runs = Vec::new();
     for (method, pilot) in methods.iter().zip(pilot) {
-        let run = run_method(*method, &model, h, 0.4, steps)?;
+        let run = run_method(*method, &model, (h, 0.4), steps, Schedule::EveryStep, false)?;
         if let Some(error) = &run.failure {
             return Err(format!("{} failed: {error}", method.label()).into());
         }
@@ -407,7 +462,14 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     for omega in [10.0, 20.0] {
         let penalized = PenalizedRotation::new(MagnetizedBody::default(), omega);
         for method in [Method::Linearized, Method::Trapezoidal] {
-            let run = run_method(method, &penalized, h, 0.4, steps)?;
+            let run = run_method(
+                method,
+                &penalized,
+                (h, 0.4),
+                steps,
+                Schedule::EveryStep,
+                false,
+            )?;
             let residual = run
                 .samples
                 .iter()
@@ -444,120 +506,39 @@ fn fig10_chart(
     runs: &[(String, &Run)],
     reference: &Run,
 ) -> Result<(), Box<dyn Error>> {
-    let root = canvas(path, (1000, 1000))?;
-    let panels = root.split_evenly((3, 1));
-    let palette = [BLUE, RED, GREEN];
-    type Series = (String, Vec<(f64, f64)>);
-    let energy: Vec<Series> = runs
-        .iter()
-        .map(|(label, run)| {
-            let e0 = run.samples[0].energy;
-            let points = run.samples.iter().map(|s| (s.t, s.energy - e0)).collect();
-            (label.clone(), points)
-        })
-        .collect();
-    let orthogonality: Vec<Series> = runs
-        .iter()
-        .map(|(label, run)| {
-            let points = run
-                .samples
-                .iter()
-                .map(|s| (s.t, s.orthogonality.max(1e-17)))
-                .collect();
-            (label.clone(), points)
-        })
-        .collect();
-    let deviations: Vec<Series> = runs
-        .iter()
-        .map(|(label, run)| {
-            let points = run
-                .samples
-                .iter()
-                .zip(&reference.samples)
-                .map(|(s, b)| (s.t, deviation(&s.r, &b.r).0))
-                .collect();
-            (label.clone(), points)
-        })
-        .collect();
-    let panels_data = [
-        (
-            "energy error E(t) − E(0) (E = ½|Ω|² + Bμ R₃₃)",
-            "E − E₀",
-            &energy,
-            false,
-        ),
-        (
-            "Lie group structure: ‖RᵀR − I‖_F",
-            "‖RᵀR − I‖",
-            &orthogonality,
-            true,
-        ),
-        (
-            "deviation from the benchmark (Cayley, h′ = 1e-4)",
-            "max |R − R′|",
-            &deviations,
-            false,
-        ),
-    ];
-    for (area, (title, y_desc, series, log)) in panels.iter().zip(panels_data) {
-        let t1 = series
+    let mut energy = Panel::new(
+        "energy error E(t) − E(0) (E = ½|Ω|² + Bμ R₃₃)",
+        "t",
+        "E − E₀",
+    )
+    .legend(Corner::UpperLeft);
+    let mut orthogonality = Panel::new("Lie group structure: ‖RᵀR − I‖_F", "t", "‖RᵀR − I‖")
+        .y_scale(Scale::Log)
+        .legend(Corner::LowerRight);
+    let mut deviations = Panel::new(
+        "deviation from the benchmark (Cayley, h′ = 1e-4)",
+        "t",
+        "max |R − R′|",
+    )
+    .legend(Corner::UpperLeft);
+    for (label, run) in runs {
+        let e0 = run.samples[0].energy;
+        let points = run.samples.iter().map(|s| (s.t, s.energy - e0));
+        energy = energy.series(Series::new(label, points));
+        let points = run.samples.iter().map(|s| (s.t, s.orthogonality));
+        orthogonality = orthogonality.series(Series::new(label, points));
+        let points = run
+            .samples
             .iter()
-            .flat_map(|(_, s)| s.last().map(|p| p.0))
-            .fold(1e-9, f64::max);
-        let values = || series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1));
-        let (lo, hi) = values().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-        let mut builder = ChartBuilder::on(area);
-        builder
-            .caption(title, ("sans-serif", 20))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(80);
-        if log {
-            let mut chart =
-                builder.build_cartesian_2d(0.0..t1, (lo / 3.0..hi * 3.0).log_scale())?;
-            chart
-                .configure_mesh()
-                .x_desc("t")
-                .y_desc(y_desc)
-                .y_label_formatter(&|y| format!("{y:.0e}"))
-                .draw()?;
-            for (k, (label, points)) in series.iter().enumerate() {
-                let color = palette[k % palette.len()];
-                chart
-                    .draw_series(LineSeries::new(points.clone(), &color))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()?;
-        } else {
-            let pad = 0.05 * (hi - lo).max(1e-12);
-            let mut chart = builder.build_cartesian_2d(0.0..t1, lo - pad..hi + pad)?;
-            chart.configure_mesh().x_desc("t").y_desc(y_desc).draw()?;
-            for (k, (label, points)) in series.iter().enumerate() {
-                let color = palette[k % palette.len()];
-                chart
-                    .draw_series(LineSeries::new(points.clone(), &color))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()?;
-        }
+            .zip(&reference.samples)
+            .map(|(s, b)| (s.t, deviation(&s.r, &b.r).0));
+        deviations = deviations.series(Series::new(label, points));
     }
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
+    Ok(draw_panels(
+        path,
+        (1000, 1000),
+        &[energy, orthogonality, deviations],
+    )?)
 }
 
 /// Projects a direction of world space obliquely to the page: `x` to the right, `z` up, `y`

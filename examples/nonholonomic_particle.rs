@@ -69,6 +69,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    args.run.refuse_motion(
+        "nonholonomic_particle",
+        "the particle moves in space (x, y, z), not in a plane",
+    )?;
     let model = NonholonomicParticle::default();
     let h = args.run.h_or(0.01);
     let plan = args.run.plan(h, args.run.t_end_or(20.0))?;

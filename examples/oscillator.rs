@@ -6,6 +6,7 @@
 //! cargo run --release --example oscillator                           # DLDA, h = 0.25, 20 000 periods
 //! cargo run --release --example oscillator -- --method rk4
 //! cargo run --release --example oscillator -- --constrained          # x ẋ + y ẏ = 0 as a row
+//! cargo run --release --example oscillator -- --t-end 20 --animate out/oscillator.gif
 //! ```
 //!
 //! The variational method keeps the energy and the angular momentum `m (x ẏ − y ẋ)` bounded
@@ -37,6 +38,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::{OscillatorOnCircle, PlanarOscillator};
+use mechanism::pictures::{Animation, Sketch};
 use mechanism::runtime::{
     DiscreteLagrangeDAlembert, Holonomic, Inertia, Integrator, Nonholonomic, Potential, Rk4,
     SMatrix, SVector, Spook, State,
@@ -172,6 +174,17 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     } else {
         "oscillator"
     };
+    // The particle on its spring from the origin, with its path so far.
+    let particle = Sketch::new(|_t, q, frame| {
+        frame.anchor((0.0, 0.0)).link((0.0, 0.0), (q[0], q[1]));
+        frame.body((q[0], q[1]));
+    });
+    args.run.draw_motion_with(
+        Animation::new(&title).trails(true),
+        &title,
+        &trajectory.table,
+        &particle,
+    )?;
     common::write_outputs(
         &args.run.csv_or(name),
         &args.run.png_or(name),

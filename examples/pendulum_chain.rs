@@ -20,6 +20,9 @@
 //! `residual.position`, `residual.velocity`; the penalty methods add `energy.penalized`, the
 //! energy `T + V + ½ω²|g|²` they conserve. SHAKE's `v` is its staggered velocity `v_{k+½}`.
 //!
+//! Every run writes the CSV and, up to `n = 1000`, the plot of energy and residuals
+//! (`--plot`); `--animate FILE.gif` and `--paths FILE.png` draw the chain.
+//!
 //! `--figure` reproduces Fig. 3 (n = 10, T = 50; the paper gives no end time, EXPERIMENTS-M2 §C
 //! ambiguity C2): SHAKE at `h = 0.05` and `h = 0.025` and Z&S at `h = 0.05` on the `ω = 20`
 //! penalized system with `β = 0.4`, their largest position differences, and the paper's CPU
@@ -38,6 +41,7 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, RunOptions};
 use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
+use mechanism::pictures::{draw_panels, plot_run, Frame, Panel, Series, Sketch};
 use mechanism::runtime::model::{SparseInertia, SparsePotential};
 use mechanism::runtime::reference::PendulumChain;
 use mechanism::runtime::simulation::{
@@ -145,10 +149,39 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let csv = args.run.csv_or("pendulum_chain");
     create_parent(&csv)?;
     let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
-    let sink = CsvSink::new(BufWriter::new(file));
+    let mut out = BufWriter::new(file);
     let started = Instant::now();
-    let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)?;
-    let seconds = started.elapsed().as_secs_f64();
+    // The rows are kept for the plot and the pictures up to n = 1000 pendula (or whenever
+    // --animate or --paths asks for them); above, they are streamed to the CSV, with no plot.
+    let drawn = args.run.animate.is_some() || args.run.paths.is_some();
+    let png = args.run.png_or("pendulum_chain");
+    let (rows, last, seconds) = if drawn || args.n <= 1000 {
+        let (table, rows, last) = simulate(
+            &chain,
+            &setup,
+            plan.steps,
+            plan.schedule,
+            Table::default(),
+            true,
+        )?;
+        let seconds = started.elapsed().as_secs_f64();
+        table.write_csv(&mut out)?;
+        let title = format!(
+            "chain of {} pendula, {}, h = {}",
+            args.n,
+            setup.method.label(),
+            setup.h
+        );
+        plot_run(&png, &title, &table)?;
+        println!("wrote {}", png.display());
+        args.run.draw_motion(&title, &table, &scene())?;
+        (rows, last, seconds)
+    } else {
+        println!("(n > 1000: rows streamed to the CSV, no plot)");
+        let sink = CsvSink::new(out);
+        let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)?;
+        (rows, last, started.elapsed().as_secs_f64())
+    };
     println!(
         "{}, chain of n = {} pendula ({} coordinates), h = {}, t = 0 … {:.3}",
         setup.method.label(),
@@ -172,6 +205,20 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     );
     println!("wrote {} ({rows} rows)", csv.display());
     Ok(())
+}
+
+/// Returns what to draw of `q = (x[0], y[0], x[1], y[1], …)`: the pivot at the origin, the
+/// rods from bob to bob, the bobs.
+fn scene() -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    Sketch::new(|_t, q, frame| {
+        frame.anchor((0.0, 0.0));
+        let mut previous = (0.0, 0.0);
+        for bob in q.chunks_exact(2) {
+            let p = (bob[0], bob[1]);
+            frame.link(previous, p).body(p);
+            previous = p;
+        }
+    })
 }
 
 /// Runs `setup` on `chain` from Tao–Owhadi's start for `steps` steps through the driver into
@@ -321,6 +368,31 @@ fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
             paper / 1.1
         );
     }
+    // Fig. 3: the coordinates of bob 5 and of the last bob against time, the three runs
+    // together (the paper shows "not all degrees of freedom").
+    let bobs = [4.min(chain.links() - 1), chain.links() - 1];
+    let mut panels = Vec::new();
+    for &bob in &bobs {
+        for (axis, offset) in [("x", 1), ("y", 2)] {
+            let column = 2 * bob + offset;
+            let mut panel = Panel::new(
+                format!("{axis}[{bob}] (bob {} of {})", bob + 1, chain.links()),
+                "t",
+                format!("{axis}[{bob}]"),
+            );
+            for (k, table) in tables.iter().enumerate() {
+                panel = panel.series(Series::new(
+                    runs[k].2,
+                    table.rows().map(|row| (row[0], row[column])),
+                ));
+            }
+            panels.push(panel);
+        }
+    }
+    let png = args.run.png_or("pendulum_chain_fig3");
+    draw_panels(&png, (1000, 1100), &panels)?;
+    println!("\nwrote {}", png.display());
+
     // The three runs' positions in one CSV, a row per run and time: `member,run,t,q.x[0],…`.
     let csv = args.run.csv_or("pendulum_chain_fig3");
     create_parent(&csv)?;

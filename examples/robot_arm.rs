@@ -7,6 +7,7 @@
 //! cargo run --release --example robot_arm                            # Case I, Heun, S-both², h = .01
 //! cargo run --release --example robot_arm -- --case sine --stabilization baumgarte --alpha1 12 --alpha0 70
 //! cargo run --release --example robot_arm -- --case sine --method dopri5 --omega 1 --t-end 100
+//! cargo run --release --example robot_arm -- --animate out/robot_arm.gif   # links and path
 //! cargo run --release --example robot_arm -- --table
 //! ```
 //!
@@ -38,6 +39,7 @@ use clap::{Parser, ValueEnum};
 use common::stabilization::{Method, Stabilization};
 use common::{Column, RunOptions, Trajectory};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
+use mechanism::pictures::{Frame, Sketch};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
@@ -141,7 +143,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         atol: args.atol,
         save_every: args.run.save_every,
     };
-    let (trajectory, title) = match args.case {
+    let (trajectory, title, scene) = match args.case {
         Case::Parabola => {
             if args.omega.is_some() {
                 return Err("--omega applies to --case sine only".into());
@@ -149,7 +151,15 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             let model = RobotArmParabola::default();
             let free_end = move |q: [f64; 2]| model.free_end(&q);
             let title = format!("robot arm, case I (beta = {:.6})", model.beta);
-            (simulate(&model, free_end, &settings)?, title)
+            // The prescribed path y2 = x2² − β, where the arm can reach (|y2| ≤ l1 + l2).
+            let (beta, reach) = (model.beta, model.l1 + model.l2);
+            let x_max = (reach + beta).sqrt();
+            let parabola: Vec<(f64, f64)> = (0..=100)
+                .map(|k| -x_max + 2.0 * x_max * f64::from(k) / 100.0)
+                .map(|x| (x, x * x - beta))
+                .collect();
+            let scene = arm_scene(model.l1, model.l2, move |_t| parabola.clone());
+            (simulate(&model, free_end, &settings)?, title, scene)
         }
         Case::Sine => {
             let omega = args.omega.unwrap_or(0.5);
@@ -162,7 +172,14 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             };
             let free_end = move |q: [f64; 2]| model.free_end(&q);
             let title = format!("robot arm, case II (omega = {omega})");
-            (simulate(&model, free_end, &settings)?, title)
+            // The prescribed height y2 = sin²(ωt) at the frame's time.
+            let reach = model.l1 + model.l2;
+            let height = move |t: f64| {
+                let y = (omega * t).sin().powi(2);
+                vec![(-reach, y), (reach, y)]
+            };
+            let scene = arm_scene(model.l1, model.l2, height);
+            (simulate(&model, free_end, &settings)?, title, scene)
         }
     };
     let title = format!("{title}, {}", settings.label(args.stabilization));
@@ -177,6 +194,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         max_of("drift.position"),
         max_of("drift.velocity")
     );
+    args.run.draw_motion(&title, &trajectory.table, &scene)?;
     common::write_outputs(
         &args.run.csv_or("robot_arm"),
         &args.run.png_or("robot_arm"),
@@ -184,6 +202,27 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &trajectory,
         &trajectory.table,
     )
+}
+
+/// A scene of the arm.
+type ArmScene = Sketch<Box<dyn Fn(f64, &[f64], &mut Frame)>>;
+
+/// Returns what to draw of the arm with rods `l1`, `l2` at `q = (θ1, θ2)`: the two links from
+/// the shoulder at the origin, the elbow and the free end, and the prescribed path `path(t)`.
+fn arm_scene(l1: f64, l2: f64, path: impl Fn(f64) -> Vec<(f64, f64)> + 'static) -> ArmScene {
+    Sketch::new(Box::new(move |t, q, frame| {
+        let elbow = (l1 * q[0].cos(), l1 * q[0].sin());
+        let end = (
+            elbow.0 + l2 * (q[0] + q[1]).cos(),
+            elbow.1 + l2 * (q[0] + q[1]).sin(),
+        );
+        frame.guide(path(t));
+        frame
+            .anchor((0.0, 0.0))
+            .link((0.0, 0.0), elbow)
+            .link(elbow, end);
+        frame.body(elbow).body(end);
+    }))
 }
 
 /// The integrator settings of one run.

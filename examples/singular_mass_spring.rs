@@ -65,6 +65,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    args.run.refuse_motion(
+        "singular_mass_spring",
+        "its masses move on a line (redundant coordinates x1, q2, x2), with nothing to draw in a plane",
+    )?;
     let model = SingularMassSpring::default();
     let h = args.run.h_or(0.1);
     let plan = args.run.plan(h, args.run.t_end_or(10.0))?;

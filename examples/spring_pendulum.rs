@@ -70,6 +70,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    args.run.refuse_motion(
+        "spring_pendulum",
+        "the bob moves in space (spherical coordinates r, θ, φ), not in a plane",
+    )?;
     let model = SpringPendulum::default();
     let h = args.run.h_or(0.01);
     let plan = args.run.plan(h, args.run.t_end_or(1.0))?;

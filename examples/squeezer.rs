@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --release --example squeezer                             # DOPRI5, S-both², t = 0.3
 //! cargo run --release --example squeezer -- --stabilization baumgarte --alpha1 200 --alpha0 10000
+//! cargo run --release --example squeezer -- --t-end 0.03 --animate out/squeezer.gif
 //! cargo run --release --example squeezer -- --table
 //! ```
 //!
@@ -33,6 +34,7 @@ use clap::{Parser, ValueEnum};
 use common::stabilization::{Method, Stabilization};
 use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::Squeezer;
+use mechanism::pictures::{Animation, Frame, Sketch};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
@@ -132,6 +134,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     };
     let title = format!("squeezer, {label}, {stabilization}");
     common::print_summary(&title, &trajectory);
+    // The crank turns several times in 0.03 s: 150 frames over the run, 60 ms each.
+    let animation = Animation::new(&title).interval(t_end / 150.0).delay_ms(60);
+    args.run
+        .draw_motion_with(animation, &title, &trajectory.table, &scene(model))?;
     common::write_outputs(
         &args.run.csv_or("squeezer"),
         &args.run.png_or("squeezer"),
@@ -139,6 +145,44 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &trajectory,
         &trajectory.table,
     )
+}
+
+/// Returns what to draw of the squeezer at `q = (β, Θ, γ, Φ, δ, Ω, ε)` (Hairer–Wanner Fig. 7.1):
+/// the fixed points O (the crank's axis), A, B and C as anchors; the crank O–P (body 1), the
+/// rod P–E (body 2), the triangle E–B–D (body 3) with the spring C–D, and the chains E–F–A
+/// (bodies 4, 5) and E–G–A (bodies 6, 7), each point where the constraint rows put it.
+fn scene(m: Squeezer) -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    Sketch::new(move |_t, q, frame| {
+        let (beta, theta, gamma, phi, delta, omega, epsilon) =
+            (q[0], q[1], q[2], q[3], q[4], q[5], q[6]);
+        let (a, b, c) = ((m.xa, m.ya), (m.xb, m.yb), (m.xc, m.yc));
+        let p = (m.rr * beta.cos(), m.rr * beta.sin());
+        let e = (
+            p.0 - m.d * (beta + theta).cos(),
+            p.1 - m.d * (beta + theta).sin(),
+        );
+        let d = (
+            m.xb + m.sd * gamma.cos() + m.sc * gamma.sin(),
+            m.yb + m.sd * gamma.sin() - m.sc * gamma.cos(),
+        );
+        let f = (
+            e.0 - m.e * (phi + delta).sin(),
+            e.1 + m.e * (phi + delta).cos(),
+        );
+        let g = (
+            e.0 - m.zf * (omega + epsilon).cos(),
+            e.1 - m.zf * (omega + epsilon).sin(),
+        );
+        for anchor in [(0.0, 0.0), a, b, c] {
+            frame.anchor(anchor);
+        }
+        frame.link((0.0, 0.0), p).link(p, e);
+        frame.link(e, b).link(b, d).link(d, e).link(c, d);
+        frame.link(e, f).link(f, a).link(e, g).link(g, a);
+        for body in [p, e, d, f, g] {
+            frame.body(body);
+        }
+    })
 }
 
 /// The columns `drift.position` and `drift.velocity` (the paper's drifts) for any integrator.

@@ -34,8 +34,8 @@ use clap::Parser;
 use common::{max_deviation, plan, Trajectory};
 use mechanism::ensemble::{grid, Cell, Ensemble, EnsembleCsv, Shard};
 use mechanism::models::DoublePendulum;
+use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
 use methods::{simulate, Method};
-use plotters::prelude::*;
 
 /// Sweeps methods × step sizes on the double pendulum and plots the energy error against h.
 #[derive(Debug, Parser)]
@@ -224,82 +224,43 @@ fn tail_slope(points: &[(f64, f64)]) -> Option<f64> {
     (e0 > 1e-12 && e1 > 1e-12).then(|| (e1 / e0).ln() / (h1 / h0).ln())
 }
 
-/// Draws the energy error against h on log-log axes, one line per method, with the slopes
-/// `h¹` and `h²` for reference.
+/// Draws the energy error against h on log-log axes, one line per method, with the slope `h²`
+/// for reference.
 fn plot_errors(args: &Args, lines: &[(&str, Vec<(f64, f64)>)]) -> Result<(), Box<dyn Error>> {
-    let floor = 1e-16;
     let points = || lines.iter().flat_map(|(_, p)| p.iter().copied());
-    let (h_min, h_max) = points().fold((f64::INFINITY, 0.0_f64), |(lo, hi), (h, _)| {
-        (lo.min(h), hi.max(h))
-    });
-    let (e_min, e_max) = points().fold((f64::INFINITY, floor), |(lo, hi), (_, e)| {
-        (lo.min(e.max(floor)), hi.max(e))
-    });
+    let h_min = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let h_max = points().map(|p| p.0).fold(0.0, f64::max);
     if !(h_min.is_finite() && h_max > 0.0) {
         return Err("no member completed: nothing to plot".into());
     }
-    let root = common::canvas(&args.plot, (900, 650))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "double pendulum, t_end = {}: energy error against h (omega = {})",
-                args.t_end, args.omega
-            ),
-            ("sans-serif", 22),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(75)
-        .build_cartesian_2d(
-            (h_min / 1.5..h_max * 1.5).log_scale(),
-            (e_min / 10.0..e_max * 10.0).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("h")
-        .y_desc("max |E - E0|")
-        .x_labels(6)
-        .light_line_style(WHITE)
-        .x_label_formatter(&|h| format!("{h:.0e}"))
-        .y_label_formatter(&|e| format!("{e:.0e}"))
-        .draw()?;
-    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
-    for (k, (label, points)) in lines.iter().enumerate() {
-        let color = palette[k % palette.len()];
+    let mut panel = Panel::new(
+        format!(
+            "double pendulum, t_end = {}: energy error against h (omega = {})",
+            args.t_end, args.omega
+        ),
+        "h",
+        "max |E - E0|",
+    )
+    .x_scale(Scale::Log)
+    .y_scale(Scale::Log)
+    .legend(Corner::LowerRight);
+    for (label, points) in lines {
         let mut sorted = points.clone();
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let sorted: Vec<(f64, f64)> = sorted.into_iter().map(|(h, e)| (h, e.max(floor))).collect();
-        chart
-            .draw_series(LineSeries::new(sorted.clone(), color.stroke_width(2)))?
-            .label(*label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(sorted.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        panel = panel.series(Series::new(*label, sorted).with_markers());
     }
-    // Reference slopes from a tenth of the geometric mean of the errors (above round-off) at
-    // the largest step, so that they run among the methods' lines.
+    // The second-order slope from a tenth of the geometric mean of the errors (above
+    // round-off) at the largest step, so that it runs among the methods' lines; drawn out to
+    // 4 h_max, which leaves the legend a corner free of data.
     let at_largest: Vec<f64> = points()
         .filter(|&(h, e)| h == h_max && e > 1e-12)
         .map(|(_, e)| e.ln())
         .collect();
-    let anchor = if at_largest.is_empty() {
-        (e_min * e_max).sqrt()
-    } else {
-        (at_largest.iter().sum::<f64>() / at_largest.len() as f64).exp() / 10.0
-    };
-    for (order, label) in [(1, "O(h)"), (2, "O(h^2)")] {
-        let line = [h_min, h_max].map(|h| (h, anchor * (h / h_max).powi(order)));
-        chart
-            .draw_series(DashedLineSeries::new(line, 6, 4, BLACK.mix(0.5).into()))?
-            .label(label)
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
+    if !at_largest.is_empty() {
+        let anchor = (at_largest.iter().sum::<f64>() / at_largest.len() as f64).exp() / 10.0;
+        let line = [h_min, 4.0 * h_max].map(|h| (h, anchor * (h / h_max).powi(2)));
+        panel = panel.series(Series::new("O(h^2)", line));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::MiddleRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", args.plot.display()))?;
+    draw_panels(&args.plot, (900, 650), &[panel])?;
     Ok(())
 }

@@ -95,6 +95,8 @@ extern crate self as mechanism;
 #[cfg(feature = "ensembles")]
 pub mod ensemble;
 pub mod models;
+#[cfg(feature = "pictures")]
+pub mod pictures;
 
 #[doc = include_str!("language.md")]
 pub use mechanism_macros::mechanism;

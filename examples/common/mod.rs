@@ -1,7 +1,8 @@
 //! The harness shared by the examples: command-line options (with `--save-every`), the run
 //! through the runtime's driver ([`Simulation`]) with the observed model's energy and
-//! residuals, a summary over every step, and a plot of the energy error and the residuals.
-//! The loop, the recorder, the schedule of rows and the CSV writer are the driver's.
+//! residuals, a summary over every step, and the pictures. The loop, the recorder, the
+//! schedule of rows and the CSV writer are the driver's; the plots and GIFs are
+//! `mechanism::pictures`.
 //!
 //! An example includes it with `mod common;` and then
 //!
@@ -11,9 +12,11 @@
 //!    steps (e.g. a [`Penalized`](mechanism::runtime::Penalized) model), the model it observes
 //!    (the hard constraints), the [`Plan`] from [`RunOptions::plan`] and method-specific
 //!    [`Column`]s;
-//! 3. writes the [`Trajectory`] with [`write_csv`] and [`plot`], prints [`print_summary`], and
-//!    exits through [`exit_code`] so that an error is one readable line, not a panic or a
-//!    `Debug` dump.
+//! 3. writes the [`Trajectory`] with [`write_csv`] and `mechanism::pictures::plot_run`
+//!    ([`write_outputs`]), the GIF and paths of `--animate` and `--paths` with
+//!    [`RunOptions::draw_motion`] (a planar model's `Scene`; the others call
+//!    [`RunOptions::refuse_motion`] first), prints [`print_summary`], and exits through
+//!    [`exit_code`] so that an error is one readable line, not a panic or a `Debug` dump.
 //!
 //! A step that fails (a Newton iteration that diverges, a blow-up to NaN) ends the trajectory
 //! early: the samples up to the failure are kept, and [`Trajectory::failure`] says why, so the
@@ -31,6 +34,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mechanism::pictures::{self, Animation, Scene};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
     write_number, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink,
@@ -40,7 +44,6 @@ use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
     InertiaGradient, Integrator, Potential, SVector, State,
 };
-use plotters::prelude::*;
 
 /// The options every example takes besides `--method`: step size, end time and output files.
 ///
@@ -66,6 +69,12 @@ pub struct RunOptions {
     /// The summaries are still taken over every step.
     #[arg(long, value_name = "DT", allow_negative_numbers = true)]
     pub save_every: Option<f64>,
+    /// Write an animated GIF of the motion from the rows (planar examples only).
+    #[arg(long, value_name = "FILE.gif")]
+    pub animate: Option<PathBuf>,
+    /// Write a plot of the bodies' paths in the plane from the rows (planar examples only).
+    #[arg(long, value_name = "FILE.png")]
+    pub paths: Option<PathBuf>,
 }
 
 /// A fixed-step run: the step, the number of steps and when to write rows.
@@ -109,6 +118,46 @@ impl RunOptions {
 }
 
 impl RunOptions {
+    /// Fails with one line if `--animate` or `--paths` was given to `example`, whose model is
+    /// not planar (`why`).
+    pub fn refuse_motion(&self, example: &str, why: &str) -> Result<(), Box<dyn Error>> {
+        match (&self.animate, &self.paths) {
+            (Some(_), _) => Err(format!("--animate is for planar models; {example}: {why}").into()),
+            (_, Some(_)) => Err(format!("--paths is for planar models; {example}: {why}").into()),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// Writes the GIF of `--animate` and the plot of `--paths` of `table` (the rows: `t`,
+    /// `q.*`, …) as `scene` draws a configuration, and prints what it wrote.
+    pub fn draw_motion(
+        &self,
+        title: &str,
+        table: &Table,
+        scene: &dyn Scene,
+    ) -> Result<(), Box<dyn Error>> {
+        self.draw_motion_with(Animation::new(title), title, table, scene)
+    }
+
+    /// Does [`draw_motion`](Self::draw_motion) with the settings of `animation`.
+    pub fn draw_motion_with(
+        &self,
+        animation: Animation,
+        title: &str,
+        table: &Table,
+        scene: &dyn Scene,
+    ) -> Result<(), Box<dyn Error>> {
+        if let Some(gif) = &self.animate {
+            let summary = animation.write(gif, table, scene)?;
+            println!("wrote {}: {summary}", gif.display());
+        }
+        if let Some(png) = &self.paths {
+            pictures::trajectory_plot(png, title, table, scene, (800, 800))?;
+            println!("wrote {}", png.display());
+        }
+        Ok(())
+    }
+
     /// Returns the output schedule of `--save-every` ([`schedule`]).
     pub fn schedule(&self) -> Result<Schedule, Box<dyn Error>> {
         schedule(self.save_every)
@@ -507,145 +556,6 @@ pub fn format_number(x: f64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Registers the embedded DejaVu Sans font and returns a white drawing area of `size` at
-/// `path` (its folder created), for every example's pictures.
-pub fn canvas(
-    path: &Path,
-    size: (u32, u32),
-) -> Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>, Box<dyn Error>> {
-    create_parent(path)?;
-    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| "the embedded DejaVu font is invalid")?;
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    Ok(root)
-}
-
-/// Draws the energy error `|E(t) − E(0)|` (top, with the deviation of every method-specific
-/// `energy.*` column) and the position and velocity constraint residuals (bottom) of
-/// `trajectory` against time on log axes, as a PNG at `path`.
-///
-/// The text uses the DejaVu Sans font embedded in the binary, so no system font is needed.
-/// Exact zeros (e.g. at `t = 0`) sit on the floor of the log axis, `1e-17`.
-pub fn plot(path: &Path, title: &str, table: &Table) -> Result<(), Box<dyn Error>> {
-    let root = canvas(path, (1000, 800))?;
-    let (top, bottom) = root.split_vertically(400);
-    let column = |name: &str| -> Vec<f64> {
-        table
-            .column(name)
-            .map_or_else(|| vec![0.0; table.len()], Iterator::collect)
-    };
-    let times = column("t");
-    let t_end = times.last().copied().unwrap_or(0.0).max(f64::MIN_POSITIVE);
-    let floor = 1e-17;
-    let log_range = |values: &mut dyn Iterator<Item = f64>| {
-        let (min, max) = values
-            .filter(|&y| y > floor && y.is_finite())
-            .fold((f64::INFINITY, floor), |(lo, hi), y| (lo.min(y), hi.max(y)));
-        (min.min(max) / 10.0).max(floor)..(max * 10.0)
-    };
-    let series = |values: &[f64], f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
-        times
-            .iter()
-            .zip(values)
-            .map(|(&t, &x)| (t, f(x).max(floor)))
-            .collect()
-    };
-    let deviation = |values: &[f64]| {
-        let x0 = values.first().copied().unwrap_or(0.0);
-        series(values, &|x| (x - x0).abs())
-    };
-
-    let energy_error = deviation(&column("energy"));
-    // Other energies the method tracks (`energy.generalized`, `energy.penalized`, …).
-    let other_energies: Vec<(&str, Vec<(f64, f64)>)> = table
-        .columns()
-        .iter()
-        .filter(|name| name.starts_with("energy."))
-        .map(|name| (name.as_str(), deviation(&column(name))))
-        .collect();
-    let mut chart = ChartBuilder::on(&top)
-        .caption(format!("{title}: energy error"), ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            0.0..t_end,
-            log_range(
-                &mut energy_error
-                    .iter()
-                    .chain(other_energies.iter().flat_map(|(_, e)| e))
-                    .map(|p| p.1),
-            )
-            .log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("t")
-        .y_desc("|E(t) - E(0)|")
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    chart
-        .draw_series(LineSeries::new(energy_error, &BLUE))?
-        .label("energy: T + V")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE));
-    let palette = [MAGENTA, CYAN, BLACK];
-    for (k, (name, values)) in other_energies.into_iter().enumerate() {
-        let color = palette[k % palette.len()];
-        chart
-            .draw_series(LineSeries::new(values, &color))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-
-    let (position, velocity) = (column("residual.position"), column("residual.velocity"));
-    let all_zero = position.iter().chain(&velocity).all(|&x| x == 0.0);
-    let (position, velocity) = (series(&position, &|x| x), series(&velocity, &|x| x));
-    let mut chart = ChartBuilder::on(&bottom)
-        .caption(
-            if all_zero {
-                "constraint residuals (all zero)"
-            } else {
-                "constraint residuals"
-            },
-            ("sans-serif", 22),
-        )
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            0.0..t_end,
-            log_range(&mut position.iter().chain(&velocity).map(|p| p.1)).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("t")
-        .y_desc("max |residual|")
-        .y_label_formatter(&|y| format!("{y:.0e}"))
-        .draw()?;
-    chart
-        .draw_series(LineSeries::new(position, &RED))?
-        .label("position: max |g_i|")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
-    chart
-        .draw_series(LineSeries::new(velocity, &GREEN))?
-        .label("velocity: max |(G v)_i|")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], GREEN));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
-}
-
 /// Prints the common summary of `trajectory` (over every step, whatever `--save-every`): its
 /// time span, the maximal energy error, the largest relative energy change over one step, and
 /// the maximal constraint residuals.
@@ -706,7 +616,7 @@ pub fn write_outputs(
     table: &Table,
 ) -> Result<(), Box<dyn Error>> {
     write_csv(csv, table)?;
-    plot(png, title, table)?;
+    pictures::plot_run(png, title, table)?;
     println!(
         "wrote {} ({} rows) and {}",
         csv.display(),
