@@ -3,12 +3,18 @@
 //! (`runtime::reference::PendulumChain`) in its mass blocks, potential, gradient, constraint
 //! values and Jacobian (pattern and values) at random states, and in trajectories.
 
+#[path = "../runtime/tests/common/mod.rs"]
+mod common;
+
 use std::collections::HashMap;
 
 use mechanism::mechanism;
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia, SparsePotential};
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
+
+#[global_allocator]
+static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 mechanism! {
     /// Tao–Owhadi's chain of `N` pendula, written with families.
@@ -183,7 +189,10 @@ fn same_model(generated: &Ladder, reference: &SpookLadder, seed: u64) {
     for (x, y) in a.iter().zip(&b) {
         assert!(close(*x, *y), "mass {x} vs {y}");
     }
-    assert!(close(generated.kinetic_energy(&q, &v), reference.kinetic_energy(&q, &v)));
+    assert!(close(
+        generated.kinetic_energy(&q, &v),
+        reference.kinetic_energy(&q, &v)
+    ));
     assert!(close(generated.potential(&q), reference.potential(&q)));
     let m = reference.constraint_count();
     let (mut g1, mut g2) = (vec![f64::NAN; m], vec![f64::NAN; m]);
@@ -194,20 +203,36 @@ fn same_model(generated: &Ladder, reference: &SpookLadder, seed: u64) {
     for (row, (x, y)) in g1.iter().zip(&g2).enumerate() {
         assert!(close(*x, *y), "row {row}: {x} vs {y}");
     }
-    let gen: HashMap<(usize, usize), f64> =
-        generated.jacobian_pattern().iter().copied().zip(j1).collect();
-    let reference_entries: HashMap<(usize, usize), f64> =
-        reference.jacobian_pattern().iter().copied().zip(j2).collect();
+    let gen: HashMap<(usize, usize), f64> = generated
+        .jacobian_pattern()
+        .iter()
+        .copied()
+        .zip(j1)
+        .collect();
+    let reference_entries: HashMap<(usize, usize), f64> = reference
+        .jacobian_pattern()
+        .iter()
+        .copied()
+        .zip(j2)
+        .collect();
     assert_eq!(gen.len(), reference_entries.len(), "pattern sizes");
     for (entry, value) in &reference_entries {
-        assert!(close(gen[entry], *value), "{entry:?}: {} vs {value}", gen[entry]);
+        assert!(
+            close(gen[entry], *value),
+            "{entry:?}: {} vs {value}",
+            gen[entry]
+        );
     }
 }
 
 #[test]
 fn the_generated_ladder_equals_the_hand_written_one() {
     for links in [1, 2, 5, 20] {
-        same_model(&Ladder::new(links).unwrap(), &SpookLadder::new(links), links as u64);
+        same_model(
+            &Ladder::new(links).unwrap(),
+            &SpookLadder::new(links),
+            links as u64,
+        );
     }
 }
 
@@ -226,8 +251,45 @@ fn generated_and_hand_written_ladders_step_alike() {
     for step in 1..=300 {
         a.step(&generated, &mut s1).unwrap();
         b.step(&reference, &mut s2).unwrap();
-        let gap = s1.q.iter().zip(&s2.q).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        let gap =
+            s1.q.iter()
+                .zip(&s2.q)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         let bound = if step <= 100 { 1e-12 } else { 1e-9 };
         assert!(gap < bound, "step {step}: the ladders differ by {gap:e}");
     }
+}
+
+#[test]
+fn steps_of_generated_models_allocate_nothing() {
+    let chain = Chain::new(100).unwrap();
+    let start = PendulumChain::tao_owhadi(100).tao_owhadi_state();
+    let (mut a, mut b) = (start.clone(), start);
+    let mut spook = SparseSpook::new(&chain, 0.01).unwrap();
+    let mut rattle = SparseRattle::new(&chain, 0.01).unwrap();
+    spook.step(&chain, &mut a).unwrap();
+    rattle.step(&chain, &mut b).unwrap();
+    let before = common::allocations();
+    for _ in 0..20 {
+        spook.step(&chain, &mut a).unwrap();
+        rattle.step(&chain, &mut b).unwrap();
+    }
+    assert_eq!(
+        common::allocations() - before,
+        0,
+        "a step of the generated chain allocated"
+    );
+    let ladder = Ladder::new(20).unwrap();
+    let mut state = SpookLadder::new(20).horizontal_state();
+    let mut spook = SparseSpook::new(&ladder, 1.0 / 60.0).unwrap();
+    spook.step(&ladder, &mut state).unwrap();
+    let before = common::allocations();
+    for _ in 0..20 {
+        spook.step(&ladder, &mut state).unwrap();
+    }
+    assert_eq!(
+        common::allocations() - before,
+        0,
+        "a step of the generated ladder allocated"
+    );
 }

@@ -62,7 +62,7 @@ pub enum Index {
     },
     /// `rod[i in 1..N if (i % 3) == 0, p = i - 2]`: a family of rows, one instance per value
     /// of `i` in the range that passes the filter, with index bindings.
-    Rows(RowFamily),
+    Rows(Box<RowFamily>),
 }
 
 /// The header of a row family: `i in RANGE`, an optional filter `if COND` and bindings

@@ -202,11 +202,11 @@ fn parse_index(input: ParseStream) -> syn::Result<Option<Index>> {
              `[i in a..b if condition, p = expr]`",
         ));
     }
-    Ok(Some(Index::Rows(RowFamily {
+    Ok(Some(Index::Rows(Box::new(RowFamily {
         bracket,
         index,
         range,
         filter,
         bindings,
-    })))
+    }))))
 }

@@ -103,7 +103,6 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     for (k, term) in model.kinetic.iter().enumerate() {
         let table = format_ident!("__kinetic{}", k);
         let blocks = format_ident!("__kinetic{}_block", k);
-        let slots = term.kernel.slots.len();
         let (builder, field) = instance_table(
             model,
             &table,
@@ -150,9 +149,8 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             Some(BodyOf::Group { group, .. }) => model.groups[*group].families.len(),
             None => 0,
         };
-        for a in 0..slots {
-            for b in 0..slots {
-                let entry = h[a][b];
+        for (a, row) in h.iter().enumerate() {
+            for (b, &entry) in row.iter().enumerate() {
                 if store_kernel.store.is_zero(entry) {
                     continue;
                 }
@@ -171,13 +169,11 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             }
         }
         let statements = Emitter::new(model, &store_kernel).emit(&outputs);
-        let _ = &mut store_kernel;
         mass_code.push(quote! {
             for (__ix, &__offset) in self.#table.iter().zip(&self.#blocks) {
                 #statements
             }
         });
-        let _ = slots;
     }
 
     for (k, term) in model.potential.iter().enumerate() {
@@ -391,7 +387,6 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         impl #rt::model::SparseNonholonomic for #name {}
         impl #rt::model::SparseAppliedForces for #name {}
     };
-    let _ = &table_names;
     Ok(quote! {
         #(#attrs)*
         #[derive(Clone, Debug)]
@@ -579,9 +574,9 @@ fn body_checks(model: &FamilyModel, errors: &mut Errors) -> Vec<Option<BodyOf>> 
                     None => body = Some(this),
                     Some(existing) if *existing == this => {}
                     Some(_) => {
-                        errors.error_at(
-                            proc_macro2::Span::call_site(),
-                            "a kinetic energy term couples the velocities of two bodies; the sparse tier needs a block-diagonal mass matrix — write each body's kinetic energy as its own term",
+                        errors.error_spanned(
+                            &term.source,
+                            "this kinetic energy term couples the velocities of two bodies; the sparse tier needs a block-diagonal mass matrix — write each body's kinetic energy as its own term",
                         );
                         return None;
                     }
@@ -694,7 +689,6 @@ struct KernelCopy {
 }
 
 fn kernel_copy(kernel: &Kernel) -> KernelCopy {
-    let _ = kernel.slots.len();
     KernelCopy {
         store: kernel.store.clone(),
         symbols: crate::lower::Symbols {

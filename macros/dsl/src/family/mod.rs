@@ -4,9 +4,10 @@
 //! that the macro's work and the emitted code do not depend on `N`.
 //!
 //! ```text
-//! ast ─model::resolve→ FamilyModel (sizes, coordinates, kernels) ─generate→ tokens
+//! ast ─model::resolve→ FamilyModel (sizes, coordinates, kernels) ─checks→ ─generate→ tokens
 //! ```
 
+pub mod checks;
 pub mod generate;
 pub mod index;
 pub mod model;
@@ -18,5 +19,6 @@ use crate::ast::Mechanism;
 /// Expands a model with families: resolve, then generate.
 pub fn expand(ast: &Mechanism) -> syn::Result<TokenStream> {
     let model = model::resolve(ast)?;
+    checks::inertia(&model)?;
     generate::generate(&model)
 }

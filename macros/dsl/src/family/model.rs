@@ -102,6 +102,8 @@ pub struct Instances {
 
 /// An energy term: a kernel, summed over instances or evaluated once.
 pub struct Term {
+    /// The term as written, for the spans of errors.
+    pub source: proc_macro2::TokenStream,
     /// The instances, `None` for a plain term.
     pub instances: Option<Instances>,
     /// The term's kernel (one value).
@@ -218,6 +220,7 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
     );
     let parameters = resolve_parameters(sections.get("parameters").copied(), &mut errors);
     let integrators = resolve_integrators(sections.get("integrators").copied(), &mut errors);
+    unique_names(&sizes, &scalars, &families, &parameters, &mut errors);
     errors.barrier()?;
 
     let scope = Scope {
@@ -295,17 +298,27 @@ fn resolve_sizes(section: Option<&SectionBody>, model: &Ident, errors: &mut Erro
                     default: value,
                 });
             }
-            other => errors.error_spanned(
-                &row.value,
-                format!(
-                    "size `{}` must be a positive integer; with the default sizes it is {}",
-                    row.name,
-                    match other {
-                        Some(index::Value::Int(v)) => v.to_string(),
-                        _ => "not an integer".into(),
-                    }
-                ),
-            ),
+            other => {
+                // Declared all the same, so that its uses do not cascade into more errors.
+                env.insert(row.name.to_string(), 1);
+                sizes.push(Size {
+                    name: row.name.clone(),
+                    value: row.value.clone(),
+                    base,
+                    default: 1,
+                });
+                errors.error_spanned(
+                    &row.value,
+                    format!(
+                        "size `{}` must be a positive integer; with the default sizes it is {}",
+                        row.name,
+                        match other {
+                            Some(index::Value::Int(v)) => v.to_string(),
+                            _ => "not an integer".into(),
+                        }
+                    ),
+                )
+            }
         }
     }
     sizes
@@ -345,10 +358,11 @@ fn resolve_coordinates(
             None => scalars.push(named.name.clone()),
             Some(Index::Size { size, .. }) => {
                 let Some(size) = size_name(size).and_then(|s| sizes.get(&s)).copied() else {
-                    errors.error_spanned(
-                        size,
-                        "a coordinate family's size is the name of a size declared in `sizes`",
-                    );
+                    let message = match size_name(size) {
+                        Some(name) => format!("unknown size `{name}`; declare it in `sizes: {{ {name} = … }}`"),
+                        None => "a coordinate family's size is the name of a size declared in `sizes`, e.g. `x[N]`".to_string(),
+                    };
+                    errors.error_spanned(size, message);
                     continue;
                 };
                 let group = match groups.iter().position(|g| g.size == size) {
@@ -384,6 +398,51 @@ fn size_name(expr: &Expr) -> Option<String> {
     match expr {
         Expr::Path(path) => path.path.get_ident().map(|i| i.to_string()),
         _ => None,
+    }
+}
+
+/// Reports a name declared twice across sizes, coordinates and parameters (they share one
+/// scope), a reserved name, and two base sizes whose constructor arguments (the lower-cased
+/// names) would clash.
+fn unique_names(
+    sizes: &[Size],
+    scalars: &[Ident],
+    families: &[CoordinateFamily],
+    parameters: &[Parameter],
+    errors: &mut Errors,
+) {
+    let names = sizes
+        .iter()
+        .map(|s| (&s.name, "size"))
+        .chain(scalars.iter().map(|c| (c, "coordinate")))
+        .chain(families.iter().map(|f| (&f.name, "coordinate family")))
+        .chain(parameters.iter().map(|p| (&p.name, "parameter")));
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for (name, kind) in names {
+        let text = name.to_string();
+        if matches!(text.as_str(), "dot" | "t" | "sum") || text.starts_with("__") {
+            errors.error_spanned(
+                name,
+                format!("`{text}` is reserved in a mechanism; choose another name"),
+            );
+        } else if let Some(previous) = seen.insert(text.clone(), kind) {
+            if previous != "coordinate" || kind != "coordinate" {
+                errors.error_spanned(
+                    name,
+                    format!("{kind} `{text}` has the name of a {previous}; rename one of them"),
+                );
+            }
+        }
+    }
+    let mut arguments: HashMap<String, &Ident> = HashMap::new();
+    for size in sizes.iter().filter(|s| s.base) {
+        let argument = size.name.to_string().to_lowercase();
+        if let Some(other) = arguments.insert(argument.clone(), &size.name) {
+            errors.error_spanned(
+                &size.name,
+                format!("sizes `{other}` and `{}` would both be the argument `{argument}` of `new`; rename one", size.name),
+            );
+        }
     }
 }
 
@@ -480,6 +539,7 @@ impl Scope<'_> {
                     let kernel =
                         self.kernel(std::slice::from_ref(body), &instances.names(), what, errors)?;
                     Some(Term {
+                        source: part.to_token_stream(),
                         instances: Some(instances),
                         kernel,
                     })
@@ -491,6 +551,7 @@ impl Scope<'_> {
                 None => {
                     let kernel = self.kernel(std::slice::from_ref(part), &[], what, errors)?;
                     Some(Term {
+                        source: part.to_token_stream(),
                         instances: None,
                         kernel,
                     })
@@ -503,13 +564,14 @@ impl Scope<'_> {
     fn row(&self, row: &Named<Expr>, errors: &mut Errors) -> Option<Row> {
         let (instances, names) = match &row.index {
             None => (None, Vec::new()),
-            Some(Index::Rows(RowFamily {
-                index,
-                range,
-                filter,
-                bindings,
-                ..
-            })) => {
+            Some(Index::Rows(family)) => {
+                let RowFamily {
+                    index,
+                    range,
+                    filter,
+                    bindings,
+                    ..
+                } = family.as_ref();
                 let instances = self.instances(index, range, filter.as_ref(), bindings, errors)?;
                 let names = instances.names();
                 (Some(instances), names)
@@ -528,15 +590,44 @@ impl Scope<'_> {
         };
         let what = format!("constraint `{}`", row.name);
         let kernel = self.kernel(&components, &names, &what, errors)?;
-        if instances.is_some() && kernel.slots.iter().all(|s| matches!(s, Slot::Scalar(_))) {
-            errors.error_spanned(
-                &row.value,
-                format!(
-                    "row family `{}` does not depend on its index: every instance is the same row; write it as a plain row",
-                    row.name
-                ),
-            );
-            return None;
+        if let Some(instances) = &instances {
+            // Which index names the members read.
+            let read: Vec<String> = kernel
+                .slots
+                .iter()
+                .filter_map(|slot| match slot {
+                    Slot::Member { index, .. } => Some(index.to_token_stream().to_string()),
+                    Slot::Scalar(_) => None,
+                })
+                .collect();
+            let mentions = |name: &Ident| {
+                let name = name.to_string();
+                read.iter().any(|index| {
+                    index
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .any(|word| word == name)
+                })
+            };
+            let depends = mentions(&instances.index)
+                || instances.bindings.iter().any(|(name, _)| mentions(name));
+            if !depends {
+                errors.error_spanned(
+                    &row.value,
+                    format!(
+                        "row family `{}` does not depend on its index `{}`: every instance is the same row; index a member with it (e.g. `x[{}]`) or write a plain row",
+                        row.name, instances.index, instances.index
+                    ),
+                );
+                return None;
+            }
+            for (name, _) in &instances.bindings {
+                if !mentions(name) {
+                    errors.error_spanned(
+                        name,
+                        format!("index binding `{name}` of row family `{}` is never used; remove it or index a member with it", row.name),
+                    );
+                }
+            }
         }
         Some(Row {
             docs: row
