@@ -44,6 +44,38 @@ pub struct Named<T> {
     pub attrs: Vec<Attribute>,
     /// The name.
     pub name: Ident,
+    /// The bracket after the name, if any: `x[N]` declares a family, `rod[i in 1..N]` a row
+    /// family.
+    pub index: Option<Index>,
     /// What the name stands for.
     pub value: T,
+}
+
+/// What the brackets after a declared name say.
+pub enum Index {
+    /// `x[N]`: a family of `N` members (coordinates or parameters); `N` names a size.
+    Size {
+        /// The bracket, for spans.
+        bracket: syn::token::Bracket,
+        /// The size expression.
+        size: Expr,
+    },
+    /// `rod[i in 1..N if (i % 3) == 0, p = i - 2]`: a family of rows, one instance per value
+    /// of `i` in the range that passes the filter, with index bindings.
+    Rows(Box<RowFamily>),
+}
+
+/// The header of a row family: `i in RANGE`, an optional filter `if COND` and bindings
+/// `p = EXPR` evaluated per instance.
+pub struct RowFamily {
+    /// The bracket, for spans.
+    pub bracket: syn::token::Bracket,
+    /// The index variable.
+    pub index: Ident,
+    /// The range of the index, `a..b` (half-open).
+    pub range: Expr,
+    /// The filter, if any.
+    pub filter: Option<Expr>,
+    /// Index bindings `name = expr`, in order; each may use the index and earlier bindings.
+    pub bindings: Vec<(Ident, Expr)>,
 }

@@ -12,6 +12,7 @@
 pub mod ast;
 pub mod derive;
 pub mod errors;
+pub mod family;
 pub mod generate;
 pub mod integrators;
 pub mod lower;
@@ -39,6 +40,9 @@ pub fn expand(input: TokenStream) -> TokenStream {
 
 /// Runs the pipeline after parsing: validate, plan, derive, simplify, generate.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
+    if family::model::has_families(ast) {
+        return family::expand(ast);
+    }
     let mut model = validate::validate(ast)?;
     let plan = plan::Plan::for_model(&model);
     let mut derived = derive::derive(&mut model, &plan);

@@ -6,7 +6,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{braced, bracketed, Attribute, Expr, Ident, Token};
 
-use crate::ast::{Mechanism, Named, Section, SectionBody};
+use crate::ast::{Index, Mechanism, Named, RowFamily, Section, SectionBody};
 
 /// The shape of value each known section keyword takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,11 +31,14 @@ pub enum SectionKind {
     Forces,
     /// `integrators: [spook, zss]`.
     Integrators,
+    /// `sizes: { N = 10 }`: the sizes of families, run-time values with defaults.
+    Sizes,
 }
 
 impl SectionKind {
     /// Every known section, in the order the documentation lists them.
-    pub const ALL: [SectionKind; 10] = [
+    pub const ALL: [SectionKind; 11] = [
+        SectionKind::Sizes,
         SectionKind::Coordinates,
         SectionKind::Parameters,
         SectionKind::Kinetic,
@@ -61,6 +64,7 @@ impl SectionKind {
             SectionKind::Dissipation => "dissipation",
             SectionKind::Forces => "forces",
             SectionKind::Integrators => "integrators",
+            SectionKind::Sizes => "sizes",
         }
     }
 
@@ -106,12 +110,13 @@ impl Parse for Section {
                         Ok(Named {
                             attrs: input.call(Attribute::parse_outer)?,
                             name: input.parse()?,
+                            index: parse_index(input)?,
                             value: (),
                         })
                     })?;
                 SectionBody::Names(names.into_iter().collect())
             }
-            Some(SectionKind::Parameters) => {
+            Some(SectionKind::Parameters | SectionKind::Sizes) => {
                 SectionBody::Assignments(parse_named_block::<Token![=]>(input)?)
             }
             Some(SectionKind::Holonomic | SectionKind::Nonholonomic | SectionKind::Forces) => {
@@ -145,12 +150,63 @@ fn parse_named_block<Sep: Parse>(input: ParseStream) -> syn::Result<Vec<Named<Ex
     let rows = Punctuated::<Named<Expr>, Token![,]>::parse_terminated_with(&content, |input| {
         let attrs = input.call(Attribute::parse_outer)?;
         let name = input.parse()?;
+        let index = parse_index(input)?;
         input.parse::<Sep>()?;
         Ok(Named {
             attrs,
             name,
+            index,
             value: input.parse()?,
         })
     })?;
     Ok(rows.into_iter().collect())
+}
+
+/// Parses the optional bracket after a declared name: `[N]` (a family's size) or
+/// `[i in RANGE if COND, p = EXPR, …]` (a row family's header).
+fn parse_index(input: ParseStream) -> syn::Result<Option<Index>> {
+    if !input.peek(syn::token::Bracket) {
+        return Ok(None);
+    }
+    let content;
+    let bracket = bracketed!(content in input);
+    if !(content.peek(Ident) && content.peek2(Token![in])) {
+        let size = content.parse()?;
+        if !content.is_empty() {
+            return Err(content.error("a family's size is one expression, e.g. `x[N]`"));
+        }
+        return Ok(Some(Index::Size { bracket, size }));
+    }
+    let index = content.parse()?;
+    content.parse::<Token![in]>()?;
+    let range = Expr::parse_without_eager_brace(&content)?;
+    let filter = if content.peek(Token![if]) {
+        content.parse::<Token![if]>()?;
+        Some(Expr::parse_without_eager_brace(&content)?)
+    } else {
+        None
+    };
+    let mut bindings = Vec::new();
+    while content.peek(Token![,]) {
+        content.parse::<Token![,]>()?;
+        if content.is_empty() {
+            break;
+        }
+        let name = content.parse()?;
+        content.parse::<Token![=]>()?;
+        bindings.push((name, content.parse()?));
+    }
+    if !content.is_empty() {
+        return Err(content.error(
+            "expected `, name = expr` or the end of the row family's header \
+             `[i in a..b if condition, p = expr]`",
+        ));
+    }
+    Ok(Some(Index::Rows(Box::new(RowFamily {
+        bracket,
+        index,
+        range,
+        filter,
+        bindings,
+    }))))
 }

@@ -1,0 +1,766 @@
+//! Emits a model with families: a struct holding the parameters, the sizes and, per kernel,
+//! the table of its instances' global coordinates (built once by `new`); and the sparse tier's
+//! traits, each a loop over instances around the kernel's straight-line code.
+//!
+//! Every term and row is a list of instances, each an array of global coordinate indices, one
+//! per slot of its kernel (a plain term or row is a list of one). `new(sizes)` evaluates the
+//! ranges, filters, bindings and member indices in `i64` arithmetic with the user's own
+//! tokens, checks every index against its family's size (an error naming the family, the
+//! instance and the access), and builds the constraint Jacobian's pattern and each instance's
+//! positions in it. A step then only gathers, evaluates and scatters.
+
+use std::collections::HashMap;
+
+use mechanism_cas::{emit, gradient, hessian, EmitOptions, Id, Output, Symbol};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use syn::Ident;
+
+use crate::errors::Errors;
+use crate::family::index::{self, Value};
+use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
+
+/// How many instances at each end of a range the macro evaluates with the default sizes to
+/// report an out-of-range literal offset at compile time (the constructor checks them all).
+const CHECKED_AT_EACH_END: i64 = 64;
+
+fn runtime() -> TokenStream {
+    quote!(::mechanism::runtime)
+}
+
+/// A kernel's derivatives, in its own store.
+struct Derived {
+    /// `∂value_c/∂slot_k` for every component `c` and slot `k`.
+    gradient: Vec<Vec<Id>>,
+}
+
+/// Emits the model.
+pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
+    let mut errors = Errors::new();
+    check_defaults(model, &mut errors);
+    let bodies = body_checks(model, &mut errors);
+    errors.finish()?;
+    let rt = runtime();
+    let name = &model.name;
+    let vis = &model.vis;
+    let attrs = &model.attrs;
+    let parameter_fields = model.parameters.iter().map(|p| {
+        let (attrs, name) = (&p.attrs, &p.name);
+        quote!(#(#attrs)* pub #name: f64)
+    });
+    let parameter_defaults = model.parameters.iter().map(|p| {
+        let (name, value) = (&p.name, Literal::f64_suffixed(p.default));
+        quote!(#name: #value)
+    });
+    let base_sizes: Vec<&Ident> = model
+        .sizes
+        .iter()
+        .filter(|s| s.base)
+        .map(|s| &s.name)
+        .collect();
+    let size_arguments: Vec<Ident> = base_sizes
+        .iter()
+        .map(|s| format_ident!("{}", s.to_string().to_lowercase()))
+        .collect();
+    let size_docs = base_sizes
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let size_defaults: Vec<Literal> = model
+        .sizes
+        .iter()
+        .filter(|s| s.base)
+        .map(|s| Literal::usize_unsuffixed(s.default as usize))
+        .collect();
+    let size_lets = size_lets(model);
+
+    // Coordinates: scalars first (one body), then each group body by body.
+    let scalar_count = Literal::usize_unsuffixed(model.scalars.len());
+    let group_layout = model.groups.iter().enumerate().map(|(g, group)| {
+        let size = &model.sizes[group.size].name;
+        let width = Literal::usize_unsuffixed(group.families.len());
+        let offset = format_ident!("__group{}", g);
+        quote! {
+            let #offset: usize = __coordinates;
+            for _ in 0..(#size as usize) {
+                __body_sizes.push(#width);
+            }
+            __coordinates += (#size as usize) * #width;
+        }
+    });
+
+    // Kernels: every term and row, with its instance table.
+    let mut fields = Vec::new();
+    let mut builders = Vec::new();
+    let mut kinetic_code = Vec::new();
+    let mut mass_code = Vec::new();
+    let mut potential_code = Vec::new();
+    let mut gradient_code = Vec::new();
+    let mut row_code = Vec::new();
+    let mut constant_mass = true;
+
+    for (k, term) in model.kinetic.iter().enumerate() {
+        let table = format_ident!("__kinetic{}", k);
+        let blocks = format_ident!("__kinetic{}_block", k);
+        let (builder, field) = instance_table(
+            model,
+            &table,
+            term.instances.as_ref(),
+            &term.kernel,
+            "kinetic energy term",
+        )?;
+        fields.push(field);
+        fields.push(quote!(#blocks: ::std::vec::Vec<usize>));
+        let body = &bodies[k];
+        let block_offset = match body {
+            Some(BodyOf::Scalars) | None => quote!(0usize),
+            Some(BodyOf::Group { slot, .. }) => {
+                let slot = Literal::usize_unsuffixed(*slot);
+                quote!(__block_offsets[__body_of[__ix[#slot]]])
+            }
+        };
+        builders.push(quote! {
+            #builder
+            let #blocks: ::std::vec::Vec<usize> = #table.iter().map(|__ix| #block_offset).collect();
+        });
+        let kernel = &term.kernel;
+        let value = kernel.values[0];
+        let code = Emitter::new(model, kernel);
+        let value_statements = code.emit(&[Output {
+            target: quote!(__value),
+            value,
+        }]);
+        kinetic_code.push(quote! {
+            for __ix in &self.#table {
+                let __value: f64;
+                #value_statements
+                __energy += __value;
+            }
+        });
+        // Mass block entries ∂²T/∂v_a∂v_b of the velocity slots, all in one body.
+        let mut store_kernel = kernel_copy(kernel);
+        let v: Vec<Symbol> = store_kernel.symbols.v.clone();
+        let q: Vec<Symbol> = store_kernel.symbols.q.clone();
+        let h = hessian(&mut store_kernel.store, value, &v);
+        let mut outputs = Vec::new();
+        let width = match body {
+            Some(BodyOf::Scalars) => model.scalars.len(),
+            Some(BodyOf::Group { group, .. }) => model.groups[*group].families.len(),
+            None => 0,
+        };
+        for (a, row) in h.iter().enumerate() {
+            for (b, &entry) in row.iter().enumerate() {
+                if store_kernel.store.is_zero(entry) {
+                    continue;
+                }
+                if q.iter().any(|&s| store_kernel.store.depends_on(entry, s)) {
+                    constant_mass = false;
+                }
+                let (la, lb) = (
+                    local(model, &kernel.slots[a]),
+                    local(model, &kernel.slots[b]),
+                );
+                let position = Literal::usize_unsuffixed(la * width + lb);
+                outputs.push(Output {
+                    target: quote!(blocks[__offset + #position]),
+                    value: entry,
+                });
+            }
+        }
+        let statements = Emitter::new(model, &store_kernel).emit(&outputs);
+        mass_code.push(quote! {
+            for (__ix, &__offset) in self.#table.iter().zip(&self.#blocks) {
+                #statements
+            }
+        });
+    }
+
+    for (k, term) in model.potential.iter().enumerate() {
+        let table = format_ident!("__potential{}", k);
+        let (builder, field) = instance_table(
+            model,
+            &table,
+            term.instances.as_ref(),
+            &term.kernel,
+            "potential term",
+        )?;
+        fields.push(field);
+        builders.push(builder);
+        let mut kernel = kernel_copy(&term.kernel);
+        let value = kernel.values[0];
+        let q = kernel.symbols.q.clone();
+        let grad = gradient(&mut kernel.store, value, &q);
+        let code = Emitter::new(model, &kernel);
+        let value_statements = code.emit(&[Output {
+            target: quote!(__value),
+            value,
+        }]);
+        potential_code.push(quote! {
+            for __ix in &self.#table {
+                let __value: f64;
+                #value_statements
+                __energy += __value;
+            }
+        });
+        let nonzero: Vec<usize> = (0..q.len())
+            .filter(|&s| !kernel.store.is_zero(grad[s]))
+            .collect();
+        let count = Literal::usize_unsuffixed(nonzero.len());
+        let outputs: Vec<Output> = nonzero
+            .iter()
+            .enumerate()
+            .map(|(j, &s)| {
+                let j = Literal::usize_unsuffixed(j);
+                Output {
+                    target: quote!(__d[#j]),
+                    value: grad[s],
+                }
+            })
+            .collect();
+        let targets = nonzero.iter().map(|&s| Literal::usize_unsuffixed(s));
+        let statements = code.emit(&outputs);
+        if !nonzero.is_empty() {
+            gradient_code.push(quote! {
+                for __ix in &self.#table {
+                    let mut __d = [0.0f64; #count];
+                    #statements
+                    let __slots: [usize; #count] = [#(#targets),*];
+                    for (__j, &__s) in __slots.iter().enumerate() {
+                        grad[__ix[__s]] += __d[__j];
+                    }
+                }
+            });
+        }
+    }
+
+    // Rows: numbered in declaration order, instance by instance, component by component.
+    let mut pattern_builders = Vec::new();
+    for (k, row) in model.rows.iter().enumerate() {
+        let table = format_ident!("__row{}", k);
+        let start = format_ident!("__row{}_start", k);
+        let positions = format_ident!("__row{}_positions", k);
+        let what = format!("constraint `{}`", row.name);
+        let (builder, field) =
+            instance_table(model, &table, row.instances.as_ref(), &row.kernel, &what)?;
+        fields.push(field);
+        let mut kernel = kernel_copy(&row.kernel);
+        let q = kernel.symbols.q.clone();
+        let components = kernel.values.len();
+        let derived = Derived {
+            gradient: kernel
+                .values
+                .clone()
+                .into_iter()
+                .map(|value| gradient(&mut kernel.store, value, &q))
+                .collect(),
+        };
+        // Structural nonzeros (component, slot), in emission order.
+        let nonzero: Vec<(usize, usize)> = (0..components)
+            .flat_map(|c| (0..q.len()).map(move |s| (c, s)))
+            .filter(|&(c, s)| !kernel.store.is_zero(derived.gradient[c][s]))
+            .collect();
+        let count = Literal::usize_unsuffixed(nonzero.len());
+        let width = Literal::usize_unsuffixed(components);
+        fields.push(quote!(#start: usize));
+        fields.push(quote!(#positions: ::std::vec::Vec<[usize; #count]>));
+        let pairs = nonzero.iter().map(|&(c, s)| {
+            let (c, s) = (Literal::usize_unsuffixed(c), Literal::usize_unsuffixed(s));
+            quote!((#c, #s))
+        });
+        builders.push(quote! {
+            #builder
+            let #start: usize = __rows;
+            __rows += #table.len() * #width;
+        });
+        pattern_builders.push(quote! {
+            let #positions: ::std::vec::Vec<[usize; #count]> = #table
+                .iter()
+                .enumerate()
+                .map(|(__instance, __ix)| {
+                    let __pairs: [(usize, usize); #count] = [#(#pairs),*];
+                    let mut __at = [0usize; #count];
+                    let __first = __pattern.len();
+                    for (__j, &(__c, __s)) in __pairs.iter().enumerate() {
+                        let __entry = (#start + __instance * #width + __c, __ix[__s]);
+                        // Two slots of one instance may name the same coordinate: one entry.
+                        __at[__j] = match __pattern[__first..].iter().position(|e| *e == __entry) {
+                            Some(__p) => __first + __p,
+                            None => {
+                                __pattern.push(__entry);
+                                __pattern.len() - 1
+                            }
+                        };
+                    }
+                    __at
+                })
+                .collect();
+        });
+        let outputs: Vec<Output> = nonzero
+            .iter()
+            .enumerate()
+            .map(|(j, &(c, s))| {
+                let j = Literal::usize_unsuffixed(j);
+                Output {
+                    target: quote!(__d[#j]),
+                    value: derived.gradient[c][s],
+                }
+            })
+            .chain(kernel.values.iter().enumerate().map(|(c, &value)| {
+                let c = Literal::usize_unsuffixed(c);
+                Output {
+                    target: quote!(__g[#c]),
+                    value,
+                }
+            }))
+            .collect();
+        let statements = Emitter::new(model, &kernel).emit(&outputs);
+        row_code.push(quote! {
+            for (__instance, (__ix, __at)) in self.#table.iter().zip(&self.#positions).enumerate() {
+                let mut __d = [0.0f64; #count];
+                let mut __g = [0.0f64; #width];
+                #statements
+                g[self.#start + __instance * #width..][..#width].copy_from_slice(&__g);
+                for (__j, &__p) in __at.iter().enumerate() {
+                    jac[__p] += __d[__j];
+                }
+            }
+        });
+    }
+
+    let table_names: Vec<Ident> = fields_names(model);
+    let row_starts: Vec<Ident> = (0..model.rows.len())
+        .map(|k| format_ident!("__row{}_start", k))
+        .collect();
+    let row_positions: Vec<Ident> = (0..model.rows.len())
+        .map(|k| format_ident!("__row{}_positions", k))
+        .collect();
+    let kinetic_blocks: Vec<Ident> = (0..model.kinetic.len())
+        .map(|k| format_ident!("__kinetic{}_block", k))
+        .collect();
+    let new_doc =
+        format!(
+        "Returns the model with base sizes {size_docs} (defaults: {}) and the default parameters, \
+         its patterns and instance tables built; fails with `InvalidModel` for a size below 1 or \
+         a family member index out of range.",
+        size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
+    );
+    let integrator_impls = quote! {
+        impl #rt::model::SparseInertia for #name {
+            fn coordinate_count(&self) -> usize { self.__coordinates }
+            fn body_sizes(&self) -> &[usize] { &self.__body_sizes }
+            fn constant_mass(&self) -> bool { #constant_mass }
+            #[allow(unused_variables, clippy::all)]
+            fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
+                blocks.fill(0.0);
+                #(#mass_code)*
+            }
+            #[allow(unused_variables, clippy::all)]
+            fn kinetic_energy(&self, q: &[f64], v: &[f64]) -> f64 {
+                let mut __energy = 0.0;
+                #(#kinetic_code)*
+                __energy
+            }
+        }
+        impl #rt::model::SparsePotential for #name {
+            #[allow(unused_variables, clippy::all)]
+            fn potential(&self, q: &[f64]) -> f64 {
+                let mut __energy = 0.0;
+                #(#potential_code)*
+                __energy
+            }
+            #[allow(unused_variables, clippy::all)]
+            fn potential_gradient(&self, q: &[f64], grad: &mut [f64]) {
+                grad.fill(0.0);
+                #(#gradient_code)*
+            }
+        }
+        impl #rt::model::SparseHolonomic for #name {
+            fn constraint_count(&self) -> usize { self.__rows }
+            fn jacobian_pattern(&self) -> &[(usize, usize)] { &self.__pattern }
+            #[allow(unused_variables, clippy::all)]
+            fn constraints_and_jacobian(&self, q: &[f64], t: f64, g: &mut [f64], jac: &mut [f64]) {
+                jac.fill(0.0);
+                #(#row_code)*
+            }
+        }
+        impl #rt::model::SparseNonholonomic for #name {}
+        impl #rt::model::SparseAppliedForces for #name {}
+    };
+    Ok(quote! {
+        #(#attrs)*
+        #[derive(Clone, Debug)]
+        #vis struct #name {
+            #(#parameter_fields,)*
+            __coordinates: usize,
+            __body_sizes: ::std::vec::Vec<usize>,
+            __rows: usize,
+            __pattern: ::std::vec::Vec<(usize, usize)>,
+            #(#fields,)*
+        }
+
+        impl #name {
+            #[doc = #new_doc]
+            #[allow(non_snake_case, unused_variables, unused_mut, unused_parens, clippy::all)]
+            pub fn new(#(#size_arguments: usize),*) -> ::core::result::Result<Self, #rt::StepError> {
+                #size_lets
+                let mut __coordinates: usize = #scalar_count;
+                let mut __body_sizes: ::std::vec::Vec<usize> = ::std::vec::Vec::new();
+                if #scalar_count > 0 {
+                    __body_sizes.push(#scalar_count);
+                }
+                #(#group_layout)*
+                let mut __block_offsets = ::std::vec::Vec::with_capacity(__body_sizes.len());
+                let mut __body_of: ::std::vec::Vec<usize> = ::std::vec::Vec::with_capacity(__coordinates);
+                let mut __next = 0usize;
+                for (__body, &__s) in __body_sizes.iter().enumerate() {
+                    __block_offsets.push(__next);
+                    __next += __s * __s;
+                    __body_of.extend(::core::iter::repeat(__body).take(__s));
+                }
+                let mut __rows: usize = 0;
+                #(#builders)*
+                let mut __pattern: ::std::vec::Vec<(usize, usize)> = ::std::vec::Vec::new();
+                #(#pattern_builders)*
+                Ok(#name {
+                    #(#parameter_defaults,)*
+                    __coordinates,
+                    __body_sizes,
+                    __rows,
+                    __pattern,
+                    #(#table_names,)*
+                    #(#kinetic_blocks,)*
+                    #(#row_starts,)*
+                    #(#row_positions,)*
+                })
+            }
+        }
+
+        #integrator_impls
+    })
+}
+
+/// The names of the instance tables, in field order.
+fn fields_names(model: &FamilyModel) -> Vec<Ident> {
+    (0..model.kinetic.len())
+        .map(|k| format_ident!("__kinetic{}", k))
+        .chain((0..model.potential.len()).map(|k| format_ident!("__potential{}", k)))
+        .chain((0..model.rows.len()).map(|k| format_ident!("__row{}", k)))
+        .collect()
+}
+
+/// Emits `let N: i64 = n as i64; let R: i64 = …;` and the checks that sizes are positive.
+fn size_lets(model: &FamilyModel) -> TokenStream {
+    let rt = runtime();
+    let lets = model.sizes.iter().map(|size| {
+        let name = &size.name;
+        let value = if size.base {
+            let argument = format_ident!("{}", name.to_string().to_lowercase());
+            quote!(#argument as i64)
+        } else {
+            size.value.to_token_stream()
+        };
+        let what = format!("size `{name}`");
+        quote! {
+            let #name: i64 = #value;
+            if #name < 1 {
+                return Err(#rt::StepError::InvalidModel {
+                    what: #what,
+                    index: 0,
+                    reason: "a size must be at least 1",
+                });
+            }
+        }
+    });
+    quote!(#(#lets)*)
+}
+
+/// Emits the builder of a kernel's instance table `table: Vec<[usize; slots]>` and its field.
+fn instance_table(
+    model: &FamilyModel,
+    table: &Ident,
+    instances: Option<&Instances>,
+    kernel: &Kernel,
+    what: &str,
+) -> syn::Result<(TokenStream, TokenStream)> {
+    let rt = runtime();
+    let slots = Literal::usize_unsuffixed(kernel.slots.len());
+    let gathers = kernel.slots.iter().map(|slot| match slot {
+        Slot::Scalar(k) => {
+            let k = Literal::usize_unsuffixed(*k);
+            quote!(#k)
+        }
+        Slot::Member { family, index } => {
+            let f = &model.families[*family];
+            let size = &model.sizes[f.size].name;
+            let group = format_ident!("__group{}", f.group);
+            let width = Literal::usize_unsuffixed(model.groups[f.group].families.len());
+            let position = Literal::usize_unsuffixed(f.position);
+            let access = format!("{}[{}]", f.name, index.to_token_stream());
+            let what = format!("{what}: member {access}");
+            quote! {{
+                let __k: i64 = #index;
+                if __k < 0 || __k >= #size {
+                    return Err(#rt::StepError::InvalidModel {
+                        what: #what,
+                        index: __instance_value as usize,
+                        reason: "the member index is out of range of its family (the `index` is the family's index variable)",
+                    });
+                }
+                #group + (__k as usize) * #width + #position
+            }}
+        }
+    });
+    let field = quote!(#table: ::std::vec::Vec<[usize; #slots]>);
+    let builder = match instances {
+        None => quote! {
+            let __instance_value: i64 = 0;
+            let #table: ::std::vec::Vec<[usize; #slots]> = ::std::vec![[#(#gathers),*]];
+        },
+        Some(instances) => {
+            let (index, start, end) = (&instances.index, &instances.start, &instances.end);
+            let filter = instances
+                .filter
+                .as_ref()
+                .map(|f| quote!(if !(#f) { continue; }));
+            let bindings = instances
+                .bindings
+                .iter()
+                .map(|(name, value)| quote!(let #name: i64 = #value;));
+            quote! {
+                let mut #table: ::std::vec::Vec<[usize; #slots]> = ::std::vec::Vec::new();
+                for #index in (#start)..(#end) {
+                    let #index: i64 = #index;
+                    let __instance_value: i64 = #index;
+                    #filter
+                    #(#bindings)*
+                    #table.push([#(#gathers),*]);
+                }
+            }
+        }
+    };
+    Ok((builder, field))
+}
+
+/// Where a kinetic term's velocities live.
+enum BodyOf {
+    /// The scalar coordinates' body.
+    Scalars,
+    /// A body of group `group`, named by the term's slot `slot`.
+    Group { group: usize, slot: usize },
+}
+
+/// Checks that each kinetic term's velocities are those of one body (the sparse tier's mass
+/// matrix is block diagonal) and returns that body.
+fn body_checks(model: &FamilyModel, errors: &mut Errors) -> Vec<Option<BodyOf>> {
+    model
+        .kinetic
+        .iter()
+        .map(|term| {
+            let kernel = &term.kernel;
+            let moving: Vec<usize> = (0..kernel.slots.len())
+                .filter(|&s| kernel.values.iter().any(|&v| kernel.store.depends_on(v, kernel.symbols.v[s])))
+                .collect();
+            let mut body: Option<(Option<usize>, String)> = None;
+            for &s in &moving {
+                let this = match &kernel.slots[s] {
+                    Slot::Scalar(_) => (None, String::new()),
+                    Slot::Member { family, index } => (
+                        Some(model.families[*family].group),
+                        index.to_token_stream().to_string(),
+                    ),
+                };
+                match &body {
+                    None => body = Some(this),
+                    Some(existing) if *existing == this => {}
+                    Some(_) => {
+                        errors.error_spanned(
+                            &term.source,
+                            "this kinetic energy term couples the velocities of two bodies; the sparse tier needs a block-diagonal mass matrix — write each body's kinetic energy as its own term",
+                        );
+                        return None;
+                    }
+                }
+            }
+            let (group, _) = body?;
+            Some(match group {
+                None => BodyOf::Scalars,
+                Some(group) => BodyOf::Group {
+                    group,
+                    slot: moving[0],
+                },
+            })
+        })
+        .collect()
+}
+
+/// Returns a slot's position within its body's block.
+fn local(model: &FamilyModel, slot: &Slot) -> usize {
+    match slot {
+        Slot::Scalar(k) => *k,
+        Slot::Member { family, .. } => model.families[*family].position,
+    }
+}
+
+/// Evaluates every family's first and last instances with the default sizes and reports a
+/// member index out of range at its tokens: a literal offset such as `x[i - 1]` with
+/// `i in 0..N` is a compile error.
+fn check_defaults(model: &FamilyModel, errors: &mut Errors) {
+    let mut env: HashMap<String, i64> = HashMap::new();
+    for size in &model.sizes {
+        env.insert(size.name.to_string(), size.default);
+    }
+    let kernels = model
+        .kinetic
+        .iter()
+        .chain(&model.potential)
+        .map(|t| (t.instances.as_ref(), &t.kernel))
+        .chain(model.rows.iter().map(|r| (r.instances.as_ref(), &r.kernel)));
+    for (instances, kernel) in kernels {
+        let check_slots = |env: &HashMap<String, i64>, errors: &mut Errors, at: Option<i64>| {
+            for slot in &kernel.slots {
+                let Slot::Member { family, index } = slot else {
+                    continue;
+                };
+                let f = &model.families[*family];
+                let size = model.sizes[f.size].default;
+                match index::eval(index, env) {
+                    Some(Value::Int(k)) if (0..size).contains(&k) => {}
+                    Some(Value::Int(k)) => {
+                        let instance = at.map_or(String::new(), |i| format!(" for index {i}"));
+                        errors.error_spanned(
+                            index,
+                            format!(
+                                "`{}[{}]` is out of range{instance}: it is {k}, and `{}` has {size} members with the default sizes; shift the family's range or the offset",
+                                f.name,
+                                index.to_token_stream(),
+                                f.name
+                            ),
+                        );
+                    }
+                    _ => errors.error_spanned(index, "this member index is not an integer with the default sizes (a division by zero?)"),
+                }
+            }
+        };
+        let Some(instances) = instances else {
+            check_slots(&env, errors, None);
+            continue;
+        };
+        let (Some(Value::Int(start)), Some(Value::Int(end))) = (
+            index::eval(&instances.start, &env),
+            index::eval(&instances.end, &env),
+        ) else {
+            errors.error_spanned(
+                &instances.start,
+                "this range does not evaluate to integers with the default sizes",
+            );
+            continue;
+        };
+        let before = errors.is_empty();
+        let values = (start..end.min(start.saturating_add(CHECKED_AT_EACH_END)))
+            .chain(end.saturating_sub(CHECKED_AT_EACH_END).max(start)..end);
+        for i in values {
+            let mut env = env.clone();
+            env.insert(instances.index.to_string(), i);
+            if let Some(filter) = &instances.filter {
+                if index::eval(filter, &env) != Some(Value::Bool(true)) {
+                    continue;
+                }
+            }
+            for (name, value) in &instances.bindings {
+                if let Some(Value::Int(v)) = index::eval(value, &env) {
+                    env.insert(name.to_string(), v);
+                }
+            }
+            check_slots(&env, errors, Some(i));
+            if before && !errors.is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+/// A kernel with a store of its own, to which derivatives are added.
+struct KernelCopy {
+    store: mechanism_cas::Store,
+    symbols: crate::lower::Symbols,
+    values: Vec<Id>,
+    slots: usize,
+}
+
+fn kernel_copy(kernel: &Kernel) -> KernelCopy {
+    KernelCopy {
+        store: kernel.store.clone(),
+        symbols: crate::lower::Symbols {
+            q: kernel.symbols.q.clone(),
+            v: kernel.symbols.v.clone(),
+            p: kernel.symbols.p.clone(),
+            a: kernel.symbols.a.clone(),
+            omega: kernel.symbols.omega,
+            t: kernel.symbols.t,
+        },
+        values: kernel.values.clone(),
+        slots: kernel.slots.len(),
+    }
+}
+
+/// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`) and parameters
+/// as fields of `self`.
+struct Emitter<'a> {
+    store: &'a mechanism_cas::Store,
+    symbols: HashMap<Symbol, TokenStream>,
+}
+
+trait KernelLike {
+    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize);
+}
+
+impl KernelLike for Kernel {
+    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
+        (&self.store, &self.symbols, self.slots.len())
+    }
+}
+
+impl KernelLike for KernelCopy {
+    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
+        (&self.store, &self.symbols, self.slots)
+    }
+}
+
+impl<'a> Emitter<'a> {
+    fn new(model: &FamilyModel, kernel: &'a impl KernelLike) -> Self {
+        let (store, symbols, slots) = kernel.parts();
+        let mut map = HashMap::new();
+        for k in 0..slots {
+            let k_lit = Literal::usize_unsuffixed(k);
+            map.insert(symbols.q[k], quote!(q[__ix[#k_lit]]));
+            map.insert(symbols.v[k], quote!(v[__ix[#k_lit]]));
+        }
+        for (symbol, parameter) in symbols.p.iter().zip(&model.parameters) {
+            let name = &parameter.name;
+            map.insert(*symbol, quote!(self.#name));
+        }
+        Emitter {
+            store,
+            symbols: map,
+        }
+    }
+
+    fn emit(&self, outputs: &[Output]) -> TokenStream {
+        let symbol = |s: Symbol| {
+            self.symbols
+                .get(&s)
+                .cloned()
+                .unwrap_or_else(|| quote!(::core::f64::NAN))
+        };
+        let rt = runtime();
+        emit(
+            self.store,
+            outputs,
+            &symbol,
+            &EmitOptions {
+                fma: Some(quote!(#rt::fma::mul_add)),
+            },
+        )
+    }
+}

@@ -1,0 +1,24 @@
+//! The pipeline of models with families (`sizes`, `x[N]`, `sum(0..N, |i| …)`, row families):
+//! sizes are run-time values, every family's body is differentiated once in its local slots,
+//! and the generated code implements the sparse tier's traits with loops over instances, so
+//! that the macro's work and the emitted code do not depend on `N`.
+//!
+//! ```text
+//! ast ─model::resolve→ FamilyModel (sizes, coordinates, kernels) ─checks→ ─generate→ tokens
+//! ```
+
+pub mod checks;
+pub mod generate;
+pub mod index;
+pub mod model;
+
+use proc_macro2::TokenStream;
+
+use crate::ast::Mechanism;
+
+/// Expands a model with families: resolve, then generate.
+pub fn expand(ast: &Mechanism) -> syn::Result<TokenStream> {
+    let model = model::resolve(ast)?;
+    checks::inertia(&model)?;
+    generate::generate(&model)
+}

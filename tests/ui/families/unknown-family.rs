@@ -1,0 +1,12 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        sizes: { N = 4 },
+        coordinates: [x[N], y[N]],
+        kinetic: sum(0..N, |i| 0.5 * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
+        potential: sum(0..N, |i| z[i]),
+    }
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        sizes: { N = 4 },
+        coordinates: [x[M]],
+        kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+    }
+}
+
+fn main() {}
