@@ -1,7 +1,10 @@
 //! The ladder of rigid rods of Lacoursière (2007) §6 on the sparse tier: `L` square cells of
 //! rods (centre of mass and unit direction per rod, `3L + 1` rods, `4L + 1` pin joints, `L`
 //! closed loops), pinned at one corner, released horizontally at rest and stepped by SPOOK with
-//! one sparse `LDLᵀ` per step (`runtime::reference::SpookLadder`, `runtime::SparseSpook`).
+//! one sparse `LDLᵀ` per step (`runtime::SparseSpook`). The model is `mechanism::models::Ladder`,
+//! written with `mechanism!` families (rows for the joints by filters and bindings, `L` an
+//! argument of its `new`), which `tests/families.rs` checks against the hand-written
+//! `runtime::reference::SpookLadder`.
 //!
 //! ```sh
 //! cargo run --release --example ladder                        # L = 20, h = 1/60, T = 10
@@ -47,10 +50,10 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, RunOptions};
+use mechanism::models::Ladder;
 use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
-use mechanism::runtime::reference::SpookLadder;
 use mechanism::runtime::simulation::{
     family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
@@ -74,10 +77,10 @@ impl Method {
     /// rate for RK4.
     fn integrator(
         self,
-        ladder: &SpookLadder,
+        ladder: &Ladder,
         h: f64,
         gamma: f64,
-    ) -> Result<Box<dyn SparseIntegrator<SpookLadder>>, Box<dyn Error>> {
+    ) -> Result<Box<dyn SparseIntegrator<Ladder>>, Box<dyn Error>> {
         Ok(match self {
             Method::Spook => Box::new(SparseSpook::new(ladder, h)?),
             Method::Rk4 => Box::new(
@@ -137,7 +140,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     }
     let (h, t_end) = (args.run.h_or(1.0 / 60.0), args.run.t_end_or(10.0));
     let steps = common::step_count(h, t_end)?;
-    let ladder = SpookLadder::new(args.links);
+    let ladder = Ladder::new(args.links)?;
     let csv = args.run.csv_or("ladder");
     let png = args.run.png_or("ladder");
     let file = create_file(&csv)?;
@@ -221,7 +224,7 @@ struct Sample {
 /// Returns the observables of `state` that the plots and summaries use: energy, RMS
 /// violation and the largest end speed (the residuals at both levels are the driver's
 /// [`SparseMechanics`]).
-fn observe(ladder: &SpookLadder, state: &DynState, g: &mut [f64], jac: &mut [f64]) -> Sample {
+fn observe(ladder: &Ladder, state: &DynState, g: &mut [f64], jac: &mut [f64]) -> Sample {
     ladder.constraints_and_jacobian(&state.q, state.t, g, jac);
     Sample {
         t: state.t,
@@ -238,8 +241,8 @@ fn observe(ladder: &SpookLadder, state: &DynState, g: &mut [f64], jac: &mut [f64
 /// [`Sample`] at step 0 and after every step. Returns the sink with the rows up to the end or a failed step, and
 /// the run's outcome.
 fn simulate<K: Sink>(
-    ladder: &SpookLadder,
-    integrator: Box<dyn SparseIntegrator<SpookLadder>>,
+    ladder: &Ladder,
+    integrator: Box<dyn SparseIntegrator<Ladder>>,
     (h, steps): (f64, usize),
     schedule: Schedule,
     sink: K,
@@ -275,8 +278,8 @@ fn simulate<K: Sink>(
 /// Runs [`simulate`] without output rows, for the tables: `record` sees every step; a failed
 /// step is the integrator's error.
 fn track(
-    ladder: &SpookLadder,
-    integrator: Box<dyn SparseIntegrator<SpookLadder>>,
+    ladder: &Ladder,
+    integrator: Box<dyn SparseIntegrator<Ladder>>,
     span: (f64, usize),
     mut record: impl FnMut(usize, Sample),
 ) -> Result<(), Box<dyn Error>> {
@@ -296,17 +299,14 @@ fn create_file(path: &Path) -> Result<File, Box<dyn Error>> {
 }
 
 /// Returns SPOOK with step size `h` for `ladder`, as the figures run it.
-fn spook(
-    ladder: &SpookLadder,
-    h: f64,
-) -> Result<Box<dyn SparseIntegrator<SpookLadder>>, Box<dyn Error>> {
+fn spook(ladder: &Ladder, h: f64) -> Result<Box<dyn SparseIntegrator<Ladder>>, Box<dyn Error>> {
     Method::Spook.integrator(ladder, h, 0.0)
 }
 
 /// The figures of §6 as tables beside the paper's claims, and their plots.
 fn tables() -> Result<(), Box<dyn Error>> {
     // (a) Stability at h = 1/20.
-    let ladder = SpookLadder::new(20);
+    let ladder = Ladder::new(20)?;
     let mut worst = 0.0f64;
     let outcome = track(
         &ladder,
@@ -372,7 +372,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         "| L | unknowns n + m | entries of L | time per step | per link |\n|---|---|---|---|---|"
     );
     for &l in &links {
-        let ladder = SpookLadder::new(l);
+        let ladder = Ladder::new(l)?;
         let mut spook = SparseSpook::new(&ladder, 1.0 / 60.0)?;
         let mut state = ladder.horizontal_state();
         for _ in 0..30 {
@@ -411,7 +411,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
     );
     println!("| method | outcome | E(end) − E(0) | max RMS violation | max end speed |");
     println!("|---|---|---|---|---|");
-    let ladder = SpookLadder::new(20);
+    let ladder = Ladder::new(20)?;
     let (mut energies, mut speeds) = (Vec::new(), Vec::new());
     for (method, gamma) in [
         (Method::Spook, 0.0),
@@ -462,7 +462,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
     println!("|---|---|---|---|---|---|");
     let mut energy_series = Vec::new();
     for l in [10, 100] {
-        let ladder = SpookLadder::new(l);
+        let ladder = Ladder::new(l)?;
         let mut samples = Vec::new();
         track(
             &ladder,
@@ -573,7 +573,7 @@ fn whiplash_chart(
 fn plot_run(
     path: &Path,
     label: &str,
-    ladder: &SpookLadder,
+    ladder: &Ladder,
     h: f64,
     samples: &[Sample],
 ) -> Result<(), Box<dyn Error>> {
@@ -607,8 +607,8 @@ fn plot_run(
 /// Returns what to draw of the ladder at `q` (per rod its centre and unit direction): every
 /// rod as a segment between its ends `c ± (l/2) u`, the pin at the origin, and the centre of
 /// the last rod (the far end, whose path shows the whiplash) as a body.
-fn scene(ladder: &SpookLadder) -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
-    let half = 0.5 * ladder.length;
+fn scene(ladder: &Ladder) -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
+    let half = 0.5 * ladder.l;
     Sketch::new(move |_t, q, frame| {
         frame.anchor((0.0, 0.0));
         for rod in q.chunks_exact(4) {

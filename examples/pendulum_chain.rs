@@ -10,8 +10,9 @@
 //! cargo run --release --example pendulum_chain -- --figure            # Fig. 3 and its timings
 //! ```
 //!
-//! The model is the hand-written `runtime::reference::PendulumChain`; a `mechanism!` family
-//! will generate the same model (issue "Large mechanisms II").
+//! The model is `mechanism::models::PendulumChain`, written with `mechanism!` families (a dozen
+//! lines; `n` is an argument of its `new`), which `tests/families.rs` checks against the
+//! hand-written `runtime::reference::PendulumChain`.
 //!
 //! Gravity points along −y (`V = +Σ y_i`, `--gravity 1`): the paper prints `V = −Σ y_i`, which
 //! starts the chain inverted; `shared/EXPERIMENTS-M2.md` §C (ambiguity C1) resolves it to the
@@ -41,9 +42,9 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use common::{create_parent, exit_code, RunOptions};
 use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
+use mechanism::models::PendulumChain;
 use mechanism::pictures::{draw_panels, plot_run, Frame, Panel, Series, Sketch};
 use mechanism::runtime::model::{SparseInertia, SparsePotential};
-use mechanism::runtime::reference::PendulumChain;
 use mechanism::runtime::simulation::{
     family, Column, CsvSink, Schedule, Simulation, Sink, SparseMechanics, Table,
 };
@@ -134,7 +135,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if !args.gravity.is_finite() {
         return Err(format!("--gravity must be a finite number, got {}", args.gravity).into());
     }
-    let chain = PendulumChain::new(args.n, 1.0, 5f64.sqrt(), args.gravity);
+    let mut chain = PendulumChain::new(args.n)?;
+    chain.g = args.gravity;
     if args.figure {
         return figure(&chain, args);
     }

@@ -2,6 +2,7 @@
 //! shared by the examples, tests and benchmarks.
 
 mod double_pendulum;
+mod families;
 mod nonholonomic_particle;
 mod planar_oscillator;
 mod rigid_body;
@@ -11,6 +12,9 @@ mod spring_pendulum;
 mod squeezer;
 
 pub use double_pendulum::DoublePendulum;
+/// Tao–Owhadi §4.2's chain of pendula and Lacoursière §6's ladder, written with families for
+/// the sparse tier: sizes are arguments of `new`.
+pub use families::{Ladder, PendulumChain};
 /// Cuell §3.1: the free particle in `R³` with the non-integrable constraint `ż = y ẋ`.
 pub use nonholonomic_particle::NonholonomicParticle;
 /// Cuell §4.1 and §5.1: the planar harmonic oscillator, free and with `x ẋ + y ẏ = 0` as a

@@ -84,10 +84,7 @@ impl PendulumChain {
     /// Returns Tao–Owhadi's initial state: at rest, bob `i` at `(i + 1, −2(i + 1))`, on the
     /// constraints exactly for `l = √5`.
     pub fn tao_owhadi_state(&self) -> DynState {
-        let q = (0..self.links())
-            .flat_map(|i| [(i + 1) as f64, -2.0 * (i + 1) as f64])
-            .collect();
-        DynState::new(0.0, q, vec![0.0; 2 * self.links()])
+        tao_owhadi_state(self.links())
     }
 
     /// Returns the total energy `T + V`.
@@ -104,6 +101,15 @@ impl PendulumChain {
         };
         (q[2 * i] - px, q[2 * i + 1] - py)
     }
+}
+
+/// Returns Tao–Owhadi's initial state of a chain of `links` bobs: at rest, bob `i` at
+/// `(i + 1, −2(i + 1))` (0-based), on the constraints exactly for rods of length `√5`.
+pub fn tao_owhadi_state(links: usize) -> DynState {
+    let q = (0..links)
+        .flat_map(|i| [(i + 1) as f64, -2.0 * (i + 1) as f64])
+        .collect();
+    DynState::new(0.0, q, vec![0.0; 2 * links])
 }
 
 impl SparseInertia for PendulumChain {

@@ -177,21 +177,7 @@ impl SpookLadder {
     /// Returns the ladder lying horizontally at rest, pinned at the origin: rung `k` from
     /// `(k l, 0)` to `(k l, l)`, rail segments along `+x` (on every constraint exactly).
     pub fn horizontal_state(&self) -> DynState {
-        let l = self.length;
-        let mut q = vec![0.0; 4 * self.rods()];
-        for (rod, q) in q.chunks_exact_mut(4).enumerate() {
-            let k = (rod / 3) as f64;
-            let rod_state = match rod % 3 {
-                // Rung k: centre (k l, l/2), u = (0, 1).
-                0 => [k * l, 0.5 * l, 0.0, 1.0],
-                // Rail A segment k + 1: centre ((k + ½) l, 0), u = (1, 0).
-                1 => [(k + 0.5) * l, 0.0, 1.0, 0.0],
-                // Rail B segment k + 1: centre ((k + ½) l, l), u = (1, 0).
-                _ => [(k + 0.5) * l, l, 1.0, 0.0],
-            };
-            q.copy_from_slice(&rod_state);
-        }
-        DynState::new(0.0, q, vec![0.0; 4 * self.rods()])
+        horizontal_state(self.rods(), self.length)
     }
 
     /// Returns the total energy `T + V`.
@@ -201,13 +187,39 @@ impl SpookLadder {
 
     /// Returns the largest speed of a rod end, `max |ẋ ± (l/2) u̇|` (the whiplash).
     pub fn largest_end_speed(&self, v: &[f64]) -> f64 {
-        v.chunks_exact(4)
-            .flat_map(|v| {
-                [-0.5, 0.5]
-                    .map(|s| (v[0] + s * self.length * v[2]).hypot(v[1] + s * self.length * v[3]))
-            })
-            .fold(0.0, f64::max)
+        largest_end_speed(v, self.length)
     }
+}
+
+/// Returns the ladder of `rods` rods of length `length` lying horizontally at rest, as the
+/// paper releases it: rung `k` (rod `3k`) upright at `x = k l`, the two rails' segments (rods
+/// `3k + 1`, `3k + 2`) along `x` at heights `0` and `l`; on the constraints exactly.
+pub fn horizontal_state(rods: usize, length: f64) -> DynState {
+    let l = length;
+    let mut q = vec![0.0; 4 * rods];
+    for (rod, q) in q.chunks_exact_mut(4).enumerate() {
+        let k = (rod / 3) as f64;
+        let rod_state = match rod % 3 {
+            // Rung k: centre (k l, l/2), u = (0, 1).
+            0 => [k * l, 0.5 * l, 0.0, 1.0],
+            // Rail A segment k + 1: centre ((k + ½) l, 0), u = (1, 0).
+            1 => [(k + 0.5) * l, 0.0, 1.0, 0.0],
+            // Rail B segment k + 1: centre ((k + ½) l, l), u = (1, 0).
+            _ => [(k + 0.5) * l, l, 1.0, 0.0],
+        };
+        q.copy_from_slice(&rod_state);
+    }
+    DynState::new(0.0, q, vec![0.0; 4 * rods])
+}
+
+/// Returns the largest speed of a rod end, `max |ẋ ± (l/2) u̇|` over the rods (the whiplash),
+/// from the velocities `v` (four per rod: `ẋ, ẏ, u̇x, u̇y`) and the rods' length.
+pub fn largest_end_speed(v: &[f64], length: f64) -> f64 {
+    v.chunks_exact(4)
+        .flat_map(|v| {
+            [-0.5, 0.5].map(|s| (v[0] + s * length * v[2]).hypot(v[1] + s * length * v[3]))
+        })
+        .fold(0.0, f64::max)
 }
 
 impl SparseInertia for SpookLadder {

@@ -5,7 +5,7 @@ mechanism! {
         sizes: { N = 4 },
         coordinates: [x[N]],
         kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
-        integrators: [zs],
+        integrators: [livens],
     }
 }
 

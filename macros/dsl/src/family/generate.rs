@@ -11,14 +11,17 @@
 
 use std::collections::HashMap;
 
-use mechanism_cas::{emit, gradient, hessian, EmitOptions, Id, Output, Symbol};
+use mechanism_cas::{gradient, hessian, Id, Output, Symbol};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 use syn::Ident;
 
 use crate::errors::Errors;
+use crate::family::assembly::{assemble_hessian, Part};
 use crate::family::index::{self, Value};
+use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
+use crate::integrators::Capabilities;
 
 /// How many instances at each end of a range the macro evaluates with the default sizes to
 /// report an out-of-range literal offset at compile time (the constructor checks them all).
@@ -99,6 +102,9 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut gradient_code = Vec::new();
     let mut row_code = Vec::new();
     let mut constant_mass = true;
+    let needs = Needs::for_model(model);
+    let mut penalty_parts = Vec::new();
+    let mut bias_code = Vec::new();
 
     for (k, term) in model.kinetic.iter().enumerate() {
         let table = format_ident!("__kinetic{}", k);
@@ -176,6 +182,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         });
     }
 
+    let mut potential_parts = Vec::new();
     for (k, term) in model.potential.iter().enumerate() {
         let table = format_ident!("__potential{}", k);
         let (builder, field) = instance_table(
@@ -187,51 +194,10 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         )?;
         fields.push(field);
         builders.push(builder);
-        let mut kernel = kernel_copy(&term.kernel);
-        let value = kernel.values[0];
-        let q = kernel.symbols.q.clone();
-        let grad = gradient(&mut kernel.store, value, &q);
-        let code = Emitter::new(model, &kernel);
-        let value_statements = code.emit(&[Output {
-            target: quote!(__value),
-            value,
-        }]);
-        potential_code.push(quote! {
-            for __ix in &self.#table {
-                let __value: f64;
-                #value_statements
-                __energy += __value;
-            }
-        });
-        let nonzero: Vec<usize> = (0..q.len())
-            .filter(|&s| !kernel.store.is_zero(grad[s]))
-            .collect();
-        let count = Literal::usize_unsuffixed(nonzero.len());
-        let outputs: Vec<Output> = nonzero
-            .iter()
-            .enumerate()
-            .map(|(j, &s)| {
-                let j = Literal::usize_unsuffixed(j);
-                Output {
-                    target: quote!(__d[#j]),
-                    value: grad[s],
-                }
-            })
-            .collect();
-        let targets = nonzero.iter().map(|&s| Literal::usize_unsuffixed(s));
-        let statements = code.emit(&outputs);
-        if !nonzero.is_empty() {
-            gradient_code.push(quote! {
-                for __ix in &self.#table {
-                    let mut __d = [0.0f64; #count];
-                    #statements
-                    let __slots: [usize; #count] = [#(#targets),*];
-                    for (__j, &__s) in __slots.iter().enumerate() {
-                        grad[__ix[__s]] += __d[__j];
-                    }
-                }
-            });
-        }
+        let mut part = Part::potential(table, &term.kernel);
+        potential_code.push(part.energy(model));
+        gradient_code.push(part.gradient(model, quote!(grad)));
+        potential_parts.push(part);
     }
 
     // Rows: numbered in declaration order, instance by instance, component by component.
@@ -326,8 +292,137 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 }
             }
         });
+        if needs.penalty {
+            penalty_parts.push(Part::penalty(table.clone(), &row.kernel));
+        }
+        if needs.kinematics {
+            bias_code.push(acceleration_bias(model, &mut kernel, &table, &start));
+        }
     }
 
+    let mut hessian_names = Vec::new();
+    let mut hessian_builders = Vec::new();
+    let mut derivative_impls = Vec::new();
+    let mut assemble = |name: &str, parts: &mut [&mut Part]| {
+        let assembled = assemble_hessian(model, name, parts);
+        fields.extend(assembled.fields);
+        hessian_names.extend(assembled.names);
+        hessian_builders.push(assembled.builder);
+        (assembled.pattern, assembled.code)
+    };
+    if needs.hessian {
+        let (pattern, code) = assemble(
+            "potential",
+            &mut potential_parts.iter_mut().collect::<Vec<_>>(),
+        );
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePotentialHessian for #name {
+                fn hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                #[allow(unused_variables, clippy::all)]
+                fn potential_hessian(&self, q: &[f64], hess: &mut [f64]) {
+                    hess.fill(0.0);
+                    #code
+                }
+            }
+        });
+        if needs.third_derivative {
+            let code = potential_parts
+                .iter_mut()
+                .map(|p| p.third_contraction(model));
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePotentialThirdDerivative for #name {
+                    #[allow(unused_variables, clippy::all)]
+                    fn potential_third_contraction(&self, q: &[f64], a: &[f64], out: &mut [f64]) {
+                        out.fill(0.0);
+                        #(#code)*
+                    }
+                }
+            });
+        }
+    }
+    if needs.penalty {
+        let energy = penalty_parts
+            .iter()
+            .map(|p| p.energy(model))
+            .collect::<Vec<_>>();
+        let gradient = penalty_parts
+            .iter_mut()
+            .map(|p| p.gradient(model, quote!(grad)))
+            .collect::<Vec<_>>();
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePenalizedPotential for #name {
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential(&self, omega: f64, q: &[f64]) -> f64 {
+                    let mut __energy = #rt::model::SparsePotential::potential(self, q);
+                    #(#energy)*
+                    __energy
+                }
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential_gradient(&self, omega: f64, q: &[f64], grad: &mut [f64]) {
+                    #rt::model::SparsePotential::potential_gradient(self, q, grad);
+                    #(#gradient)*
+                }
+            }
+        });
+        let mut all: Vec<&mut Part> = potential_parts
+            .iter_mut()
+            .chain(penalty_parts.iter_mut())
+            .collect();
+        let (pattern, code) = assemble("penalized", &mut all);
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePenalizedHessian for #name {
+                fn penalized_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+                    hess.fill(0.0);
+                    #code
+                }
+            }
+        });
+        if needs.third_derivative {
+            let code = potential_parts
+                .iter_mut()
+                .chain(penalty_parts.iter_mut())
+                .map(|p| p.third_contraction(model))
+                .collect::<Vec<_>>();
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePenalizedThirdDerivative for #name {
+                    #[allow(unused_variables, clippy::all)]
+                    fn penalized_potential_third_contraction(&self, omega: f64, q: &[f64], a: &[f64], out: &mut [f64]) {
+                        out.fill(0.0);
+                        #(#code)*
+                    }
+                }
+            });
+        }
+        if needs.penalty_hessian {
+            let (pattern, code) =
+                assemble("penalty", &mut penalty_parts.iter_mut().collect::<Vec<_>>());
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePenaltyHessian for #name {
+                    fn penalty_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                    #[allow(unused_variables, clippy::all)]
+                    fn penalty_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+                        hess.fill(0.0);
+                        #code
+                    }
+                }
+            });
+        }
+    }
+    if needs.kinematics {
+        derivative_impls.push(quote! {
+            impl #rt::model::SparseHolonomicKinematics for #name {
+                fn constraint_time_derivative(&self, q: &[f64], t: f64, out: &mut [f64]) {
+                    out.fill(0.0);
+                }
+                #[allow(unused_variables, clippy::all)]
+                fn constraint_acceleration_bias(&self, q: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+                    #(#bias_code)*
+                }
+            }
+        });
+    }
     let table_names: Vec<Ident> = fields_names(model);
     let row_starts: Vec<Ident> = (0..model.rows.len())
         .map(|k| format_ident!("__row{}_start", k))
@@ -384,6 +479,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 #(#row_code)*
             }
         }
+        #(#derivative_impls)*
         impl #rt::model::SparseNonholonomic for #name {}
         impl #rt::model::SparseAppliedForces for #name {}
     };
@@ -422,6 +518,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 #(#builders)*
                 let mut __pattern: ::std::vec::Vec<(usize, usize)> = ::std::vec::Vec::new();
                 #(#pattern_builders)*
+                #(#hessian_builders)*
                 Ok(#name {
                     #(#parameter_defaults,)*
                     __coordinates,
@@ -432,12 +529,94 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                     #(#kinetic_blocks,)*
                     #(#row_starts,)*
                     #(#row_positions,)*
+                    #(#hessian_names,)*
                 })
             }
         }
 
         #integrator_impls
     })
+}
+
+/// The derived quantities the integrators of the model need (the family pipeline's share of
+/// [`crate::plan::Plan`], read from the same capability table).
+struct Needs {
+    /// `Hess V` on a pattern (`SparsePotentialHessian`), for the Zhang–Skeel family.
+    hessian: bool,
+    /// `a·V‴·a` (and `a·W‴·a` with a penalty), for full Z&S.
+    third_derivative: bool,
+    /// `W = V + ½ω²|g|²` with its gradient and Hessian, for the penalty integrators on a
+    /// constrained model (Tao–Owhadi 2014, eq. 7).
+    penalty: bool,
+    /// `Hess ½ω²|g|²` alone, the stiff part for stiff Z&Ss (eq. 19).
+    penalty_hessian: bool,
+    /// `g_t` and `vᵀ Hess g_k v`, for the index-1 formulation of the stabilized Runge–Kutta
+    /// methods.
+    kinematics: bool,
+}
+
+impl Needs {
+    fn for_model(model: &FamilyModel) -> Needs {
+        let any = |need: fn(Capabilities) -> bool| {
+            model.integrators.iter().any(|i| need(i.capabilities()))
+        };
+        let penalty = !model.rows.is_empty() && any(|c| c.penalty);
+        let third_derivative = any(|c| c.third_derivative);
+        Needs {
+            hessian: any(|c| c.hessian) || third_derivative,
+            third_derivative,
+            penalty,
+            penalty_hessian: penalty && any(|c| c.stiff_penalty),
+            kinematics: any(|c| c.kinematics),
+        }
+    }
+}
+
+/// Returns the loop that writes the rows' acceleration bias `vᵀ Hess g_c v` (their constraints
+/// do not depend on time) for every instance of the row family `table` starting at row
+/// `start`: the `g̈ = G q̈ + vᵀ Hess g v` of the index-1 formulation (Ascher et al. 1995, eq. 1.5).
+fn acceleration_bias(
+    model: &FamilyModel,
+    kernel: &mut KernelCopy,
+    table: &Ident,
+    start: &Ident,
+) -> TokenStream {
+    let (q, v) = (kernel.symbols.q.clone(), kernel.symbols.v.clone());
+    let velocities: Vec<Id> = v.iter().map(|&s| kernel.store.symbol(s)).collect();
+    let directional = |store: &mut mechanism_cas::Store, f: Id| {
+        let d = gradient(store, f, &q);
+        let terms: Vec<Id> = d
+            .iter()
+            .zip(&velocities)
+            .map(|(&d, &v)| store.mul(d, v))
+            .collect();
+        store.sum(terms)
+    };
+    let width = kernel.values.len();
+    let outputs: Vec<Output> = kernel
+        .values
+        .clone()
+        .into_iter()
+        .enumerate()
+        .map(|(c, g)| {
+            let once = directional(&mut kernel.store, g);
+            let value = directional(&mut kernel.store, once);
+            let c = Literal::usize_unsuffixed(c);
+            Output {
+                target: quote!(__b[#c]),
+                value,
+            }
+        })
+        .collect();
+    let statements = Emitter::new(model, &*kernel).emit(&outputs);
+    let width = Literal::usize_unsuffixed(width);
+    quote! {
+        for (__instance, __ix) in self.#table.iter().enumerate() {
+            let mut __b = [0.0f64; #width];
+            #statements
+            out[self.#start + __instance * #width..][..#width].copy_from_slice(&__b);
+        }
+    }
 }
 
 /// The names of the instance tables, in field order.
@@ -677,90 +856,5 @@ fn check_defaults(model: &FamilyModel, errors: &mut Errors) {
                 break;
             }
         }
-    }
-}
-
-/// A kernel with a store of its own, to which derivatives are added.
-struct KernelCopy {
-    store: mechanism_cas::Store,
-    symbols: crate::lower::Symbols,
-    values: Vec<Id>,
-    slots: usize,
-}
-
-fn kernel_copy(kernel: &Kernel) -> KernelCopy {
-    KernelCopy {
-        store: kernel.store.clone(),
-        symbols: crate::lower::Symbols {
-            q: kernel.symbols.q.clone(),
-            v: kernel.symbols.v.clone(),
-            p: kernel.symbols.p.clone(),
-            a: kernel.symbols.a.clone(),
-            omega: kernel.symbols.omega,
-            t: kernel.symbols.t,
-        },
-        values: kernel.values.clone(),
-        slots: kernel.slots.len(),
-    }
-}
-
-/// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`) and parameters
-/// as fields of `self`.
-struct Emitter<'a> {
-    store: &'a mechanism_cas::Store,
-    symbols: HashMap<Symbol, TokenStream>,
-}
-
-trait KernelLike {
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize);
-}
-
-impl KernelLike for Kernel {
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
-        (&self.store, &self.symbols, self.slots.len())
-    }
-}
-
-impl KernelLike for KernelCopy {
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
-        (&self.store, &self.symbols, self.slots)
-    }
-}
-
-impl<'a> Emitter<'a> {
-    fn new(model: &FamilyModel, kernel: &'a impl KernelLike) -> Self {
-        let (store, symbols, slots) = kernel.parts();
-        let mut map = HashMap::new();
-        for k in 0..slots {
-            let k_lit = Literal::usize_unsuffixed(k);
-            map.insert(symbols.q[k], quote!(q[__ix[#k_lit]]));
-            map.insert(symbols.v[k], quote!(v[__ix[#k_lit]]));
-        }
-        for (symbol, parameter) in symbols.p.iter().zip(&model.parameters) {
-            let name = &parameter.name;
-            map.insert(*symbol, quote!(self.#name));
-        }
-        Emitter {
-            store,
-            symbols: map,
-        }
-    }
-
-    fn emit(&self, outputs: &[Output]) -> TokenStream {
-        let symbol = |s: Symbol| {
-            self.symbols
-                .get(&s)
-                .cloned()
-                .unwrap_or_else(|| quote!(::core::f64::NAN))
-        };
-        let rt = runtime();
-        emit(
-            self.store,
-            outputs,
-            &symbol,
-            &EmitOptions {
-                fma: Some(quote!(#rt::fma::mul_add)),
-            },
-        )
     }
 }

@@ -7,9 +7,11 @@
 //! ast ─model::resolve→ FamilyModel (sizes, coordinates, kernels) ─checks→ ─generate→ tokens
 //! ```
 
+pub mod assembly;
 pub mod checks;
 pub mod generate;
 pub mod index;
+pub mod kernel_code;
 pub mod model;
 
 use proc_macro2::TokenStream;

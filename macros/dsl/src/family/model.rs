@@ -167,7 +167,16 @@ pub fn has_families(ast: &Mechanism) -> bool {
 
 /// The integrators the family pipeline generates for: those of the sparse tier whose model
 /// traits it emits.
-pub const SUPPORTED: [Family; 3] = [Family::Spook, Family::Rattle, Family::Shake];
+pub const SUPPORTED: [Family; 8] = [
+    Family::Spook,
+    Family::Rattle,
+    Family::Shake,
+    Family::Zs,
+    Family::Zss,
+    Family::ZssStiff,
+    Family::Verlet,
+    Family::Rk,
+];
 
 /// Resolves a model with families, reporting every error at the user's tokens.
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {

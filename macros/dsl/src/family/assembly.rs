@@ -1,0 +1,259 @@
+//! Scalar kernels summed over their instances and assembled into global quantities: an energy,
+//! its gradient, the contraction `a·V‴·a` (Tao–Owhadi 2014, eq. 3), and a symmetric Hessian on
+//! a sparsity pattern that the model's `new` builds once.
+//!
+//! A [`Part`] is one kernel `k(s_1, …, s_m)` of slots `s_j = q[ix_j]`, summed over the rows
+//! `ix` of its instance table and scaled at run time (`1`, or `ω²` for a penalty). Its
+//! contribution to a global quantity follows from `f(q) = Σ_ix k(S_ix q)` with the selection
+//! `S_ix`: the gradient and `a·f‴·a` are scatter-adds `Sᵀ ∇k` over the slots, and the Hessian
+//! `Sᵀ Hess k S` adds the slot pair `(a, b)`'s entry to the coordinate pair
+//! `(ix_a, ix_b)`. The Hessian is stored one entry per unordered coordinate pair (the sparse
+//! tier's convention), so a slot pair `a < b` stands for both `(a, b)` and `(b, a)` and is
+//! added once — twice where both slots name the same coordinate, which lands on the diagonal.
+
+use mechanism_cas::{gradient, hessian, third_contraction, Id, Output};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use syn::Ident;
+
+use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
+use crate::family::model::{FamilyModel, Kernel};
+
+/// A scalar kernel summed over the instances of its table, times a run-time scale.
+pub struct Part {
+    /// The field holding the part's instance table (`__potential0`, `__row1`).
+    pub table: Ident,
+    /// The kernel, in a store of its own to which derivatives are added.
+    kernel: KernelCopy,
+    /// The kernel's scalar value.
+    value: Id,
+    /// The run-time factor: `1.0`, or `omega * omega` for a penalty.
+    scale: TokenStream,
+    /// The nonzero entries `(a, b, ∂²k/∂s_a∂s_b)` with `a ≤ b`, once computed.
+    hessian: Option<Vec<(usize, usize, Id)>>,
+}
+
+impl Part {
+    /// The potential term `kernel` (one component), with its instance table `table`.
+    pub fn potential(table: Ident, kernel: &Kernel) -> Part {
+        let copy = kernel_copy(kernel);
+        let value = copy.values[0];
+        Part {
+            table,
+            kernel: copy,
+            value,
+            scale: quote!(1.0),
+            hessian: None,
+        }
+    }
+
+    /// The penalty `½ |g|²` of the constraint row `kernel` (its components summed), scaled by
+    /// `ω²` at run time: the row's share of `½ ω² |g(q)|²` (Tao–Owhadi 2014, eq. 7).
+    pub fn penalty(table: Ident, kernel: &Kernel) -> Part {
+        let mut copy = kernel_copy(kernel);
+        let squares: Vec<Id> = copy
+            .values
+            .clone()
+            .into_iter()
+            .map(|g| copy.store.mul(g, g))
+            .collect();
+        let sum = copy.store.sum(squares);
+        let half = copy.store.num(0.5);
+        let value = copy.store.mul(half, sum);
+        Part {
+            table,
+            kernel: copy,
+            value,
+            scale: quote!(omega * omega),
+            hessian: None,
+        }
+    }
+
+    /// Returns the loop that adds the part's scaled value to `__energy`.
+    pub fn energy(&self, model: &FamilyModel) -> TokenStream {
+        let statements = Emitter::new(model, &self.kernel).emit(&[Output {
+            target: quote!(__value),
+            value: self.value,
+        }]);
+        let (table, scale) = (&self.table, &self.scale);
+        quote! {
+            for __ix in &self.#table {
+                let __value: f64;
+                #statements
+                __energy += #scale * __value;
+            }
+        }
+    }
+
+    /// Returns the loop that adds the part's scaled gradient to the slice `target`.
+    pub fn gradient(&mut self, model: &FamilyModel, target: TokenStream) -> TokenStream {
+        let q = self.kernel.symbols.q.clone();
+        let entries = gradient(&mut self.kernel.store, self.value, &q);
+        self.scatter(model, &entries, target)
+    }
+
+    /// Returns the loop that adds the part's scaled `a·k‴·a = ∇(aᵀ Hess k a)` to `out`.
+    pub fn third_contraction(&mut self, model: &FamilyModel) -> TokenStream {
+        let (q, a) = (self.kernel.symbols.q.clone(), self.kernel.symbols.a.clone());
+        let entries = third_contraction(&mut self.kernel.store, self.value, &q, &a);
+        self.scatter(model, &entries, quote!(out))
+    }
+
+    /// Returns the loop that adds `scale · entries[s]` to `target[ix_s]` for every slot `s`
+    /// whose entry is not structurally zero (nothing when none is).
+    fn scatter(&self, model: &FamilyModel, entries: &[Id], target: TokenStream) -> TokenStream {
+        let nonzero: Vec<usize> = (0..entries.len())
+            .filter(|&s| !self.kernel.store.is_zero(entries[s]))
+            .collect();
+        if nonzero.is_empty() {
+            return TokenStream::new();
+        }
+        let count = Literal::usize_unsuffixed(nonzero.len());
+        let outputs: Vec<Output> = nonzero
+            .iter()
+            .enumerate()
+            .map(|(j, &s)| {
+                let j = Literal::usize_unsuffixed(j);
+                Output {
+                    target: quote!(__d[#j]),
+                    value: entries[s],
+                }
+            })
+            .collect();
+        let slots = nonzero.iter().map(|&s| Literal::usize_unsuffixed(s));
+        let statements = Emitter::new(model, &self.kernel).emit(&outputs);
+        let (table, scale) = (&self.table, &self.scale);
+        quote! {
+            for __ix in &self.#table {
+                let mut __d = [0.0f64; #count];
+                #statements
+                let __slots: [usize; #count] = [#(#slots),*];
+                for (__j, &__s) in __slots.iter().enumerate() {
+                    #target[__ix[__s]] += #scale * __d[__j];
+                }
+            }
+        }
+    }
+
+    /// Returns the structurally nonzero entries of the kernel's Hessian in its slots, `a ≤ b`.
+    fn hessian_entries(&mut self) -> &[(usize, usize, Id)] {
+        if self.hessian.is_none() {
+            let q = self.kernel.symbols.q.clone();
+            let h = hessian(&mut self.kernel.store, self.value, &q);
+            let entries = (0..q.len())
+                .flat_map(|b| (0..=b).map(move |a| (a, b)))
+                .filter(|&(a, b)| !self.kernel.store.is_zero(h[a][b]))
+                .map(|(a, b)| (a, b, h[a][b]))
+                .collect();
+            self.hessian = Some(entries);
+        }
+        self.hessian.as_deref().unwrap_or_default()
+    }
+}
+
+/// A symmetric Hessian assembled from parts: the fields that hold its pattern and each part's
+/// positions in it, the code of `new` that builds them, and the loops that fill the values.
+pub struct Hessian {
+    /// The field holding the pattern, `Vec<(usize, usize)>`, each unordered pair once.
+    pub pattern: Ident,
+    /// The field declarations (pattern and positions).
+    pub fields: Vec<TokenStream>,
+    /// The field names, for the struct literal in `new`.
+    pub names: Vec<Ident>,
+    /// The statements of `new` that build the pattern and the positions from the instance
+    /// tables (which must be in scope as locals of the same names as their fields).
+    pub builder: TokenStream,
+    /// The loops that add the parts' scaled Hessians into `hess` (zeroed before).
+    pub code: TokenStream,
+}
+
+/// Assembles the Hessian named `name` of the sum of `parts`.
+pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]) -> Hessian {
+    let pattern = format_ident!("__hessian_{}_pattern", name);
+    let map = format_ident!("__hessian_{}_map", name);
+    let mut fields = vec![quote!(#pattern: ::std::vec::Vec<(usize, usize)>)];
+    let mut names = vec![pattern.clone()];
+    let mut builders = Vec::new();
+    let mut code = Vec::new();
+    for part in parts.iter_mut() {
+        let entries = part.hessian_entries().to_vec();
+        if entries.is_empty() {
+            continue;
+        }
+        let table = part.table.clone();
+        let positions = format_ident!("__hessian_{}_{}", name, table);
+        let count = Literal::usize_unsuffixed(entries.len());
+        fields.push(quote!(#positions: ::std::vec::Vec<[usize; #count]>));
+        names.push(positions.clone());
+        let pairs = entries.iter().map(|&(a, b, _)| {
+            let (a, b) = (Literal::usize_unsuffixed(a), Literal::usize_unsuffixed(b));
+            quote!((#a, #b))
+        });
+        builders.push(quote! {
+            let #positions: ::std::vec::Vec<[usize; #count]> = #table
+                .iter()
+                .map(|__ix| {
+                    let __pairs: [(usize, usize); #count] = [#(#pairs),*];
+                    let mut __at = [0usize; #count];
+                    for (__j, &(__a, __b)) in __pairs.iter().enumerate() {
+                        let __key = (__ix[__a].min(__ix[__b]), __ix[__a].max(__ix[__b]));
+                        __at[__j] = *#map.entry(__key).or_insert_with(|| {
+                            #pattern.push(__key);
+                            #pattern.len() - 1
+                        });
+                    }
+                    __at
+                })
+                .collect();
+        });
+        let outputs: Vec<Output> = entries
+            .iter()
+            .enumerate()
+            .map(|(j, &(_, _, value))| {
+                let j = Literal::usize_unsuffixed(j);
+                Output {
+                    target: quote!(__d[#j]),
+                    value,
+                }
+            })
+            .collect();
+        // A slot pair a < b naming one coordinate adds both (a, b) and (b, a) to the diagonal.
+        let doubling = entries
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(a, b, _))| a < b)
+            .map(|(j, &(a, b, _))| {
+                let (j, a, b) = (
+                    Literal::usize_unsuffixed(j),
+                    Literal::usize_unsuffixed(a),
+                    Literal::usize_unsuffixed(b),
+                );
+                quote!(if __ix[#a] == __ix[#b] { __d[#j] *= 2.0; })
+            });
+        let statements = Emitter::new(model, &part.kernel).emit(&outputs);
+        let scale = &part.scale;
+        code.push(quote! {
+            for (__ix, __at) in self.#table.iter().zip(&self.#positions) {
+                let mut __d = [0.0f64; #count];
+                #statements
+                #(#doubling)*
+                for (__j, &__p) in __at.iter().enumerate() {
+                    hess[__p] += #scale * __d[__j];
+                }
+            }
+        });
+    }
+    let builder = quote! {
+        let mut #pattern: ::std::vec::Vec<(usize, usize)> = ::std::vec::Vec::new();
+        let mut #map: ::std::collections::HashMap<(usize, usize), usize> =
+            ::std::collections::HashMap::new();
+        #(#builders)*
+    };
+    Hessian {
+        pattern,
+        fields,
+        names,
+        builder,
+        code: quote!(#(#code)*),
+    }
+}
