@@ -706,14 +706,27 @@ fn instance_table(
                 .bindings
                 .iter()
                 .map(|(name, value)| quote!(let #name: i64 = #value;));
+            let body = quote! {
+                #filter
+                #(#bindings)*
+                #table.push([#(#gathers),*]);
+            };
+            // A pair sum's instances are the pairs `index < pair` of the range.
+            let body = match &instances.pair {
+                None => body,
+                Some(pair) => quote! {
+                    for #pair in (#index + 1)..(#end) {
+                        let #pair: i64 = #pair;
+                        #body
+                    }
+                },
+            };
             quote! {
                 let mut #table: ::std::vec::Vec<[usize; #slots]> = ::std::vec::Vec::new();
                 for #index in (#start)..(#end) {
                     let #index: i64 = #index;
                     let __instance_value: i64 = #index;
-                    #filter
-                    #(#bindings)*
-                    #table.push([#(#gathers),*]);
+                    #body
                 }
             }
         }
@@ -838,9 +851,28 @@ fn check_defaults(model: &FamilyModel, errors: &mut Errors) {
         let before = errors.is_empty();
         let values = (start..end.min(start.saturating_add(CHECKED_AT_EACH_END)))
             .chain(end.saturating_sub(CHECKED_AT_EACH_END).max(start)..end);
-        for i in values {
+        // A pair sum's second index: its first and last values after `i`.
+        let seconds = |i: i64| -> Vec<Option<i64>> {
+            match instances.pair {
+                None => vec![None],
+                Some(_) => {
+                    let first = i.saturating_add(1);
+                    (first..end.min(first.saturating_add(CHECKED_AT_EACH_END)))
+                        .chain(end.saturating_sub(CHECKED_AT_EACH_END).max(first)..end)
+                        .map(Some)
+                        .collect()
+                }
+            }
+        };
+        let values: Vec<(i64, Option<i64>)> = values
+            .flat_map(|i| seconds(i).into_iter().map(move |j| (i, j)))
+            .collect();
+        for (i, j) in values {
             let mut env = env.clone();
             env.insert(instances.index.to_string(), i);
+            if let (Some(pair), Some(j)) = (&instances.pair, j) {
+                env.insert(pair.to_string(), j);
+            }
             if let Some(filter) = &instances.filter {
                 if index::eval(filter, &env) != Some(Value::Bool(true)) {
                     continue;

@@ -90,6 +90,9 @@ pub struct Kernel {
 pub struct Instances {
     /// The index variable.
     pub index: Ident,
+    /// The second index of a pair sum `sum(a..b, |i, j| …)`, running over `i + 1..b`: the
+    /// instances are the pairs `i < j` of the range.
+    pub pair: Option<Ident>,
     /// The range's start and end expressions.
     pub start: Expr,
     /// The range's end.
@@ -543,8 +546,18 @@ impl Scope<'_> {
         parts
             .into_iter()
             .filter_map(|part| match as_sum(part) {
-                Some(Ok((index, range, body))) => {
-                    let instances = self.instances(index, range, None, &[], errors)?;
+                Some(Ok((index, pair, range, body))) => {
+                    let mut instances = self.instances(index, range, None, &[], errors)?;
+                    if let Some(pair) = pair {
+                        if *pair == *index || self.sizes.iter().any(|s| s.name == *pair) {
+                            errors.error_spanned(
+                                pair,
+                                format!("the second index `{pair}` of a pair sum needs a name of its own (not the first index's, not a size's)"),
+                            );
+                            return None;
+                        }
+                        instances.pair = Some(pair.clone());
+                    }
                     let kernel =
                         self.kernel(std::slice::from_ref(body), &instances.names(), what, errors)?;
                     Some(Term {
@@ -696,6 +709,7 @@ impl Scope<'_> {
         }
         Some(Instances {
             index: index.clone(),
+            pair: None,
             start: start.clone(),
             end: end.clone(),
             filter: filter.cloned(),
@@ -891,9 +905,11 @@ impl Scope<'_> {
 }
 
 impl Instances {
-    /// Returns the index names in scope inside the family: the index and the bindings.
+    /// Returns the index names in scope inside the family: the index (both of a pair) and the
+    /// bindings.
     pub fn names(&self) -> Vec<String> {
         let mut names = vec![self.index.to_string()];
+        names.extend(self.pair.iter().map(|p| p.to_string()));
         names.extend(self.bindings.iter().map(|(n, _)| n.to_string()));
         names
     }
@@ -913,9 +929,10 @@ fn split_sum<'e>(expr: &'e Expr, parts: &mut Vec<&'e Expr>) {
     }
 }
 
-/// Recognizes `sum(a..b, |i| body)`: `None` if `expr` is no call of `sum`, an error if it is
-/// a malformed one.
-fn as_sum(expr: &Expr) -> Option<syn::Result<(&Ident, &Expr, &Expr)>> {
+/// Recognizes `sum(a..b, |i| body)` and the pair sum `sum(a..b, |i, j| body)` (over `i < j`):
+/// `None` if `expr` is no call of `sum`, an error if it is a malformed one.
+#[allow(clippy::type_complexity)]
+fn as_sum(expr: &Expr) -> Option<syn::Result<(&Ident, Option<&Ident>, &Expr, &Expr)>> {
     let Expr::Call(call) = expr else {
         return None;
     };
@@ -925,15 +942,18 @@ fn as_sum(expr: &Expr) -> Option<syn::Result<(&Ident, &Expr, &Expr)>> {
     let malformed = || {
         syn::Error::new_spanned(
             call,
-            "a sum is written `sum(a..b, |i| body)`: a half-open range and a closure of one index",
+            "a sum is written `sum(a..b, |i| body)` (a half-open range and a closure of one index), or `sum(a..b, |i, j| body)` over the pairs i < j",
         )
     };
     let args: Vec<&Expr> = call.args.iter().collect();
     let [range, Expr::Closure(closure)] = args[..] else {
         return Some(Err(malformed()));
     };
-    let [syn::Pat::Ident(index)] = &closure.inputs.iter().collect::<Vec<_>>()[..] else {
-        return Some(Err(malformed()));
-    };
-    Some(Ok((&index.ident, range, &closure.body)))
+    match &closure.inputs.iter().collect::<Vec<_>>()[..] {
+        [syn::Pat::Ident(index)] => Some(Ok((&index.ident, None, range, &closure.body))),
+        [syn::Pat::Ident(index), syn::Pat::Ident(pair)] => {
+            Some(Ok((&index.ident, Some(&pair.ident), range, &closure.body)))
+        }
+        _ => Some(Err(malformed())),
+    }
 }
