@@ -29,6 +29,26 @@ pub trait Sink {
     }
 }
 
+/// Forwards to the boxed sink, so that a sink chosen at run time (`Box<dyn Sink>`, e.g. CSV or
+/// Parquet after a file's extension) can be given to the driver.
+impl<S: Sink + ?Sized> Sink for Box<S> {
+    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
+        (**self).begin(columns, rows)
+    }
+
+    fn row(&mut self, values: &[f64]) -> io::Result<()> {
+        (**self).row(values)
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        (**self).reserve(additional)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        (**self).finish()
+    }
+}
+
 /// Rows kept in memory, row-major, with their column names.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
