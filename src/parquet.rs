@@ -46,9 +46,9 @@
 //! CSV files can (each file ends with its own footer), so a sharded run writes one file per
 //! shard into one directory, and the readers take the directory as one dataset:
 //! `pyarrow.dataset.dataset("out/sweep/")`, `pl.scan_parquet("out/sweep/*.parquet")`, DuckDB's
-//! `SELECT * FROM 'out/sweep/*.parquet'`. Add the member index as a column
-//! ([`IntegratorColumn`](crate::runtime::simulation::IntegratorColumn) or a constant observer)
-//! so that the rows say which member they belong to.
+//! `SELECT * FROM 'out/sweep/*.parquet'`. Add the member's index as a column (a
+//! [`Column`](crate::runtime::simulation::Column) that returns it) so that the rows say which
+//! member they belong to.
 
 use std::io::{self, Write};
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //!
 //! The CSV is written here rather than through the `csv` crate: a row is numbers only, which
 //! need no quoting, and a header name is quoted as RFC 4180 says when it needs it; a row goes
-//! straight into the writer without a per-row allocation.
+//! straight into the writer without a per-row allocation. The facade crate adds a Parquet sink,
+//! `mechanism::parquet::ParquetSink`.
 
 use std::io::{self, Write};
 
