@@ -38,15 +38,15 @@
 //! while the encoder allocates once per row group, for its pages and their statistics. The
 //! pages are compressed with Snappy and otherwise keep the `parquet` crate's defaults
 //! (dictionary encoding that falls back to plain, page statistics), which every common reader
-//! understands. [`Sink::finish`] writes the footer; a file whose sink is dropped before it has
-//! no footer and readers reject it, so after a failed run call `finish` (or
-//! [`ParquetSink::into_inner`]) to keep the rows written up to the failure.
+//! understands. [`Sink::finish`] writes the footer. A sink dropped before it leaves a file
+//! without a footer, which readers reject, and the driver does not call it after a failed
+//! step: call `finish` (or [`ParquetSink::into_inner`]) then to keep the rows up to the failure.
 //!
 //! Ensembles and shards: a Parquet file cannot be concatenated byte by byte the way the shards'
 //! CSV files can (each file ends with its own footer), so a sharded run writes one file per
 //! shard into one directory, and the readers take the directory as one dataset:
-//! `pyarrow.dataset.dataset("out/sweep/")`, `pl.scan_parquet("out/sweep/*.parquet")`, DuckDB's
-//! `SELECT * FROM 'out/sweep/*.parquet'`. Add the member's index as a column (a
+//! `pyarrow.dataset.dataset("out/runs/")`, `pl.scan_parquet("out/runs/*.parquet")`, DuckDB's
+//! `SELECT * FROM 'out/runs/*.parquet'`. Add the member's index as a column (a
 //! [`Column`](crate::runtime::simulation::Column) that returns it) so that the rows say which
 //! member they belong to.
 
