@@ -42,20 +42,18 @@
 mod common;
 
 use std::error::Error;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, RunOptions};
+use common::{exit_code, RunOptions};
 use mechanism::models::Ladder;
 use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
 use mechanism::runtime::simulation::{
-    family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
+    family, Column, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
 use mechanism::runtime::{DynState, SparseIntegrator, SparseRattle, SparseSpook};
 
@@ -143,7 +141,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let ladder = Ladder::new(args.links)?;
     let csv = args.run.csv_or("ladder");
     let png = args.run.png_or("ladder");
-    let file = create_file(&csv)?;
+    let sink = common::table_sink(&csv)?;
     let schedule = match args.run.save_every {
         Some(_) => common::plan(h, t_end, args.run.save_every)?.schedule,
         None => Schedule::EveryNthStep(args.every),
@@ -166,12 +164,12 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     }
     let mut row = Vec::new();
     let integrator = args.method.integrator(&ladder, h, args.gamma)?;
-    let (_, outcome) = simulate(
+    let (mut sink, outcome) = simulate(
         &ladder,
         integrator,
         (h, steps),
         schedule,
-        CsvSink::new(BufWriter::new(file)),
+        sink,
         |step, state, sample| {
             if step % args.every == 0 || step == steps {
                 samples.push(sample);
@@ -184,6 +182,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             }
         },
     )?;
+    sink.finish()?; // also after a failed run: the rows up to the failure stay readable
     let label = args.method.label(args.gamma);
     plot_run(&png, &label, &ladder, h, &samples)?;
     let title = format!("{label}, ladder L = {}", ladder.links());
@@ -290,12 +289,6 @@ fn track(
         SimulationError::Step { source, .. } => source.into(),
         other => other.into(),
     })
-}
-
-/// Creates `path` (and its directory) for writing.
-fn create_file(path: &Path) -> Result<File, Box<dyn Error>> {
-    create_parent(path)?;
-    Ok(File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?)
 }
 
 /// Returns SPOOK with step size `h` for `ladder`, as the figures run it.

@@ -28,12 +28,11 @@
 //! every step after `--burn-in`. `--plot` draws the sampled second moments against their
 //! targets (oscillator) or the histogram of `g` against its Gibbs marginal (pendulum).
 
+mod common;
 #[path = "langevin_oscillator/sampling.rs"]
 mod sampling;
 
 use std::error::Error;
-use std::fs::{self, File};
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -112,8 +111,9 @@ struct Args {
     /// Gravitational acceleration on the pendulum.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     gravity: f64,
-    /// Output CSV file [default: out/langevin_oscillator.csv or out/langevin_pendulum.csv].
-    #[arg(long, value_name = "FILE.csv")]
+    /// Output table: FILE.csv, or FILE.parquet for Parquet (columns of f64)
+    /// [default: out/langevin_oscillator.csv or out/langevin_pendulum.csv].
+    #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Output plot [default: the CSV's path with the extension png].
     #[arg(long, value_name = "FILE.png")]
@@ -179,12 +179,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let path = args
         .out
         .unwrap_or_else(|| PathBuf::from(format!("out/{name}.csv")));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
-    }
-    let file = File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let csv = BufWriter::new(file);
+    let rows = common::table_sink(&path)?;
     println!(
         "GLA + {:?}, h = {}, γ = {}, kT = {}, seed {}: {} steps ({} burn-in, {} batches of {})",
         settings.inner,
@@ -199,11 +194,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     );
     let png = args.plot.unwrap_or_else(|| path.with_extension("png"));
     if args.penalized {
-        let report = sampling::run_pendulum(&settings, csv)?;
+        let report = sampling::run_pendulum(&settings, rows)?;
         print_pendulum(&settings, &report);
         plot_histogram(&png, &report)?;
     } else {
-        let report = sampling::run_oscillator(&settings, csv)?;
+        let report = sampling::run_oscillator(&settings, rows)?;
         print_oscillator(&settings, &report);
         plot_moments(&png, &settings, &report)?;
     }

@@ -319,7 +319,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     )?;
     let reference = benchmark(&model, h, plan.steps, plan.schedule)?;
     let csv = args.run.csv_or("magnetized_body");
-    common::write_csv(&csv, &with_deviation(&run, &reference)?)?;
+    common::write_table(&csv, &with_deviation(&run, &reference)?)?;
     let title = format!("{}, h = {h}", args.method.label());
     let fig10 = args.run.png_or("magnetized_body");
     fig10_chart(&fig10, &[(title.clone(), &run)], &reference)?;

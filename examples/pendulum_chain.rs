@@ -46,7 +46,7 @@ use mechanism::models::PendulumChain;
 use mechanism::pictures::{draw_panels, plot_run, Frame, Panel, Series, Sketch};
 use mechanism::runtime::model::{SparseInertia, SparsePotential};
 use mechanism::runtime::simulation::{
-    family, Column, CsvSink, Schedule, Simulation, Sink, SparseMechanics, Table,
+    family, Column, Schedule, Simulation, Sink, SparseMechanics, Table,
 };
 use mechanism::runtime::{
     DynState, Penalized, SparseRattle, SparseShake, SparseSpook, SparseZhangSkeel,
@@ -149,12 +149,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let t_end = args.run.t_end_or(50.0);
     let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("pendulum_chain");
-    create_parent(&csv)?;
-    let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
-    let mut out = BufWriter::new(file);
     let started = Instant::now();
     // The rows are kept for the plot and the pictures up to n = 1000 pendula (or whenever
-    // --animate or --paths asks for them); above, they are streamed to the CSV, with no plot.
+    // --animate or --paths asks for them); above, they are streamed to --out, with no plot.
     let drawn = args.run.animate.is_some() || args.run.paths.is_some();
     let png = args.run.png_or("pendulum_chain");
     let (rows, last, seconds) = if drawn || args.n <= 1000 {
@@ -167,7 +164,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             true,
         )?;
         let seconds = started.elapsed().as_secs_f64();
-        table.write_csv(&mut out)?;
+        common::write_table(&csv, &table)?;
         let title = format!(
             "chain of {} pendula, {}, h = {}",
             args.n,
@@ -179,8 +176,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         args.run.draw_motion(&title, &table, &scene())?;
         (rows, last, seconds)
     } else {
-        println!("(n > 1000: rows streamed to the CSV, no plot)");
-        let sink = CsvSink::new(out);
+        println!("(n > 1000: rows streamed to the output file, no plot)");
+        let sink = common::table_sink(&csv)?;
         let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)?;
         (rows, last, started.elapsed().as_secs_f64())
     };
@@ -252,9 +249,12 @@ fn simulate<K: Sink>(
             if progress && t_end > 1.0 {
                 run = run.with_progress("chain");
             }
-            run.run()?;
+            let outcome = run.run();
             let (rows, last) = (run.rows(), run.state().clone());
-            (run.into_output(), rows, last)
+            let mut sink = run.into_output();
+            sink.finish()?; // also after a failed run: the rows up to the failure stay readable
+            outcome?;
+            (sink, rows, last)
         }};
     }
     let h = setup.h;
@@ -287,6 +287,8 @@ fn simulate<K: Sink>(
 /// Fig. 3: SHAKE (RATTLE's positions) at `h = 0.05` and `0.025` and Z&S at `h = 0.05` from
 /// the same start, sampled every 0.05; their largest position differences and CPU times.
 fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
+    let csv = args.run.csv_or("pendulum_chain_fig3");
+    common::csv_only(&csv, "Fig. 3's table of three runs")?;
     if chain.links() != 10 {
         println!(
             "(the paper's Fig. 3 has n = 10; running n = {})",
@@ -396,7 +398,6 @@ fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
     println!("\nwrote {}", png.display());
 
     // The three runs' positions in one CSV, a row per run and time: `member,run,t,q.x[0],…`.
-    let csv = args.run.csv_or("pendulum_chain_fig3");
     create_parent(&csv)?;
     let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
     let positions = 1 + 2 * chain.links();

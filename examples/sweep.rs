@@ -100,6 +100,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     if !(args.omega.is_finite() && args.omega > 0.0) {
         return Err(format!("--omega must be a positive number, got {}", args.omega).into());
     }
+    common::csv_only(&args.out, "the sweep's table")?;
     let model = DoublePendulum::default();
     let mut ensemble = Ensemble::new(grid(&args.method, &args.h)).shard(args.shard);
     if let Some(threads) = args.threads {

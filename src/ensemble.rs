@@ -18,6 +18,12 @@
 //! single-machine run computes for its block, and [`EnsembleCsv`] writes the header in shard
 //! `1/n` only: `cat shard-1.csv … shard-n.csv` is byte for byte the single-machine file.
 //!
+//! Parquet files cannot be joined that way, since each ends with its own footer: a sharded run
+//! that writes Parquet (`mechanism::parquet`, feature `parquet`) writes one file per shard into
+//! one directory, which the readers take as one table: `pyarrow.dataset.dataset("out/runs/")`,
+//! `pl.scan_parquet("out/runs/*.parquet")` in polars, `SELECT * FROM 'out/runs/*.parquet'` in
+//! DuckDB.
+//!
 //! ```
 //! use mechanism::ensemble::{Ensemble, Shard};
 //!

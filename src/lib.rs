@@ -95,6 +95,8 @@ extern crate self as mechanism;
 #[cfg(feature = "ensembles")]
 pub mod ensemble;
 pub mod models;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 #[cfg(feature = "pictures")]
 pub mod pictures;
 

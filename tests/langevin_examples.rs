@@ -5,6 +5,7 @@
 #[path = "../examples/langevin_oscillator/sampling.rs"]
 mod sampling;
 
+use mechanism::runtime::simulation::CsvSink;
 use sampling::{Inner, Settings};
 
 /// A short run of the example's defaults, one CSV row per step.
@@ -33,7 +34,9 @@ fn oscillator_same_seed_same_csv_bytes() {
     for inner in [Inner::Verlet, Inner::Zss] {
         let run = |seed| {
             let mut csv = Vec::new();
-            let report = sampling::run_oscillator(&settings(seed, inner, 0.05), &mut csv).unwrap();
+            let report =
+                sampling::run_oscillator(&settings(seed, inner, 0.05), CsvSink::new(&mut csv))
+                    .unwrap();
             (csv, report)
         };
         let (first, report) = run(42);
@@ -57,7 +60,9 @@ fn penalized_pendulum_same_seed_same_csv_bytes() {
     for inner in [Inner::Verlet, Inner::Zss] {
         let run = |seed| {
             let mut csv = Vec::new();
-            let report = sampling::run_pendulum(&settings(seed, inner, 0.005), &mut csv).unwrap();
+            let report =
+                sampling::run_pendulum(&settings(seed, inner, 0.005), CsvSink::new(&mut csv))
+                    .unwrap();
             (csv, report)
         };
         let (first, report) = run(7);
@@ -101,11 +106,11 @@ fn bad_settings_are_errors_not_panics() {
     ];
     for settings in bad {
         assert!(
-            sampling::run_oscillator(&settings, Vec::new()).is_err(),
+            sampling::run_oscillator(&settings, CsvSink::new(Vec::new())).is_err(),
             "{settings:?}"
         );
         assert!(
-            sampling::run_pendulum(&settings, Vec::new()).is_err(),
+            sampling::run_pendulum(&settings, CsvSink::new(Vec::new())).is_err(),
             "{settings:?}"
         );
     }

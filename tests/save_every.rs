@@ -11,7 +11,7 @@ mod sampling;
 
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{Dopri5, PostStabilization, DOPRI5};
-use mechanism::runtime::simulation::Schedule;
+use mechanism::runtime::simulation::{CsvSink, Schedule};
 use sampling::{Inner, Settings};
 
 /// The `t` column of a CSV.
@@ -47,7 +47,7 @@ fn settings(save_every: Option<f64>) -> Settings {
 #[test]
 fn fixed_step_rows_fall_exactly_on_the_requested_times() {
     let mut csv = Vec::new();
-    let sampled = sampling::run_oscillator(&settings(Some(2.5)), &mut csv).unwrap();
+    let sampled = sampling::run_oscillator(&settings(Some(2.5)), CsvSink::new(&mut csv)).unwrap();
     let mut expected: Vec<f64> = (0..=40).map(|i| f64::from(i) * 2.5).collect();
     expected.push(100.5);
     assert_eq!(times(&csv), expected);
@@ -61,7 +61,7 @@ fn fixed_step_rows_fall_exactly_on_the_requested_times() {
             every: 50,
             ..settings(None)
         },
-        &mut every,
+        CsvSink::new(&mut every),
     )
     .unwrap();
     let text = |csv: &[u8]| String::from_utf8(csv.to_vec()).unwrap();
@@ -75,7 +75,7 @@ fn fixed_step_rows_fall_exactly_on_the_requested_times() {
     assert_eq!(sampled.q2[0].mean.to_bits(), all.q2[0].mean.to_bits());
     assert_eq!(sampled.last.q, all.last.q);
 
-    let off_grid = sampling::run_oscillator(&settings(Some(0.12)), &mut Vec::new());
+    let off_grid = sampling::run_oscillator(&settings(Some(0.12)), CsvSink::new(Vec::new()));
     let Err(error) = off_grid else {
         panic!("0.12 is not a multiple of h = 0.05");
     };

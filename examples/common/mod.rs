@@ -1,8 +1,8 @@
 //! The harness shared by the examples: command-line options (with `--save-every`), the run
 //! through the runtime's driver ([`Simulation`]) with the observed model's energy and
 //! residuals, a summary over every step, and the pictures. The loop, the recorder, the
-//! schedule of rows and the CSV writer are the driver's; the plots and GIFs are
-//! `mechanism::pictures`.
+//! schedule of rows and the CSV writer are the driver's, the Parquet writer is
+//! `mechanism::parquet`; the plots and GIFs are `mechanism::pictures`.
 //!
 //! An example includes it with `mod common;` and then
 //!
@@ -12,7 +12,8 @@
 //!    steps (e.g. a [`Penalized`](mechanism::runtime::Penalized) model), the model it observes
 //!    (the hard constraints), the [`Plan`] from [`RunOptions::plan`] and method-specific
 //!    [`Column`]s;
-//! 3. writes the [`Trajectory`] with [`write_csv`] and `mechanism::pictures::plot_run`
+//! 3. writes the [`Trajectory`] with [`write_table`] (CSV, or Parquet for `--out FILE.parquet`)
+//!    and `mechanism::pictures::plot_run`
 //!    ([`write_outputs`]), the GIF and paths of `--animate` and `--paths` with
 //!    [`RunOptions::draw_motion`] (a planar model's `Scene`; the others call
 //!    [`RunOptions::refuse_motion`] first), prints [`print_summary`], and exits through
@@ -30,15 +31,16 @@ pub mod stabilization;
 use std::cell::Cell;
 use std::error::Error;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mechanism::parquet::ParquetSink;
 use mechanism::pictures::{self, Animation, Scene};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
-    write_number, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink,
-    Stepper, Table,
+    write_number, CsvSink, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError,
+    Sink, Stepper, Table,
 };
 use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
@@ -58,8 +60,9 @@ pub struct RunOptions {
     /// End time [default: depends on the example].
     #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
-    /// Output CSV file, one row per step [default: out/<example>.csv].
-    #[arg(long, value_name = "FILE.csv")]
+    /// Output table, one row per step: FILE.csv, or FILE.parquet for Parquet (columns of f64)
+    /// [default: out/<example>.csv].
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Output plot of energy error and constraint residuals [default: out/<example>.png].
     #[arg(long, value_name = "FILE.png")]
@@ -535,15 +538,50 @@ pub fn create_parent(path: &Path) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Writes `table` to `path` as CSV (the driver's contract: `t`, `q.*`, `v.*`, `energy`,
-/// `residual.position`, `residual.velocity`, then the extras), creating the directory.
-pub fn write_csv(path: &Path, table: &Table) -> Result<(), Box<dyn Error>> {
+/// Returns whether `path` names a Parquet file (its extension is `.parquet`, in any case).
+pub fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("parquet"))
+}
+
+/// Returns a sink streaming rows to a new file `path`, creating the directory: a Parquet file
+/// ([`ParquetSink`]) if [`is_parquet`], the driver's CSV ([`CsvSink`]) otherwise. Call
+/// [`Sink::finish`] after the run, also after a failed one: it flushes the CSV and writes the
+/// Parquet footer, without which the file cannot be read.
+pub fn table_sink(path: &Path) -> Result<Box<dyn Sink>, Box<dyn Error>> {
     create_parent(path)?;
     let file =
         fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let mut out = io::BufWriter::new(file);
-    table.write_csv(&mut out)?;
-    out.flush()?;
+    Ok(if is_parquet(path) {
+        Box::new(ParquetSink::new(file)) // the encoder buffers its pages itself
+    } else {
+        Box::new(CsvSink::new(io::BufWriter::new(file)))
+    })
+}
+
+/// Writes `table` to `path` through [`table_sink`]: CSV (the driver's contract: `t`, `q.*`,
+/// `v.*`, `energy`, `residual.position`, `residual.velocity`, then the extras) or, for a name
+/// ending in `.parquet`, Parquet with the same columns.
+pub fn write_table(path: &Path, table: &Table) -> Result<(), Box<dyn Error>> {
+    let mut sink = table_sink(path)?;
+    sink.begin(table.columns(), Some(table.len()))?;
+    for row in table.rows() {
+        sink.row(row)?;
+    }
+    sink.finish()?;
+    Ok(())
+}
+
+/// Fails with one line if `path` names a Parquet file: `what` is written as CSV only (its rows
+/// hold text, which the examples' Parquet tables of `f64` columns do not).
+pub fn csv_only(path: &Path, what: &str) -> Result<(), Box<dyn Error>> {
+    if is_parquet(path) {
+        return Err(format!(
+            "{}: {what} is written as CSV only (it has text cells); use a .csv name",
+            path.display()
+        )
+        .into());
+    }
     Ok(())
 }
 
@@ -606,20 +644,20 @@ pub fn print_kinon_betsch(trajectory: &Trajectory, relative: bool, notes: [&str;
     }
 }
 
-/// Writes `table` as CSV and plot, prints where, and returns the trajectory's failure (after
-/// writing what was computed up to it) as an error.
+/// Writes `table` as CSV or Parquet ([`write_table`]) and plot, prints where, and returns the
+/// trajectory's failure (after writing what was computed up to it) as an error.
 pub fn write_outputs(
-    csv: &Path,
+    out: &Path,
     png: &Path,
     title: &str,
     trajectory: &Trajectory,
     table: &Table,
 ) -> Result<(), Box<dyn Error>> {
-    write_csv(csv, table)?;
+    write_table(out, table)?;
     pictures::plot_run(png, title, table)?;
     println!(
         "wrote {} ({} rows) and {}",
-        csv.display(),
+        out.display(),
         table.len(),
         png.display()
     );

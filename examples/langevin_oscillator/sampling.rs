@@ -1,18 +1,16 @@
 //! The sampling runs of the `langevin_oscillator` example, apart from its command line so that
 //! `tests/langevin_examples.rs` runs exactly this code: GLA (Tao–Owhadi 2014 §4.3) on the
-//! planar harmonic oscillator and on a penalized planar pendulum, streamed to CSV, with
-//! batch-means statistics and the Boltzmann–Gibbs predictions they are compared with.
+//! planar harmonic oscillator and on a penalized planar pendulum, streamed to a sink (CSV or
+//! Parquet), with batch-means statistics and the Boltzmann–Gibbs predictions they are compared
+//! with.
 
 use std::error::Error;
 use std::f64::consts::PI;
-use std::io::Write;
 
 use mechanism::mechanism;
 use mechanism::models::PlanarOscillator;
 pub use mechanism::runtime::simulation::Estimate;
-use mechanism::runtime::simulation::{
-    BatchMeans, Column, CsvSink, Mechanics, Schedule, Simulation,
-};
+use mechanism::runtime::simulation::{BatchMeans, Column, Mechanics, Schedule, Simulation, Sink};
 use mechanism::runtime::{
     observers, Configuration, Holonomic, Inertia, Integrator, Langevin, Penalized, Potential,
     State, Verlet, ZhangSkeelSimplified,
@@ -357,34 +355,36 @@ impl GibbsMarginal {
     }
 }
 
-/// A method-specific CSV column: its name and its value at a state.
+/// A method-specific column: its name and its value at a state.
 type Extra<'a> = (&'static str, &'a dyn Fn(&State<2>) -> f64);
 
-/// Where [`sample`] writes: the CSV stream and the method-specific columns after the contract's.
-struct Output<'a, W> {
-    csv: W,
+/// Where [`sample`] writes: the sink of the rows and the method-specific columns after the
+/// contract's.
+struct Output<'a, K> {
+    rows: K,
     extra: &'a [Extra<'a>],
 }
 
 /// Runs `langevin` on `stepped` for `settings.steps` steps through the driver
 /// ([`Simulation::fixed`]), writing the initial state and every `settings.every`-th state (or
-/// the rows of `--save-every`) to `output.csv` with the columns of the examples' CSV contract
+/// the rows of `--save-every`) to `output.rows` with the columns of the examples' CSV contract
 /// (`t`, `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity` of `observed`) and
 /// then `output.extra`, and calling `observe` with every state after the burn-in (an
-/// [`on_step`](Simulation::on_step) monitor). Returns the last state.
-fn sample<I, Stepped, Observed, W: Write, const M: usize>(
+/// [`on_step`](Simulation::on_step) monitor). Finishes the sink also after a failed step, so
+/// that the rows up to it stay readable. Returns the last state.
+fn sample<I, Stepped, Observed, K: Sink, const M: usize>(
     langevin: Langevin<I, 2>,
     (stepped, observed): (&Stepped, &Observed),
     initial: State<2>,
     settings: &Settings,
-    output: Output<'_, W>,
+    output: Output<'_, K>,
     mut observe: impl FnMut(&State<2>),
 ) -> Result<State<2>, Box<dyn Error>>
 where
     Langevin<I, 2>: Integrator<Stepped, 2>,
     Observed: Configuration<2> + Inertia<2> + Potential<2> + Holonomic<2, M>,
 {
-    let Output { csv, extra } = output;
+    let Output { rows, extra } = output;
     let schedule = match settings.save_every {
         Some(dt) => Schedule::Every(dt),
         None => Schedule::EveryNthStep(settings.every),
@@ -405,17 +405,20 @@ where
                 observe(state);
             }
         })
-        .write_to(CsvSink::new(csv))
+        .write_to(rows)
         .with_progress("sampling");
-    run.run()?;
-    Ok(*run.state())
+    let outcome = run.run();
+    let last = *run.state();
+    run.into_output().finish()?;
+    outcome?;
+    Ok(last)
 }
 
 /// Samples the planar oscillator `PlanarOscillator { m, k }` with GLA from Cuell's initial
-/// state `(1, 0, 0, 1)`, writing the CSV to `csv` (no extra columns).
+/// state `(1, 0, 0, 1)`, writing the rows to `rows` (no extra columns).
 pub fn run_oscillator(
     settings: &Settings,
-    csv: impl Write,
+    rows: impl Sink,
 ) -> Result<OscillatorReport, Box<dyn Error>> {
     settings.validate()?;
     let model = PlanarOscillator {
@@ -436,12 +439,12 @@ pub fn run_oscillator(
     let last = match settings.inner {
         Inner::Verlet => {
             let gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
-            let output = Output { csv, extra: &[] };
+            let output = Output { rows, extra: &[] };
             sample(gla, (&model, &model), initial, settings, output, observe)?
         }
         Inner::Zss => {
             let gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
-            let output = Output { csv, extra: &[] };
+            let output = Output { rows, extra: &[] };
             sample(gla, (&model, &model), initial, settings, output, observe)?
         }
     };
@@ -455,12 +458,12 @@ pub fn run_oscillator(
 }
 
 /// Samples `Penalized<PlanarPendulum>` (`W = m G y + ½ω²g²`) with GLA from the bob at rest
-/// at the bottom, `(0, −l)`, writing the CSV to `csv` with the extra columns `constraint.rod`
+/// at the bottom, `(0, −l)`, writing the rows to `rows` with the extra columns `constraint.rod`
 /// (the signed `g`; `residual.position` is `|g|`), `distance` (`|q| − l`) and
 /// `energy.penalized` (`T + W`).
 pub fn run_pendulum(
     settings: &Settings,
-    csv: impl Write,
+    rows: impl Sink,
 ) -> Result<PendulumReport, Box<dyn Error>> {
     settings.validate()?;
     let pendulum = PlanarPendulum {
@@ -501,13 +504,19 @@ pub fn run_pendulum(
     let last = match settings.inner {
         Inner::Verlet => {
             let gla = Langevin::new(Verlet::new(h)?, h, gamma, kt, seed)?;
-            let output = Output { csv, extra: &extra };
+            let output = Output {
+                rows,
+                extra: &extra,
+            };
             let models = (&penalized, &pendulum);
             sample(gla, models, initial, settings, output, observe)?
         }
         Inner::Zss => {
             let gla = Langevin::new(ZhangSkeelSimplified::new(h)?, h, gamma, kt, seed)?;
-            let output = Output { csv, extra: &extra };
+            let output = Output {
+                rows,
+                extra: &extra,
+            };
             let models = (&penalized, &pendulum);
             sample(gla, models, initial, settings, output, observe)?
         }

@@ -3,7 +3,8 @@
 //!
 //! The CSV is written here rather than through the `csv` crate: a row is numbers only, which
 //! need no quoting, and a header name is quoted as RFC 4180 says when it needs it; a row goes
-//! straight into the writer without a per-row allocation.
+//! straight into the writer without a per-row allocation. The facade crate adds a Parquet sink,
+//! `mechanism::parquet::ParquetSink`.
 
 use std::io::{self, Write};
 
@@ -26,6 +27,26 @@ pub trait Sink {
     /// Flushes what is buffered; called when the run reaches its end.
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Forwards to the boxed sink, so that a sink chosen at run time (`Box<dyn Sink>`, e.g. CSV or
+/// Parquet after a file's extension) can be given to the driver.
+impl<S: Sink + ?Sized> Sink for Box<S> {
+    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
+        (**self).begin(columns, rows)
+    }
+
+    fn row(&mut self, values: &[f64]) -> io::Result<()> {
+        (**self).row(values)
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        (**self).reserve(additional)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        (**self).finish()
     }
 }
 

@@ -1,0 +1,264 @@
+//! `mechanism::parquet`: the driver's rows written as Parquet read back with the `parquet`
+//! crate's own reader — the column names and order of the CSV header, the row count, every
+//! value bit for bit (NaN payloads, infinities, −0 included) across several row groups — and the
+//! sink's contract: rows of the wrong width and rows outside `begin`…`finish` are errors, a
+//! dropped sink does not panic, `into_inner` completes the file of a run that stopped early,
+//! and a row allocates nothing between row groups.
+
+#![cfg(feature = "parquet")]
+
+#[path = "../runtime/tests/common/mod.rs"]
+mod common;
+
+use std::io;
+
+use bytes::Bytes;
+use mechanism::models::DoublePendulum;
+use mechanism::parquet::{write_table, ParquetSink};
+use mechanism::runtime::simulation::{Mechanics, Schedule, Simulation, Sink, Table};
+use mechanism::runtime::{Configuration, Spook};
+use parquet::column::reader::ColumnReader;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+#[global_allocator]
+static GLOBAL: common::CountingAllocator = common::CountingAllocator;
+
+/// A Parquet file read back: column names, values column by column, row-group count.
+struct Read {
+    columns: Vec<String>,
+    values: Vec<Vec<f64>>,
+    row_groups: usize,
+}
+
+impl Read {
+    /// Returns the number of rows, after checking every column has it.
+    fn rows(&self) -> usize {
+        let rows = self.values.first().map_or(0, Vec::len);
+        assert!(
+            self.values.iter().all(|c| c.len() == rows),
+            "ragged columns"
+        );
+        rows
+    }
+}
+
+/// Reads `bytes` with the `parquet` crate's column readers, which return the stored `f64`s
+/// without conversion.
+fn read(bytes: Vec<u8>) -> Read {
+    let file = SerializedFileReader::new(Bytes::from(bytes)).expect("a readable Parquet file");
+    let schema = file.metadata().file_metadata().schema_descr();
+    let columns: Vec<String> = schema.columns().iter().map(|c| c.name().into()).collect();
+    let mut values = vec![Vec::new(); columns.len()];
+    for g in 0..file.num_row_groups() {
+        let group = file.get_row_group(g).unwrap();
+        for (j, column) in values.iter_mut().enumerate() {
+            let ColumnReader::DoubleColumnReader(mut reader) = group.get_column_reader(j).unwrap()
+            else {
+                panic!("column {j} is not DOUBLE");
+            };
+            let mut chunk = Vec::new();
+            let rows = group.metadata().num_rows() as usize;
+            let (records, _, _) = reader.read_records(rows, None, None, &mut chunk).unwrap();
+            assert_eq!(records, rows, "row group {g}, column {j}");
+            column.extend(chunk);
+        }
+    }
+    Read {
+        columns,
+        values,
+        row_groups: file.num_row_groups(),
+    }
+}
+
+/// Asserts that `read` holds `table`'s columns, in order, and its values bit for bit.
+fn assert_same(read: &Read, table: &Table) {
+    assert_eq!(read.columns, table.columns());
+    assert_eq!(read.rows(), table.len());
+    for (i, row) in table.rows().enumerate() {
+        for (j, x) in row.iter().enumerate() {
+            assert_eq!(
+                read.values[j][i].to_bits(),
+                x.to_bits(),
+                "row {i}, column {}",
+                table.columns()[j]
+            );
+        }
+    }
+}
+
+/// Returns the driver's run of the double pendulum (Tao–Owhadi §4.1, SPOOK at h = 0.01) for
+/// two seconds, every step, with its energy and residuals, into `sink`.
+fn run_into<K: Sink>(sink: K) -> K {
+    let model = DoublePendulum::default();
+    let mut run = Simulation::fixed(
+        &model,
+        Spook::new(0.01).unwrap(),
+        DoublePendulum::initial_state(),
+        2.0,
+        Schedule::EveryStep,
+    )
+    .unwrap()
+    .coordinates(DoublePendulum::COORDINATES)
+    .unwrap()
+    .observe(Mechanics::<_, 4, 2>::new(&model))
+    .write_to(sink);
+    run.run().unwrap();
+    run.into_output()
+}
+
+#[test]
+fn a_run_reads_back_with_the_tables_columns_and_bits() {
+    let table = run_into(Table::default());
+    assert_eq!(table.len(), 201);
+    assert_eq!(
+        &table.columns()[..3],
+        ["t".to_string(), "q.x1".into(), "q.y1".into()]
+    );
+    let bytes = run_into(ParquetSink::new(Vec::new())).into_inner().unwrap();
+    let read = read(bytes);
+    assert_eq!(read.row_groups, 1, "201 rows announced: one row group");
+    assert_same(&read, &table);
+}
+
+#[test]
+fn more_rows_than_one_row_group_round_trip() {
+    let table = run_into(Table::default());
+    let bytes = run_into(ParquetSink::with_row_group(Vec::new(), 64))
+        .into_inner()
+        .unwrap();
+    let read = read(bytes);
+    assert_eq!(read.row_groups, 4, "201 rows in groups of 64");
+    assert_same(&read, &table);
+    assert_same(
+        &self::read(write_table(Vec::new(), &table).unwrap()),
+        &table,
+    );
+}
+
+#[test]
+fn non_finite_and_extreme_values_round_trip_bit_for_bit() {
+    let specials = [
+        f64::NAN,
+        -f64::NAN,
+        f64::from_bits(0x7ff8_0000_0000_0001), // a NaN with a payload
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        0.0,
+        f64::MIN_POSITIVE / 2.0, // subnormal
+        f64::MAX,
+        f64::EPSILON,
+    ];
+    let mut table = Table::default();
+    table
+        .begin(&["t".into(), "x".into(), "y".into()], None)
+        .unwrap();
+    for (i, &x) in specials.iter().enumerate() {
+        let y = specials[(i + 3) % specials.len()];
+        Sink::row(&mut table, &[i as f64, x, y]).unwrap();
+    }
+    for rows in [1, 3, 64] {
+        let mut sink = ParquetSink::with_row_group(Vec::new(), rows);
+        sink.begin(table.columns(), None).unwrap();
+        table.rows().for_each(|row| sink.row(row).unwrap());
+        assert_same(&read(sink.into_inner().unwrap()), &table);
+    }
+}
+
+#[test]
+fn a_row_of_the_wrong_width_is_an_error_and_the_file_goes_on() {
+    let columns = ["t".to_string(), "q.x".into(), "v.x".into()];
+    let mut sink = ParquetSink::new(Vec::new());
+    let before = sink.row(&[0.0; 3]).unwrap_err();
+    assert_eq!(before.kind(), io::ErrorKind::InvalidInput);
+    sink.begin(&columns, Some(2)).unwrap();
+    assert_eq!(
+        sink.begin(&columns, None).unwrap_err().kind(),
+        io::ErrorKind::InvalidInput,
+        "begin twice"
+    );
+    sink.row(&[0.0, 1.0, 2.0]).unwrap();
+    for wrong in [&[0.0, 1.0][..], &[0.0; 4], &[]] {
+        let error = sink.row(wrong).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("3 Parquet columns"), "{error}");
+    }
+    sink.row(&[0.5, 1.5, 2.5]).unwrap();
+    sink.finish().unwrap();
+    sink.finish().unwrap(); // finishing twice changes nothing
+    assert_eq!(
+        sink.row(&[1.0, 2.0, 3.0]).unwrap_err().kind(),
+        io::ErrorKind::InvalidInput,
+        "a row after finish"
+    );
+    let read = read(sink.into_inner().unwrap());
+    assert_eq!(read.columns, columns);
+    assert_eq!(
+        read.values,
+        [vec![0.0, 0.5], vec![1.0, 1.5], vec![2.0, 2.5]]
+    );
+
+    let mut empty = ParquetSink::new(Vec::new());
+    assert_eq!(
+        empty.begin(&[], None).unwrap_err().kind(),
+        io::ErrorKind::InvalidInput
+    );
+}
+
+#[test]
+fn a_file_without_rows_keeps_its_columns() {
+    let mut sink = ParquetSink::new(Vec::new());
+    sink.begin(&["t".into(), "energy".into()], None).unwrap();
+    let read = read(sink.into_inner().unwrap());
+    assert_eq!(read.columns, ["t", "energy"]);
+    assert_eq!((read.rows(), read.row_groups), (0, 0));
+}
+
+#[test]
+fn a_sink_dropped_before_finish_does_not_panic_and_into_inner_completes_it() {
+    let mut dropped = ParquetSink::with_row_group(Vec::new(), 2);
+    dropped.begin(&["t".into()], None).unwrap();
+    for t in 0..5 {
+        dropped.row(&[t as f64]).unwrap();
+    }
+    drop(dropped);
+
+    // A run that stops early does not reach the driver's `finish`: `into_inner` writes the
+    // footer after the rows written so far.
+    let mut sink = ParquetSink::with_row_group(Vec::new(), 2);
+    sink.begin(&["t".into()], None).unwrap();
+    for t in 0..5 {
+        sink.row(&[t as f64]).unwrap();
+    }
+    let read = read(sink.into_inner().unwrap());
+    assert_eq!(read.values, [vec![0.0, 1.0, 2.0, 3.0, 4.0]]);
+    assert_eq!(read.row_groups, 3);
+}
+
+#[test]
+fn rows_allocate_nothing_between_row_groups() {
+    const GROUP: usize = 1000;
+    let columns: Vec<String> = (0..12).map(|j| format!("c{j}")).collect();
+    let row: Vec<f64> = (0..12).map(|j| j as f64 * 0.25).collect();
+    let mut sink = ParquetSink::with_row_group(Vec::with_capacity(1 << 20), GROUP);
+    sink.begin(&columns, None).unwrap();
+    for group in 0..3 {
+        let before = common::allocations();
+        for _ in 0..GROUP - 1 {
+            sink.row(&row).unwrap();
+        }
+        assert_eq!(
+            common::allocations() - before,
+            0,
+            "rows of row group {group} allocated"
+        );
+        let before = common::allocations();
+        sink.row(&row).unwrap(); // fills the buffer: the encoder writes the row group
+        assert!(
+            common::allocations() > before,
+            "the counter sees the encoder's allocations"
+        );
+    }
+    let read = read(sink.into_inner().unwrap());
+    assert_eq!((read.rows(), read.row_groups), (3 * GROUP, 3));
+}
