@@ -32,6 +32,17 @@ pub fn inertia(model: &FamilyModel) -> syn::Result<()> {
             );
             continue;
         }
+        // The scalar parameters' defaults, then those of the parameter family members read.
+        let defaults: Vec<f64> = defaults
+            .iter()
+            .copied()
+            .chain(
+                kernel
+                    .parameter_slots
+                    .iter()
+                    .map(|p| model.parameter_families[p.family].default),
+            )
+            .collect();
         let samples = points(&kernel.symbols, Some(&defaults), 8);
         if samples
             .iter()

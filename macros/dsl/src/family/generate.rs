@@ -51,10 +51,23 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         let (attrs, name) = (&p.attrs, &p.name);
         quote!(#(#attrs)* pub #name: f64)
     });
-    let parameter_defaults = model.parameters.iter().map(|p| {
-        let (name, value) = (&p.name, Literal::f64_suffixed(p.default));
-        quote!(#name: #value)
-    });
+    let parameter_fields = parameter_fields.chain(model.parameter_families.iter().map(|p| {
+        let (attrs, name) = (&p.attrs, &p.name);
+        quote!(#(#attrs)* pub #name: ::std::vec::Vec<f64>)
+    }));
+    let parameter_defaults = model
+        .parameters
+        .iter()
+        .map(|p| {
+            let (name, value) = (&p.name, Literal::f64_suffixed(p.default));
+            quote!(#name: #value)
+        })
+        .chain(model.parameter_families.iter().map(|p| {
+            let (name, value) = (&p.name, Literal::f64_suffixed(p.default));
+            let size = &model.sizes[p.size].name;
+            quote!(#name: ::std::vec![#value; #size as usize])
+        }))
+        .collect::<Vec<_>>();
     let base_sizes: Vec<&Ident> = model
         .sizes
         .iter()
@@ -663,7 +676,24 @@ fn instance_table(
     what: &str,
 ) -> syn::Result<(TokenStream, TokenStream)> {
     let rt = runtime();
-    let slots = Literal::usize_unsuffixed(kernel.slots.len());
+    let slots = Literal::usize_unsuffixed(kernel.slots.len() + kernel.parameter_slots.len());
+    let parameter_gathers = kernel.parameter_slots.iter().map(|slot| {
+        let family = &model.parameter_families[slot.family];
+        let size = &model.sizes[family.size].name;
+        let index = &slot.index;
+        let what = format!("{what}: member {}[{}]", family.name, index.to_token_stream());
+        quote! {{
+            let __k: i64 = #index;
+            if __k < 0 || __k >= #size {
+                return Err(#rt::StepError::InvalidModel {
+                    what: #what,
+                    index: __instance_value as usize,
+                    reason: "the member index is out of range of its parameter family (the `index` is the family's index variable)",
+                });
+            }
+            __k as usize
+        }}
+    });
     let gathers = kernel.slots.iter().map(|slot| match slot {
         Slot::Scalar(k) => {
             let k = Literal::usize_unsuffixed(*k);
@@ -690,6 +720,7 @@ fn instance_table(
             }}
         }
     });
+    let gathers: Vec<TokenStream> = gathers.chain(parameter_gathers).collect();
     let field = quote!(#table: ::std::vec::Vec<[usize; #slots]>);
     let builder = match instances {
         None => quote! {
@@ -809,13 +840,24 @@ fn check_defaults(model: &FamilyModel, errors: &mut Errors) {
         .map(|t| (t.instances.as_ref(), &t.kernel))
         .chain(model.rows.iter().map(|r| (r.instances.as_ref(), &r.kernel)));
     for (instances, kernel) in kernels {
+        // Every member access of the kernel: (family name, its size's default, index).
+        let accesses: Vec<(&Ident, i64, &syn::Expr)> = kernel
+            .slots
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Member { family, index } => {
+                    let f = &model.families[*family];
+                    Some((&f.name, model.sizes[f.size].default, index))
+                }
+                Slot::Scalar(_) => None,
+            })
+            .chain(kernel.parameter_slots.iter().map(|slot| {
+                let f = &model.parameter_families[slot.family];
+                (&f.name, model.sizes[f.size].default, &slot.index)
+            }))
+            .collect();
         let check_slots = |env: &HashMap<String, i64>, errors: &mut Errors, at: Option<i64>| {
-            for slot in &kernel.slots {
-                let Slot::Member { family, index } = slot else {
-                    continue;
-                };
-                let f = &model.families[*family];
-                let size = model.sizes[f.size].default;
+            for &(name, size, index) in &accesses {
                 match index::eval(index, env) {
                     Some(Value::Int(k)) if (0..size).contains(&k) => {}
                     Some(Value::Int(k)) => {
@@ -824,9 +866,9 @@ fn check_defaults(model: &FamilyModel, errors: &mut Errors) {
                             index,
                             format!(
                                 "`{}[{}]` is out of range{instance}: it is {k}, and `{}` has {size} members with the default sizes; shift the family's range or the offset",
-                                f.name,
+                                name,
                                 index.to_token_stream(),
-                                f.name
+                                name
                             ),
                         );
                     }

@@ -33,7 +33,8 @@ pub fn check(expr: &Expr, known: &dyn Fn(&str) -> bool, what: &str, errors: &mut
                 ident,
                 format!(
                     "`{ident}` is not a size, an index or a binding in scope; {what} may use \
-                     only those, integer literals and `+ - * / %`"
+                     only those, integer literals and `+ - * / %` (an index is in scope only \
+                     inside its own `sum(a..b, |i| …)` or row family `name[i in a..b]`)"
                 ),
             ),
             None => errors.error_spanned(path, format!("paths are not allowed in {what}")),

@@ -20,6 +20,8 @@ pub struct KernelCopy {
     pub values: Vec<Id>,
     /// The number of slots.
     pub slots: usize,
+    /// The parameter family of each parameter slot.
+    pub parameter_families: Vec<usize>,
 }
 
 /// Returns a copy of `kernel` with a store of its own.
@@ -36,11 +38,12 @@ pub fn kernel_copy(kernel: &Kernel) -> KernelCopy {
         },
         values: kernel.values.clone(),
         slots: kernel.slots.len(),
+        parameter_families: kernel.parameter_slots.iter().map(|p| p.family).collect(),
     }
 }
 
-/// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`) and parameters
-/// as fields of `self`.
+/// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`), parameters as
+/// fields of `self`, and parameter slot `k` as `self.m[__ix[slots + k]]`.
 pub struct Emitter<'a> {
     store: &'a mechanism_cas::Store,
     symbols: HashMap<Symbol, TokenStream>,
@@ -48,26 +51,50 @@ pub struct Emitter<'a> {
 
 /// A kernel or a copy of one, whichever holds the store to emit from.
 pub trait KernelLike {
-    /// Returns the store, the symbols and the number of slots.
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize);
+    /// Returns the store, the symbols, the number of slots and the family of each parameter
+    /// slot.
+    fn parts(
+        &self,
+    ) -> (
+        &mechanism_cas::Store,
+        &crate::lower::Symbols,
+        usize,
+        Vec<usize>,
+    );
 }
 
 impl KernelLike for Kernel {
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
-        (&self.store, &self.symbols, self.slots.len())
+    fn parts(
+        &self,
+    ) -> (
+        &mechanism_cas::Store,
+        &crate::lower::Symbols,
+        usize,
+        Vec<usize>,
+    ) {
+        let families = self.parameter_slots.iter().map(|p| p.family).collect();
+        (&self.store, &self.symbols, self.slots.len(), families)
     }
 }
 
 impl KernelLike for KernelCopy {
-    fn parts(&self) -> (&mechanism_cas::Store, &crate::lower::Symbols, usize) {
-        (&self.store, &self.symbols, self.slots)
+    fn parts(
+        &self,
+    ) -> (
+        &mechanism_cas::Store,
+        &crate::lower::Symbols,
+        usize,
+        Vec<usize>,
+    ) {
+        let families = self.parameter_families.clone();
+        (&self.store, &self.symbols, self.slots, families)
     }
 }
 
 impl<'a> Emitter<'a> {
     /// Prepares the emission of `kernel`'s nodes.
     pub fn new(model: &FamilyModel, kernel: &'a impl KernelLike) -> Self {
-        let (store, symbols, slots) = kernel.parts();
+        let (store, symbols, slots, parameter_families) = kernel.parts();
         let mut map = HashMap::new();
         for k in 0..slots {
             let k_lit = Literal::usize_unsuffixed(k);
@@ -78,6 +105,12 @@ impl<'a> Emitter<'a> {
         for (symbol, parameter) in symbols.p.iter().zip(&model.parameters) {
             let name = &parameter.name;
             map.insert(*symbol, quote!(self.#name));
+        }
+        let scalars = model.parameters.len();
+        for (k, &family) in parameter_families.iter().enumerate() {
+            let name = &model.parameter_families[family].name;
+            let position = Literal::usize_unsuffixed(slots + k);
+            map.insert(symbols.p[scalars + k], quote!(self.#name[__ix[#position]]));
         }
         Emitter {
             store,

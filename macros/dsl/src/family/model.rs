@@ -74,6 +74,27 @@ pub enum Slot {
     },
 }
 
+/// A family of parameters, `m[N] = 1.0`: a field `Vec<f64>` of `N` values, each the default
+/// until the user changes it.
+pub struct ParameterFamily {
+    /// Attributes (doc comments) written before the family.
+    pub attrs: Vec<syn::Attribute>,
+    /// The family's name, also the field's name.
+    pub name: Ident,
+    /// The index of its size in [`FamilyModel::sizes`].
+    pub size: usize,
+    /// The default of every member.
+    pub default: f64,
+}
+
+/// A member of a parameter family read by a kernel, `m[i - 1]`.
+pub struct ParameterSlot {
+    /// The index of the family in [`FamilyModel::parameter_families`].
+    pub family: usize,
+    /// The member index expression (in terms of sizes, the index and bindings).
+    pub index: Expr,
+}
+
 /// One expression of the model in its local slots, lowered into a store of its own.
 pub struct Kernel {
     /// The store.
@@ -84,6 +105,9 @@ pub struct Kernel {
     pub slots: Vec<Slot>,
     /// The kernel's value, one per component (two for a vector row `[e1, e2]`).
     pub values: Vec<Id>,
+    /// The parameter family members it reads; their symbols follow the scalar parameters'
+    /// in `symbols.p`, and their indices follow the slots' in an instance's index array.
+    pub parameter_slots: Vec<ParameterSlot>,
 }
 
 /// Where a term or row family runs: its index, range, filter and bindings.
@@ -143,6 +167,8 @@ pub struct FamilyModel {
     pub groups: Vec<Group>,
     /// Scalar parameters.
     pub parameters: Vec<Parameter>,
+    /// Parameter families (`m[N] = 1.0`).
+    pub parameter_families: Vec<ParameterFamily>,
     /// Kinetic energy terms.
     pub kinetic: Vec<Term>,
     /// Potential energy terms.
@@ -230,9 +256,20 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         &ast.name,
         &mut errors,
     );
-    let parameters = resolve_parameters(sections.get("parameters").copied(), &mut errors);
+    let (parameters, parameter_families) = resolve_parameters(
+        sections.get("parameters").copied(),
+        &size_index,
+        &mut errors,
+    );
     let integrators = resolve_integrators(sections.get("integrators").copied(), &mut errors);
-    unique_names(&sizes, &scalars, &families, &parameters, &mut errors);
+    unique_names(
+        &sizes,
+        &scalars,
+        &families,
+        &parameters,
+        &parameter_families,
+        &mut errors,
+    );
     errors.barrier()?;
 
     let scope = Scope {
@@ -240,6 +277,7 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         scalars: &scalars,
         families: &families,
         parameters: &parameters,
+        parameter_families: &parameter_families,
     };
     let kinetic = match sections.get("kinetic") {
         Some(SectionBody::Expr(e)) => scope.terms(e, "the kinetic energy", &mut errors),
@@ -269,6 +307,7 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         families,
         groups,
         parameters,
+        parameter_families,
         kinetic,
         potential,
         rows,
@@ -421,6 +460,7 @@ fn unique_names(
     scalars: &[Ident],
     families: &[CoordinateFamily],
     parameters: &[Parameter],
+    parameter_families: &[ParameterFamily],
     errors: &mut Errors,
 ) {
     let names = sizes
@@ -428,7 +468,12 @@ fn unique_names(
         .map(|s| (&s.name, "size"))
         .chain(scalars.iter().map(|c| (c, "coordinate")))
         .chain(families.iter().map(|f| (&f.name, "coordinate family")))
-        .chain(parameters.iter().map(|p| (&p.name, "parameter")));
+        .chain(parameters.iter().map(|p| (&p.name, "parameter")))
+        .chain(
+            parameter_families
+                .iter()
+                .map(|p| (&p.name, "parameter family")),
+        );
     let mut seen: HashMap<String, &str> = HashMap::new();
     for (name, kind) in names {
         let text = name.to_string();
@@ -459,26 +504,42 @@ fn unique_names(
 }
 
 /// Resolves scalar parameters with constant defaults.
-fn resolve_parameters(section: Option<&SectionBody>, errors: &mut Errors) -> Vec<Parameter> {
+fn resolve_parameters(
+    section: Option<&SectionBody>,
+    size_index: &HashMap<String, usize>,
+    errors: &mut Errors,
+) -> (Vec<Parameter>, Vec<ParameterFamily>) {
     let Some(SectionBody::Assignments(rows)) = section else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
+    let mut families = Vec::new();
     let mut store = Store::new();
     let symbols = Symbols::new(&[], &[]);
     let names = HashMap::new();
     let mut parameters = Vec::new();
     for row in rows {
-        if let Some(index) = &row.index {
-            let span = match index {
-                Index::Size { size, .. } => size.to_token_stream(),
-                Index::Rows(family) => family.index.to_token_stream(),
-            };
-            errors.error_spanned(
-                span,
-                "parameter families are not available yet; declare one parameter per value",
-            );
-            continue;
-        }
+        let size = match &row.index {
+            None => None,
+            Some(Index::Size { size, .. }) => {
+                match size_name(size).and_then(|n| size_index.get(&n)) {
+                    Some(&k) => Some(k),
+                    None => {
+                        errors.error_spanned(
+                            size,
+                            "a parameter family's size is one of the `sizes`, e.g. `m[N] = 1.0`",
+                        );
+                        continue;
+                    }
+                }
+            }
+            Some(Index::Rows(family)) => {
+                errors.error_spanned(
+                    &family.index,
+                    "a parameter family is declared with a size, e.g. `m[N] = 1.0`",
+                );
+                continue;
+            }
+        };
         let mut lowerer = Lowerer {
             store: &mut store,
             symbols: &symbols,
@@ -490,11 +551,19 @@ fn resolve_parameters(section: Option<&SectionBody>, errors: &mut Errors) -> Vec
             continue;
         };
         match mechanism_cas::eval(&store, value, &|_| None) {
-            Ok(default) if default.is_finite() => parameters.push(Parameter {
-                attrs: row.attrs.clone(),
-                name: row.name.clone(),
-                default,
-            }),
+            Ok(default) if default.is_finite() => match size {
+                None => parameters.push(Parameter {
+                    attrs: row.attrs.clone(),
+                    name: row.name.clone(),
+                    default,
+                }),
+                Some(size) => families.push(ParameterFamily {
+                    attrs: row.attrs.clone(),
+                    name: row.name.clone(),
+                    size,
+                    default,
+                }),
+            },
             _ => errors.error_spanned(
                 &row.value,
                 format!(
@@ -504,7 +573,7 @@ fn resolve_parameters(section: Option<&SectionBody>, errors: &mut Errors) -> Vec
             ),
         }
     }
-    parameters
+    (parameters, families)
 }
 
 /// Resolves `integrators: [..]`; the default is every supported one.
@@ -536,6 +605,7 @@ struct Scope<'a> {
     scalars: &'a [Ident],
     families: &'a [CoordinateFamily],
     parameters: &'a [Parameter],
+    parameter_families: &'a [ParameterFamily],
 }
 
 impl Scope<'_> {
@@ -727,10 +797,18 @@ impl Scope<'_> {
         errors: &mut Errors,
     ) -> Option<Kernel> {
         let mut slots: Vec<(Slot, String)> = Vec::new();
+        let mut parameter_slots: Vec<(ParameterSlot, String)> = Vec::new();
         let mut rewritten = Vec::new();
         let before = errors.is_empty();
         for component in components {
-            rewritten.push(self.rewrite(component, indices, &mut slots, what, errors));
+            rewritten.push(self.rewrite(
+                component,
+                indices,
+                &mut slots,
+                &mut parameter_slots,
+                what,
+                errors,
+            ));
         }
         if before && !errors.is_empty() {
             return None;
@@ -738,7 +816,13 @@ impl Scope<'_> {
         let slot_names: Vec<Ident> = (0..slots.len())
             .map(|k| quote::format_ident!("__slot{}", k))
             .collect();
-        let parameter_names: Vec<Ident> = self.parameters.iter().map(|p| p.name.clone()).collect();
+        // The scalar parameters, then the parameter family members the kernel reads.
+        let parameter_names: Vec<Ident> = self
+            .parameters
+            .iter()
+            .map(|p| p.name.clone())
+            .chain((0..parameter_slots.len()).map(|k| quote::format_ident!("__parameter{}", k)))
+            .collect();
         let symbols = Symbols::new(&slot_names, &parameter_names);
         let mut names: HashMap<String, Name> = HashMap::new();
         for (k, name) in slot_names.iter().enumerate() {
@@ -771,6 +855,7 @@ impl Scope<'_> {
             symbols,
             slots: slots.into_iter().map(|(s, _)| s).collect(),
             values: values?,
+            parameter_slots: parameter_slots.into_iter().map(|(s, _)| s).collect(),
         })
     }
 
@@ -781,6 +866,7 @@ impl Scope<'_> {
         expr: &Expr,
         indices: &[String],
         slots: &mut Vec<(Slot, String)>,
+        parameter_slots: &mut Vec<(ParameterSlot, String)>,
         what: &str,
         errors: &mut Errors,
     ) -> Expr {
@@ -789,6 +875,7 @@ impl Scope<'_> {
             scope: &'s Scope<'s>,
             indices: &'s [String],
             slots: &'s mut Vec<(Slot, String)>,
+            parameter_slots: &'s mut Vec<(ParameterSlot, String)>,
             what: &'s str,
             errors: &'e mut Errors,
         }
@@ -804,18 +891,69 @@ impl Scope<'_> {
                 let name = quote::format_ident!("__slot{}", k);
                 syn::parse_quote!(#name)
             }
+
+            /// Checks a member index against the sizes and indices in scope.
+            fn index_ok(&mut self, index: &Expr) -> bool {
+                let mut names: Vec<String> = self
+                    .scope
+                    .sizes
+                    .iter()
+                    .map(|s| s.name.to_string())
+                    .collect();
+                names.extend(self.indices.iter().cloned());
+                let known = |n: &str| names.iter().any(|k| k == n);
+                let before = self.errors.is_empty();
+                index::check(index, &known, "a member index", self.errors);
+                !before || self.errors.is_empty()
+            }
         }
         impl VisitMut for Rewriter<'_, '_> {
             fn visit_expr_mut(&mut self, expr: &mut Expr) {
                 match expr {
                     Expr::Index(access) => {
                         let Some(name) = size_name(&access.expr) else {
+                            if let Expr::Index(inner) = &*access.expr {
+                                if size_name(&inner.expr).is_some() {
+                                    self.errors.error_spanned(
+                                        &*access,
+                                        "a family takes one index, and this access has two; for a second dimension, declare one family per column (`x[N], y[N]` share the body index `i`) or flatten the index (`x[3 * i + k]` with `x[3 * N]`)",
+                                    );
+                                    return;
+                                }
+                            }
                             self.errors.error_spanned(
                                 &access.expr,
                                 "only a coordinate family can be indexed, e.g. `x[i]`",
                             );
                             return;
                         };
+                        if let Some(family) = self
+                            .scope
+                            .parameter_families
+                            .iter()
+                            .position(|p| p.name == name)
+                        {
+                            if !self.index_ok(&access.index) {
+                                return;
+                            }
+                            let key = format!("{name}[{}]", access.index.to_token_stream());
+                            let k = match self.parameter_slots.iter().position(|(_, e)| *e == key) {
+                                Some(k) => k,
+                                None => {
+                                    self.parameter_slots.push((
+                                        ParameterSlot {
+                                            family,
+                                            index: (*access.index).clone(),
+                                        },
+                                        key,
+                                    ));
+                                    self.parameter_slots.len() - 1
+                                }
+                            };
+                            let ident = quote::format_ident!("__parameter{}", k);
+                            *expr = syn::parse_quote!(#ident);
+                            return;
+                        }
                         let Some(family) = self.scope.families.iter().position(|f| f.name == name)
                         else {
                             let message = if self.scope.scalars.iter().any(|s| *s == name) {
@@ -863,6 +1001,11 @@ impl Scope<'_> {
                         let name = ident.to_string();
                         if let Some(k) = self.scope.scalars.iter().position(|s| *s == name) {
                             *expr = self.slot(Slot::Scalar(k), name);
+                        } else if self.scope.parameter_families.iter().any(|p| p.name == name) {
+                            self.errors.error_spanned(
+                                &*path,
+                                format!("`{name}` is a parameter family; name one member, e.g. `{name}[i]`, in {}", self.what),
+                            );
                         } else if self.scope.families.iter().any(|f| f.name == name) {
                             self.errors.error_spanned(
                                 &*path,
@@ -896,6 +1039,7 @@ impl Scope<'_> {
             scope: self,
             indices,
             slots,
+            parameter_slots,
             what,
             errors,
         };
