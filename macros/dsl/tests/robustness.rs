@@ -221,6 +221,21 @@ fn family_ladder() -> TokenStream {
     }
 }
 
+/// A cloud with a parameter family and a pair sum, compiled for the penalty-free Z&S family.
+fn family_cloud() -> TokenStream {
+    quote! {
+        pub struct FamilyCloud {
+            sizes: { N = 5 },
+            coordinates: [x[N], y[N]],
+            parameters: { m[N] = 1.0, k = 2.0 },
+            kinetic: sum(0..N, |i| 0.5 * m[i] * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
+            potential: sum(0..N, |i, j| k / ((x[i] - x[j]).powi(2) + (y[i] - y[j]).powi(2) + 1.0))
+                + sum(0..N, |i| 0.5 * m[i] * (x[i].powi(2) + y[i].powi(2))),
+            integrators: [zs, zss, verlet],
+        }
+    }
+}
+
 fn valid_models() -> Vec<TokenStream> {
     vec![
         double_pendulum(),
@@ -237,7 +252,7 @@ fn valid_models() -> Vec<TokenStream> {
 /// (whose pipeline does not make every check of `each_ill_posed_class_is_an_error` yet).
 fn mutation_seeds() -> Vec<TokenStream> {
     let mut models = valid_models();
-    models.extend([family_chain(), family_ladder()]);
+    models.extend([family_chain(), family_ladder(), family_cloud()]);
     models
 }
 

@@ -4,8 +4,15 @@
 //! that the macro's work and the emitted code do not depend on `N`.
 //!
 //! ```text
-//! ast ─model::resolve→ FamilyModel (sizes, coordinates, kernels) ─checks→ ─generate→ tokens
+//! ast ─model::resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
+//!     ─checks::inertia→ ─generate→ tokens
 //! ```
+//!
+//! `model` resolves names and extracts each term's and row's kernel in its local slots;
+//! `checks` tests the inertia at sample points; `generate` emits the struct, `new` (instance
+//! tables, patterns) and the traits, with `kernel_code` emitting one kernel's straight-line
+//! code and `assembly` summing scalar kernels into energies, gradients, `a·V‴·a` and Hessians
+//! on patterns built once.
 
 pub mod assembly;
 pub mod checks;

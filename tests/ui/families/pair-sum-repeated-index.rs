@@ -1,0 +1,12 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        sizes: { N = 4 },
+        coordinates: [x[N]],
+        kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+        potential: sum(0..N, |i, i| 1.0 / (1.0 + (x[i] - x[i]).powi(2))),
+    }
+}
+
+fn main() {}
