@@ -240,7 +240,9 @@ fn main() -> Result<(), Box<dyn Error>> {
 /// at default sizes 10 and 10 000: the size is a run-time value, so the expansion time and the
 /// code do not depend on it.
 fn families() -> Result<(), Box<dyn Error>> {
-    println!("\n| model with families | default size | expand (ms) | code (chars) | code (tokens) |");
+    println!(
+        "\n| model with families | default size | expand (ms) | code (chars) | code (tokens) |"
+    );
     println!("|---|---:|---:|---:|---:|");
     for size in [10, 10_000] {
         let labels = ["chain of N pendula", "ladder of L links"];

@@ -21,9 +21,11 @@ pub fn family_models(n: usize, links: usize) -> [TokenStream; 2] {
             _ => None,
         })
         .collect();
-    let [chain, ladder] =
-        <[TokenStream; 2]>::try_from(bodies).expect("two mechanism! invocations");
-    [with_default_size(chain, n), with_default_size(ladder, links)]
+    let [chain, ladder] = <[TokenStream; 2]>::try_from(bodies).expect("two mechanism! invocations");
+    [
+        with_default_size(chain, n),
+        with_default_size(ladder, links),
+    ]
 }
 
 /// Returns `tokens` with the first literal of the `sizes: { … }` section, the first size's
