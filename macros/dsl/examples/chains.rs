@@ -11,16 +11,22 @@
 //! length of the generated token stream's `to_string()`. The last columns summarize the
 //! e-graph simplification reports: groups kept / groups run, the stop reasons, and the summed
 //! DAG cost before → after.
+//!
+//! The last table is the chain and the ladder written with families (`sizes`, run-time `N`,
+//! the library's `src/models/families.rs`): their expansion time and code, in characters
+//! and in tokens, at default sizes 10 and 10 000.
 
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
 
 use mechanism_dsl::ast::Mechanism;
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 
 #[path = "../tests/models/chain.rs"]
 mod chain;
+#[path = "../tests/models/families.rs"]
+mod families;
 
 const RUNS: usize = 3;
 
@@ -230,70 +236,45 @@ fn main() -> Result<(), Box<dyn Error>> {
     families()
 }
 
-/// The chain and the ladder written with families, at default sizes 10 and 10 000: the size is
-/// a run-time value, so the expansion time and the code do not depend on it.
+/// The chain and the ladder written with families (the library's `src/models/families.rs`),
+/// at default sizes 10 and 10 000: the size is a run-time value, so the expansion time and the
+/// code do not depend on it.
 fn families() -> Result<(), Box<dyn Error>> {
-    println!("\n| model with families | default size | expand (ms) | code (chars) |");
-    println!("|---|---:|---:|---:|");
+    println!(
+        "\n| model with families | default size | expand (ms) | code (chars) | code (tokens) |"
+    );
+    println!("|---|---:|---:|---:|---:|");
     for size in [10, 10_000] {
-        let models = [
-            (
-                "chain of N pendula",
-                format!(
-                    r#"
-                pub struct Chain {{
-                    sizes: {{ N = {size} }},
-                    coordinates: [x[N], y[N]],
-                    parameters: {{ m = 1.0, l = 2.0, g = 1.0 }},
-                    kinetic: sum(0..N, |i| 0.5 * m * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
-                    potential: sum(0..N, |i| m * g * y[i]),
-                    holonomic: {{
-                        anchor: x[0].powi(2) + y[0].powi(2) - l.powi(2),
-                        rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l.powi(2),
-                    }},
-                }}"#
-                ),
-            ),
-            (
-                "ladder of L links",
-                format!(
-                    r#"
-                pub struct Ladder {{
-                    sizes: {{ L = {size}, R = 3 * L + 1 }},
-                    coordinates: [x[R], y[R], ux[R], uy[R]],
-                    parameters: {{ m = 10.0, l = 1.0, j = 0.8, g = 9.81 }},
-                    kinetic: sum(0..R, |r| 0.5 * m * (dot(x[r]).powi(2) + dot(y[r]).powi(2))
-                        + 0.5 * j * (dot(ux[r]).powi(2) + dot(uy[r]).powi(2))),
-                    potential: sum(0..R, |r| m * g * y[r]),
-                    holonomic: {{
-                        unit[r in 0..R]: 0.5 * (ux[r].powi(2) + uy[r].powi(2) - 1.0),
-                        anchor[r in 0..2]: [x[r] - 0.5 * l * ux[r], y[r] - 0.5 * l * uy[r]],
-                        tail[r in 2..R, p = if (r + 1) % 3 == 2 {{ r - 3 }} else {{ r - 2 }}]: [
-                            x[r] - 0.5 * l * ux[r] - x[p] - 0.5 * l * ux[p],
-                            y[r] - 0.5 * l * uy[r] - y[p] - 0.5 * l * uy[p],
-                        ],
-                        heads[r in 2..R - 1 if (r + 1) % 3 == 0]: [
-                            x[r] + 0.5 * l * ux[r] - x[r + 1] - 0.5 * l * ux[r + 1],
-                            y[r] + 0.5 * l * uy[r] - y[r + 1] - 0.5 * l * uy[r + 1],
-                        ],
-                    }},
-                    integrators: [spook, rattle],
-                }}"#
-                ),
-            ),
-        ];
-        for (label, text) in models {
-            let ast: Mechanism = syn::parse_str(&text)?;
+        let labels = ["chain of N pendula", "ladder of L links"];
+        for (label, tokens) in labels.into_iter().zip(families::family_models(size, size)) {
+            let ast: Mechanism = syn::parse2(tokens)?;
             let mut best = Duration::MAX;
-            let mut chars = 0;
+            let mut code = TokenStream::new();
             for _ in 0..RUNS {
                 let start = Instant::now();
-                let code = mechanism_dsl::expand_model(&ast)?;
+                code = mechanism_dsl::expand_model(&ast)?;
                 best = best.min(start.elapsed());
-                chars = code.to_string().len();
             }
-            println!("| {label} | {size} | {} | {chars} |", ms(best));
+            println!(
+                "| {label} | {size} | {} | {} | {} |",
+                ms(best),
+                code.to_string().len(),
+                token_count(&code)
+            );
         }
     }
     Ok(())
+}
+
+/// Returns the number of tokens in `stream`: identifiers, punctuation and literals, and each
+/// delimited group as one token plus its contents.
+fn token_count(stream: &TokenStream) -> usize {
+    stream
+        .clone()
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => 1 + token_count(&group.stream()),
+            _ => 1,
+        })
+        .sum()
 }

@@ -4,6 +4,9 @@ use mechanism_dsl::ast::Mechanism;
 use mechanism_dsl::expand_model;
 use quote::quote;
 
+#[path = "models/families.rs"]
+mod families;
+
 fn expand(tokens: proc_macro2::TokenStream) -> syn::Result<String> {
     let ast: Mechanism = syn::parse2(tokens)?;
     let expanded = expand_model(&ast)?;
@@ -199,56 +202,12 @@ fn integrators_decide_what_is_generated() {
     assert!(code.contains("PotentialThirdDerivative<1>"), "{code}");
 }
 
-/// The family chain of pendula with default size `n` and `links` in the ladder.
-fn family_models(n: usize, links: usize) -> [proc_macro2::TokenStream; 2] {
-    let n = proc_macro2::Literal::usize_unsuffixed(n);
-    let links = proc_macro2::Literal::usize_unsuffixed(links);
-    [
-        quote! {
-            pub struct Chain {
-                sizes: { N = #n },
-                coordinates: [x[N], y[N]],
-                parameters: { m = 1.0, l = 2.0, g = 1.0 },
-                kinetic: sum(0..N, |i| 0.5 * m * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
-                potential: sum(0..N, |i| m * g * y[i]),
-                holonomic: {
-                    anchor: x[0].powi(2) + y[0].powi(2) - l.powi(2),
-                    rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l.powi(2),
-                },
-            }
-        },
-        quote! {
-            pub struct Ladder {
-                sizes: { L = #links, R = 3 * L + 1 },
-                coordinates: [x[R], y[R], ux[R], uy[R]],
-                parameters: { m = 10.0, l = 1.0, j = 0.8, g = 9.81 },
-                kinetic: sum(0..R, |r| 0.5 * m * (dot(x[r]).powi(2) + dot(y[r]).powi(2))
-                    + 0.5 * j * (dot(ux[r]).powi(2) + dot(uy[r]).powi(2))),
-                potential: sum(0..R, |r| m * g * y[r]),
-                holonomic: {
-                    unit[r in 0..R]: 0.5 * (ux[r].powi(2) + uy[r].powi(2) - 1.0),
-                    anchor[r in 0..2]: [x[r] - 0.5 * l * ux[r], y[r] - 0.5 * l * uy[r]],
-                    tail[r in 2..R, p = if (r + 1) % 3 == 2 { r - 3 } else { r - 2 }]: [
-                        x[r] - 0.5 * l * ux[r] - x[p] - 0.5 * l * ux[p],
-                        y[r] - 0.5 * l * uy[r] - y[p] - 0.5 * l * uy[p],
-                    ],
-                    heads[r in 2..R - 1 if (r + 1) % 3 == 0]: [
-                        x[r] + 0.5 * l * ux[r] - x[r + 1] - 0.5 * l * ux[r + 1],
-                        y[r] + 0.5 * l * uy[r] - y[r + 1] - 0.5 * l * uy[r + 1],
-                    ],
-                },
-                integrators: [spook, rattle],
-            }
-        },
-    ]
-}
-
 #[test]
 fn family_expansions_do_not_depend_on_the_sizes() {
     // N is a run-time value: the default sizes appear once, in `new`'s documentation; every
     // other token is the same for 10 and 10 000.
-    let small = family_models(10, 10).map(|m| expand(m).unwrap());
-    let large = family_models(10_000, 10_000).map(|m| expand(m).unwrap());
+    let small = families::family_models(10, 10).map(|m| expand(m).unwrap());
+    let large = families::family_models(10_000, 10_000).map(|m| expand(m).unwrap());
     for (small, large) in small.iter().zip(&large) {
         assert_eq!(small.matches("(defaults: 10)").count(), 1);
         assert_eq!(&small.replace("(defaults: 10)", "(defaults: 10000)"), large);
