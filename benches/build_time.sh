@@ -8,7 +8,7 @@
 # Creates two throwaway crates in a temporary directory, both depending on this workspace's
 # `mechanism` by path (without its default features; the workspace's Cargo.lock, and
 # `build-override` opt-level 3 as the README asks of users): `empty`, an empty library, and
-# `ladder`, a library holding only the `Ladder` invocation of `tests/models/families.rs` and a
+# `ladder`, a library holding only the `Ladder` invocation of `src/models/families.rs` and a
 # public function that builds it. They share one target directory, so the dependencies compile
 # once; each is built once to warm up, then `touch src/lib.rs && cargo build --release` (a
 # rebuild of that crate alone) is timed RUNS times for each, alternating, and the medians and
@@ -54,10 +54,10 @@ manifest ladder
     echo '//! The ladder written with families, and nothing else.'
     echo
     # The `mechanism::mechanism! { … }` block that holds `pub struct Ladder`.
-    awk '/^mechanism::mechanism! \{/ { block = ""; inside = 1 }
+    awk '/^mechanism! \{/ { block = "mechanism::"; inside = 1 }
          inside { block = block $0 "\n" }
          inside && /^\}/ { inside = 0; if (block ~ /pub struct Ladder/) printf "%s", block }' \
-        "$root/tests/models/families.rs"
+        "$root/src/models/families.rs"
     echo
     echo '/// Builds the ladder of `links` links.'
     echo 'pub fn ladder(links: usize) -> Option<Ladder> {'
@@ -65,7 +65,7 @@ manifest ladder
     echo '}'
 } >"$work/ladder/src/lib.rs"
 grep -q 'pub struct Ladder' "$work/ladder/src/lib.rs" || {
-    echo "no Ladder model in tests/models/families.rs" >&2
+    echo "no Ladder model in src/models/families.rs" >&2
     exit 1
 }
 
