@@ -268,6 +268,49 @@ fn every_seed_model_is_valid() {
 // ---------------------------------------------------------------------------------------------
 
 /// Identifiers that matter to the DSL, names models use, Rust keywords and strangers.
+/// Ranges of family sums, valid and not.
+const RANGES: &[&str] = &[
+    "0..N", "1..N", "0..N - 1", "N..0", "0..0", "-3..N", "0..M", "0..N + 1", "0..", "..N",
+    "0..N / 0", "0..i", "0..K", "0.5..N",
+];
+
+/// Member indices, valid and not.
+const MEMBER_INDICES: &[&str] = &[
+    "i",
+    "i + 1",
+    "i - 1",
+    "(i + 1) % N",
+    "N - 1 - i",
+    "i / 0",
+    "i % 0",
+    "j",
+    "N",
+    "i * 1000000000000",
+    "i as usize",
+    "i + j",
+    "k",
+    "2 * i",
+    "-i",
+    "if i > 0 { i - 1 } else { 0 }",
+];
+
+/// Row family headers, valid and not.
+const ROW_HEADERS: &[&str] = &[
+    "i in 0..N",
+    "i in 1..N if i % 2 == 0",
+    "i in 0..N, p = i + 1",
+    "i in 0..N, p = i / 0",
+    "i in N..0",
+    "i in 0..N if i",
+    "i in 0..N, i = 2",
+    "j in 0..N",
+    "i in 0..M",
+    "i in 0..N, p = if i > 0 { i - 1 } else { N - 1 }",
+    "i",
+    "i in",
+    "in 0..N",
+];
+
 const IDENTS: &[&str] = &[
     "coordinates",
     "parameters",
@@ -592,6 +635,52 @@ proptest! {
         check(quote! {
             pub struct Soup {
                 coordinates: [x, y],
+                #(#sections)*
+            }
+        });
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(192))]
+
+    /// Models with families whose sections, ranges, member indices, pair sums and row family
+    /// headers are token soup: the family pipeline's resolution, index evaluation at the
+    /// default sizes and generation never panic.
+    #[test]
+    fn random_family_syntax_never_panics(
+        sections in prop::collection::vec((prop::sample::select(IDENTS), tokens(8)), 0..3),
+        range in prop::sample::select(RANGES),
+        index in prop::sample::select(MEMBER_INDICES),
+        header in prop::sample::select(ROW_HEADERS),
+        soup in tokens(5),
+        which in 0..4usize,
+        pair in any::<bool>(),
+    ) {
+        let sections = sections.into_iter().map(|(keyword, toks)| {
+            let keyword = Ident::new(keyword.trim_start_matches("r#"), Span::call_site());
+            let value = to_stream(&toks);
+            quote!(#keyword: #value,)
+        });
+        let parse = |text: &str| text.parse::<TokenStream>().expect("a token stream");
+        let (mut range, mut index, mut header) = (parse(range), parse(index), parse(header));
+        // One of the three, or none, is token soup instead.
+        match which {
+            0 => range = to_stream(&soup),
+            1 => index = to_stream(&soup),
+            2 => header = to_stream(&soup),
+            _ => {}
+        }
+        let closure = if pair { quote!(|i, j|) } else { quote!(|i|) };
+        check(quote! {
+            pub struct Soup {
+                sizes: { N = 4, M = 2 * N },
+                coordinates: [x[N], y[N], z[M]],
+                parameters: { m[N] = 1.0, k = 2.0 },
+                kinetic: sum(0..N, |i| 0.5 * m[i] * (dot(x[i]).powi(2) + dot(y[i]).powi(2)))
+                    + sum(0..M, |i| 0.5 * dot(z[i]).powi(2)),
+                potential: sum(#range, #closure k * x[#index].powi(2)),
+                holonomic: { rod[#header]: x[i] - y[i], },
                 #(#sections)*
             }
         });
