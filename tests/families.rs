@@ -359,9 +359,9 @@ fn pair_sums_run_over_every_pair_once() {
             &q,
             1e-5,
         );
-        for i in 0..2 * n {
-            for j in 0..2 * n {
-                let (a, b) = (values[i * 2 * n + j], fd[j][i]);
+        for (j, column) in fd.iter().enumerate() {
+            for (i, &b) in column.iter().enumerate() {
+                let a = values[i * 2 * n + j];
                 assert!(
                     (a - b).abs() <= 1e-7 * (1.0 + a.abs()),
                     "N = {n}: H[{i}][{j}] = {a} vs {b}"
@@ -639,16 +639,15 @@ fn the_generated_ring_derivatives_match_finite_differences() {
         let mut third = vec![f64::NAN; n];
         ring.potential_third_contraction(&q, &a, &mut third);
         let near = |x: f64, y: f64| (x - y).abs() <= tolerance * (1.0 + x.abs().max(y.abs()));
+        let (g, h) = (gradient(&q), hessian(&q));
         for i in 0..n {
-            assert!(near(gradient(&q)[i], fd_gradient[i]), "N = {n}: ∂V/∂x{i}");
+            assert!(near(g[i], fd_gradient[i]), "N = {n}: ∂V/∂x{i}");
             assert!(near(third[i], fd_third[i]), "N = {n}: (a·V‴·a)_{i}");
-            for j in 0..n {
-                assert!(
-                    near(hessian(&q)[i * n + j], fd_hessian[j][i]),
-                    "N = {n}: H[{i}][{j}] = {} vs {}",
-                    hessian(&q)[i * n + j],
-                    fd_hessian[j][i]
-                );
+        }
+        for (j, column) in fd_hessian.iter().enumerate() {
+            for (i, &fd) in column.iter().enumerate() {
+                let value = h[i * n + j];
+                assert!(near(value, fd), "N = {n}: H[{i}][{j}] = {value} vs {fd}");
             }
         }
     }
