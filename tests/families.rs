@@ -403,6 +403,8 @@ fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) -> Vec
 /// derivative (step `1e-5`: truncation `~1e-10 |V⁽ᵏ⁺²⁾|`, rounding `~1e-11 |V⁽ᵏ⁾|`), for ring
 /// sizes where pair terms wrap around (`N = 2`) and collapse onto one coordinate (`N = 1`).
 #[test]
+// `(i, j)` index the Hessian and its finite differences in transposed order.
+#[allow(clippy::needless_range_loop)]
 fn the_generated_ring_derivatives_match_finite_differences() {
     let tolerance = 1e-7;
     for n in [1, 2, 3, 8] {
