@@ -58,16 +58,24 @@
 //! | full Z&S, `h = 1`, `β = 0.3` | 0/8 | — (max `H` = `H(0)`, the start) | — |
 //! | full Z&S, `h = 2`, `β = 0.5` | 8/8 | 32–4974 | the same error |
 //! | full Z&S, `h = 2`, `β = 0.25` | 8/8 | 2076–3232 | the same error |
+//! | Z&Ss, `h = 2`, `β = 0.3`, to `T = 10⁵` | 8/8 | 39372–76026 | none: the state stays finite while `H` grows to 1e45–1e112 |
+//! | full Z&S, `h = 1`, `β = 0.3`, to `T = 10⁵` | 0/8 | — (max `H` = `H(0)`) | — |
 //!
-//! (The pilot of EXPERIMENTS-M2 §E.5, another generator: full Z&S at `h = 2` diverged at
-//! `t` = 4142–9286 in 8/8 runs, Z&Ss and Z&S at `h = 1` did not.) The blow-up is fast — about
+//! (the last two rows with `--stability --t-end 100000`, 43 s). The pilot of EXPERIMENTS-M2
+//! §E.5, another generator, saw the same: full Z&S at `h = 2` diverged at `t` = 4142–9286 in
+//! 8/8 runs, Z&Ss at `h = 2` in one run continued to `10⁵`, Z&S at `h = 1` in none. A
+//! diverging Z&Ss run ends without a typed error, so a long run should watch `H` (as this
+//! table does) rather than rely on the driver's error. The blow-up is fast — about
 //! 20–50 time units from `H > 10 H(0)` to overflow — and it is nonlinear: each of these `β`
 //! is in the linearly unconditionally stable range `β ≥ ¼`, and the simplified method, which
 //! differs only by the correction `−½β²h⁴ M⁻¹(a·V‴·a)`, stayed below `1.04 H(0)`. So, to run
 //! this chain for long times at large steps:
 //!
-//! - use **Z&Ss at `h = 2`**: stable in every run, and cheaper per step (0.64× Z&S's time);
-//! - or full Z&S at **`h = 1`**: stable in every run, at twice the steps;
+//! - for runs up to `T ≈ 3·10⁴`, use **Z&Ss at `h = 2`**: stable in every run to `2·10⁴`,
+//!   and cheaper per step (0.64× Z&S's time), but diverged in every run between `t ≈ 4·10⁴`
+//!   and `7.6·10⁴`;
+//! - for longer runs, full Z&S at **`h = 1`**: stable in every run to `10⁵`, at twice the
+//!   steps;
 //! - do **not** raise `β` to stabilize full Z&S: `β = 0.5` diverged sooner than `β = 0.3`
 //!   (as early as `t = 32`; the correction grows as `β²`), and `β = 0.25` sooner too: of the
 //!   three, the paper's `β = 0.3` lasted longest;
@@ -617,7 +625,7 @@ fn stability(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
             }
             let max_h = trace.energy.iter().fold(0.0f64, |m, &e| m.max(e)) / trace.energy[0];
             println!(
-                "| {}, β = {beta} | {seed} | {} | {error} | {} | {max_h:.3} | {:.0}% |",
+                "| {}, β = {beta} | {seed} | {} | {error} | {} | {} | {:.0}% |",
                 setup.label(),
                 if outcome.failure.is_some() {
                     format!("{:.0}", trace.t.last().unwrap_or(&0.0))
@@ -625,6 +633,11 @@ fn stability(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
                     "— (reached T)".into()
                 },
                 time(blow_up),
+                if max_h < 1e3 {
+                    format!("{max_h:.3}")
+                } else {
+                    format!("{max_h:.1e}")
+                },
                 100.0 * trace.open_fraction()
             );
         }
