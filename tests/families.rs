@@ -348,7 +348,7 @@ fn pair_sums_run_over_every_pair_once() {
         let values = {
             let mut h = vec![f64::NAN; cloud.hessian_pattern().len()];
             cloud.potential_hessian(&q, &mut h);
-            dense(cloud.hessian_pattern(), &h, 2 * n)
+            common::dense_symmetric(cloud.hessian_pattern(), &h, 2 * n)
         };
         let fd = central_differences(
             &|q: &[f64]| {
@@ -475,21 +475,6 @@ fn parameter_families_change_per_member_at_run_time() {
     assert!(state.v.iter().any(|v| v.abs() > 0.1), "the chain moves");
 }
 
-/// Returns the dense `n × n` matrix of a symmetric sparse-tier Hessian (each unordered pair once
-/// in its pattern), checking that no pair is listed twice.
-fn dense(pattern: &[(usize, usize)], values: &[f64], n: usize) -> Vec<f64> {
-    let mut seen = std::collections::HashSet::new();
-    let mut m = vec![0.0; n * n];
-    for (&(i, j), &x) in pattern.iter().zip(values) {
-        assert!(seen.insert((i.min(j), i.max(j))), "({i}, {j}) listed twice");
-        m[i * n + j] += x;
-        if i != j {
-            m[j * n + i] += x;
-        }
-    }
-    m
-}
-
 fn assert_close_all(a: &[f64], b: &[f64], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: lengths");
     for (k, (x, y)) in a.iter().zip(b).enumerate() {
@@ -529,7 +514,7 @@ fn the_generated_chain_penalty_equals_the_hand_written_one() {
         let matrix = |pattern: &[(usize, usize)], f: &dyn Fn(&mut [f64])| {
             let mut values = vec![f64::NAN; pattern.len()];
             f(&mut values);
-            dense(pattern, &values, 2 * n)
+            common::dense_symmetric(pattern, &values, 2 * n)
         };
         assert_close_all(
             &matrix(generated.penalized_hessian_pattern(), &|h| {
@@ -614,7 +599,7 @@ fn the_generated_ring_derivatives_match_finite_differences() {
         let hessian = |q: &[f64]| {
             let mut values = vec![f64::NAN; ring.hessian_pattern().len()];
             ring.potential_hessian(q, &mut values);
-            dense(ring.hessian_pattern(), &values, n)
+            common::dense_symmetric(ring.hessian_pattern(), &values, n)
         };
         let quadratic = |q: &[f64]| {
             let h = hessian(q);

@@ -1,6 +1,7 @@
 //! Reference mechanisms from the papers, written with [`mechanism!`](macro@crate::mechanism) and
 //! shared by the examples, tests and benchmarks.
 
+mod dna;
 mod double_pendulum;
 mod families;
 mod nonholonomic_particle;
@@ -11,6 +12,9 @@ mod singular_mass_spring;
 mod spring_pendulum;
 mod squeezer;
 
+/// Tao–Owhadi §4.4's DNA Morse chain of `N` base pairs (eq. 31, periodic ends), written with
+/// families for the sparse tier, with the paper's seeded initial state.
+pub use dna::DnaChain;
 pub use double_pendulum::DoublePendulum;
 /// Tao–Owhadi §4.2's chain of pendula and Lacoursière §6's ladder, written with families for
 /// the sparse tier: sizes are arguments of `new`.

@@ -4,6 +4,7 @@
 //! Every derivative here is derived on paper and written out plainly, so that a bug in the
 //! symbolic pipeline cannot hide in both sides of a comparison.
 
+pub mod dna_chain;
 pub mod double_pendulum;
 pub mod harmonic;
 pub mod magnetized_body;

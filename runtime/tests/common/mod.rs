@@ -47,6 +47,22 @@ where
     Ok(state)
 }
 
+/// Returns the dense row-major `n × n` symmetric matrix whose entries `values` are listed on
+/// `pattern` with each unordered pair once, in either triangle (the sparse tier's Hessian
+/// convention); panics if a pair is listed twice.
+pub fn dense_symmetric(pattern: &[(usize, usize)], values: &[f64], n: usize) -> Vec<f64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut m = vec![0.0; n * n];
+    for (&(i, j), &x) in pattern.iter().zip(values) {
+        assert!(seen.insert((i.min(j), i.max(j))), "({i}, {j}) listed twice");
+        m[i * n + j] += x;
+        if i != j {
+            m[j * n + i] += x;
+        }
+    }
+    m
+}
+
 /// Prints a convergence table and returns its log-log slope.
 pub fn report(label: &str, hs: &[f64], errors: &[f64]) -> f64 {
     let slope = loglog_slope(hs, errors);
