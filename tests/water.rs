@@ -1,0 +1,289 @@
+//! The generated TIP3P water cluster (`models::WaterCluster`, Tao–Owhadi 2014 §4.3) against
+//! references nobody here generated: central finite differences of its potential and penalty,
+//! Newton's third law of its pair forces, exact conservation of total linear momentum by stiff
+//! Z&Ss, and a hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms.
+
+use mechanism::models::WaterCluster;
+use mechanism::runtime::model::{
+    SparseHolonomic, SparseInertia, SparsePenalizedPotential, SparsePenaltyHessian, SparsePotential,
+};
+use mechanism::runtime::{DynState, Penalized, SparseIntegrator, SparseZhangSkeelStiff};
+
+/// Inverse temperature of Tao–Owhadi §4.3 (AKMA units: 10.1 K).
+const BETA_T: f64 = 50.0;
+
+/// A cluster of `n` molecules at the exact TIP3P geometry with every coordinate then moved by
+/// up to `shake` Å, so that the constraint rows are not zero (`seed` picks both).
+fn perturbed_cluster(model: &WaterCluster, shake: f64, seed: u64) -> Vec<f64> {
+    let (mut q, _) = model.initial_cluster(BETA_T, seed);
+    let mut state = seed ^ 0x5DEE_CE66;
+    for x in &mut q {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *x += shake * (((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0);
+    }
+    q
+}
+
+/// Central differences of `f` at `x` along every coordinate, with step `d`: column `j` is
+/// `∂f/∂x_j`.
+fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) -> Vec<Vec<f64>> {
+    (0..x.len())
+        .map(|j| {
+            let (mut up, mut down) = (x.to_vec(), x.to_vec());
+            up[j] += d;
+            down[j] -= d;
+            f(&up)
+                .iter()
+                .zip(f(&down))
+                .map(|(a, b)| (a - b) / (2.0 * d))
+                .collect()
+        })
+        .collect()
+}
+
+/// Returns the dense `n × n` matrix of a symmetric sparse-tier Hessian, checking that no
+/// unordered pair is listed twice.
+fn dense(pattern: &[(usize, usize)], values: &[f64], n: usize) -> Vec<f64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut m = vec![0.0; n * n];
+    for (&(i, j), &x) in pattern.iter().zip(values) {
+        assert!(seen.insert((i.min(j), i.max(j))), "({i}, {j}) listed twice");
+        m[i * n + j] += x;
+        if i != j {
+            m[j * n + i] += x;
+        }
+    }
+    m
+}
+
+fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |m, v| m.max(v.abs()))
+}
+
+/// `∇V` against central differences of `V` at a random 3-molecule cluster. Step `1e-5` Å:
+/// truncation `~d²|V‴|/6 ~ 1e-8` (the closest sites are ~1.8 Å apart, `|V‴| ≲ 1e3`), rounding
+/// `~ε|V|/d ~ 1e-9`; the bound `1e-6 · max|∇V|` leaves two orders of margin.
+#[test]
+fn the_potential_gradient_matches_central_differences() {
+    let model = WaterCluster::new(3).expect("3 molecules");
+    let q = perturbed_cluster(&model, 0.05, 7);
+    let mut grad = vec![0.0; q.len()];
+    model.potential_gradient(&q, &mut grad);
+    let fd = central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
+    let scale = max_abs(&grad);
+    assert!(scale > 1.0, "the pair forces are not trivial: {scale}");
+    let mut worst = 0.0f64;
+    for (j, column) in fd.iter().enumerate() {
+        let error = (grad[j] - column[0]).abs();
+        worst = worst.max(error / scale);
+        assert!(
+            error < 1e-6 * scale,
+            "∂V/∂q{j}: {} vs {}",
+            grad[j],
+            column[0]
+        );
+    }
+    println!("∇V vs central differences: largest error {worst:.2e} of max|∇V| = {scale:.3e}");
+}
+
+/// The penalty Hessian `Hess(½ ω²|g|²)` (dense from its pattern, each unordered pair once)
+/// against central differences of the penalty's gradient `∇W − ∇V` (`W` the penalized
+/// potential), off the constraints; and its pattern is block-diagonal, 9 × 9 per molecule
+/// (each molecule's 45 unordered pairs at most), so stiff Z&Ss solves molecule by molecule.
+#[test]
+fn the_penalty_hessian_matches_central_differences_and_is_block_diagonal() {
+    let model = WaterCluster::new(3).expect("3 molecules");
+    let (n, omega) = (model.coordinate_count(), 20.0);
+    let q = perturbed_cluster(&model, 0.05, 11);
+    let pattern = model.penalty_hessian_pattern();
+    for &(i, j) in pattern {
+        assert_eq!(i / 9, j / 9, "({i}, {j}) couples two molecules");
+    }
+    assert!(pattern.len() <= 3 * 45, "{} entries", pattern.len());
+    let mut values = vec![0.0; pattern.len()];
+    model.penalty_hessian(omega, &q, &mut values);
+    let hess = dense(pattern, &values, n);
+    let penalty_gradient = |x: &[f64]| {
+        let (mut w, mut v) = (vec![0.0; n], vec![0.0; n]);
+        model.penalized_potential_gradient(omega, x, &mut w);
+        model.potential_gradient(x, &mut v);
+        w.iter().zip(&v).map(|(a, b)| a - b).collect::<Vec<_>>()
+    };
+    // The penalty is a quartic polynomial: truncation `d²|W‴|/6 ~ 1e-8`, rounding of the
+    // difference `∇W − ∇V` `~ε|∇V|/d ~ 1e-9`.
+    let fd = central_differences(&penalty_gradient, &q, 1e-5);
+    let scale = max_abs(&hess);
+    assert!(scale > 100.0, "ω² = 400 sets the scale: {scale}");
+    let mut worst = 0.0f64;
+    for (j, column) in fd.iter().enumerate() {
+        for (i, value) in column.iter().enumerate() {
+            let error = (hess[i * n + j] - value).abs();
+            worst = worst.max(error / scale);
+            assert!(
+                error < 1e-6 * scale,
+                "H[{i}, {j}]: {} vs {value}",
+                hess[i * n + j]
+            );
+        }
+    }
+    println!(
+        "penalty Hessian vs central differences: largest error {worst:.2e} of max|H| = {scale:.3e}"
+    );
+}
+
+/// Newton's third law: the potential is intermolecular pair terms of distances only, so the
+/// forces sum to zero and so do their torques about the origin, to round-off relative to the
+/// largest force (63 terms per sum: a bound of `63 · 8ε` relative).
+#[test]
+fn the_pair_forces_obey_newtons_third_law() {
+    let model = WaterCluster::new(7).expect("7 molecules");
+    let q = perturbed_cluster(&model, 0.05, 3);
+    let mut grad = vec![0.0; q.len()];
+    model.potential_gradient(&q, &mut grad);
+    let (mut force, mut torque) = ([0.0; 3], [0.0; 3]);
+    let mut torque_scale = 0.0f64;
+    for (x, f) in q.chunks_exact(3).zip(grad.chunks_exact(3)) {
+        for d in 0..3 {
+            force[d] += f[d];
+        }
+        let t = [
+            x[1] * f[2] - x[2] * f[1],
+            x[2] * f[0] - x[0] * f[2],
+            x[0] * f[1] - x[1] * f[0],
+        ];
+        for d in 0..3 {
+            torque[d] += t[d];
+            torque_scale = torque_scale.max(t[d].abs());
+        }
+    }
+    let bound = 63.0 * 8.0 * f64::EPSILON;
+    let scale = max_abs(&grad);
+    assert!(
+        max_abs(&force) < bound * scale,
+        "total force {force:?}, largest {scale}"
+    );
+    assert!(
+        max_abs(&torque) < bound * torque_scale,
+        "total torque {torque:?}, largest {torque_scale}"
+    );
+}
+
+/// Stiff Z&Ss (Tao–Owhadi eq. 19) on `Penalized::new(model, ω = 20)`, `h = 0.05`, `β = 0.4`,
+/// 10⁴ steps of the 7-molecule cluster: total linear momentum is conserved to round-off.
+///
+/// Why exactly: `p_{k+1} − p_k = ½h M(a_k + a_{k+1})` and `M a = −∇W − βh² H a` with `H` the
+/// penalty Hessian. Summed over the atoms' x (y, z) components, `Σ∇W = 0` (third law, and the
+/// penalty depends on differences only) and `Σ_i H_ij = 0` for each column (translation
+/// invariance of each molecule's rows), so `Σ M a = 0`. In floating point each step adds to
+/// `p` the rounding of these sums and of the solve: a few ulps of the absolute impulse
+/// `I_k = Σ_i |m_i (v_{k+1} − v_k)_i|` plus the rounding of the update `v + Δv`, `ε Σ_i |m_i v_i|`.
+/// Accumulated, `|p_K − p_0| ≤ c ε Σ_k (I_k + Σ_i |m_i v_i|)`; the test takes `c = 16` (a
+/// 9 × 9 solve with a condition number of ~20 and sums of ~63 terms, errors of random sign),
+/// and reports the measured drift beside the bound.
+#[test]
+fn stiff_zss_conserves_linear_momentum_to_round_off() {
+    let model = WaterCluster::new(7).expect("7 molecules");
+    let (q, v) = model.initial_cluster(BETA_T, 2014);
+    let masses = model.masses();
+    let penalized = Penalized::new(model, 20.0);
+    let mut zss = SparseZhangSkeelStiff::new(&penalized, 0.05)
+        .and_then(|z| z.with_beta(0.4))
+        .expect("a valid step size and β");
+    let mut state = DynState::new(0.0, q, v);
+    let p0 = penalized.model.linear_momentum(&state.v);
+    let mut budget = 0.0;
+    let mut previous = state.v.clone();
+    for _ in 0..10_000 {
+        zss.step(&penalized, &mut state).expect("a step");
+        for ((m, v), u) in masses.iter().zip(&state.v).zip(&previous) {
+            budget += m * (v - u).abs() + m * v.abs();
+        }
+        previous.copy_from_slice(&state.v);
+    }
+    let p = penalized.model.linear_momentum(&state.v);
+    let drift = (0..3).map(|d| (p[d] - p0[d]).abs()).fold(0.0, f64::max);
+    let bound = 16.0 * f64::EPSILON * budget;
+    println!("linear momentum drift {drift:.3e} (bound {bound:.3e}, |p0| = {p0:?})");
+    assert!(drift < bound, "drift {drift:e} ≥ bound {bound:e}");
+    // The cluster stayed bound and rigid: the penalty holds the geometry.
+    let mut g = vec![0.0; penalized.model.constraint_count()];
+    let mut jac = vec![0.0; penalized.model.jacobian_pattern().len()];
+    penalized
+        .model
+        .constraints_and_jacobian(&state.q, 0.0, &mut g, &mut jac);
+    assert!(
+        max_abs(&g) < 0.1,
+        "rows of the rigid geometry: {}",
+        max_abs(&g)
+    );
+}
+
+/// The TIP3P parameters, written again here so that the hand-written loop shares nothing with
+/// the model but the values.
+const KC: f64 = 332.0636;
+const CHARGES: [f64; 3] = [-0.834, 0.417, 0.417];
+const A: f64 = 582000.0;
+const C: f64 = 595.0;
+
+/// A plain all-pairs loop: `V` and `∇V` of the 9 Coulomb site pairs and the O–O
+/// Lennard-Jones pair of every molecule pair, in closed form (`∂(1/r)/∂x = −d/r³`,
+/// `∂(A/r¹² − C/r⁶)/∂x = (−12A/r¹⁴ + 6C/r⁸) d`).
+fn hand_written(q: &[f64], grad: &mut [f64]) -> f64 {
+    grad.fill(0.0);
+    let n = q.len() / 9;
+    let mut energy = 0.0;
+    for a in 0..n {
+        for b in a + 1..n {
+            for (s, qs) in CHARGES.iter().enumerate() {
+                for (t, qt) in CHARGES.iter().enumerate() {
+                    let (i, j) = (9 * a + 3 * s, 9 * b + 3 * t);
+                    let d = [q[i] - q[j], q[i + 1] - q[j + 1], q[i + 2] - q[j + 2]];
+                    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                    let r = r2.sqrt();
+                    let k = KC * qs * qt;
+                    energy += k / r;
+                    let mut scale = -k / (r2 * r);
+                    if s == 0 && t == 0 {
+                        let r6 = r2 * r2 * r2;
+                        energy += A / (r6 * r6) - C / r6;
+                        scale += -12.0 * A / (r6 * r6 * r2) + 6.0 * C / (r6 * r2);
+                    }
+                    for c in 0..3 {
+                        grad[i + c] += scale * d[c];
+                        grad[j + c] -= scale * d[c];
+                    }
+                }
+            }
+        }
+    }
+    energy
+}
+
+/// The generated potential and forces equal the hand-written all-pairs loop to `1e-12`
+/// relative (the energy relative to the sum of the terms' magnitudes would be tighter; the
+/// potential itself is a sum of terms of both signs, so its scale is its largest term).
+#[test]
+fn the_generated_pair_potential_equals_a_hand_written_loop() {
+    for (n, seed) in [(2, 1), (7, 2), (12, 3)] {
+        let model = WaterCluster::new(n).expect("a cluster");
+        let q = perturbed_cluster(&model, 0.05, seed);
+        let (mut generated, mut reference) = (vec![0.0; q.len()], vec![0.0; q.len()]);
+        model.potential_gradient(&q, &mut generated);
+        let energy = hand_written(&q, &mut reference);
+        let v = model.potential(&q);
+        let energy_scale = energy.abs().max(KC * 0.834 * 0.834 / 2.0);
+        assert!(
+            (v - energy).abs() < 1e-12 * energy_scale,
+            "N = {n}: V {v} vs {energy}"
+        );
+        let scale = max_abs(&reference);
+        for (k, (g, r)) in generated.iter().zip(&reference).enumerate() {
+            assert!(
+                (g - r).abs() < 1e-12 * scale,
+                "N = {n}: ∂V/∂q{k}: {g} vs {r}"
+            );
+        }
+    }
+}
