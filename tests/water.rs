@@ -287,3 +287,31 @@ fn the_generated_pair_potential_equals_a_hand_written_loop() {
         }
     }
 }
+
+/// The rigid projection of the start keeps each molecule's momentum and makes the velocity
+/// tangent to the constraints: `G v = 0` to round-off at the exact geometry.
+#[test]
+fn rigid_projection_is_tangent_to_the_constraints() {
+    let model = WaterCluster::new(7).expect("7 molecules");
+    let (q, mut v) = model.initial_cluster(BETA_T, 5);
+    let p0 = model.linear_momentum(&v);
+    model.project_rigid(&q, &mut v);
+    let p = model.linear_momentum(&v);
+    assert!(
+        (0..3).all(|d| (p[d] - p0[d]).abs() < 1e-14),
+        "{p:?} vs {p0:?}"
+    );
+    let mut g = vec![0.0; model.constraint_count()];
+    let mut jac = vec![0.0; model.jacobian_pattern().len()];
+    model.constraints_and_jacobian(&q, 0.0, &mut g, &mut jac);
+    assert!(
+        max_abs(&g) < 1e-13,
+        "the start is at the exact geometry: {}",
+        max_abs(&g)
+    );
+    let mut gv = vec![0.0; g.len()];
+    for (&(row, col), value) in model.jacobian_pattern().iter().zip(&jac) {
+        gv[row] += value * v[col];
+    }
+    assert!(max_abs(&gv) < 1e-13 * max_abs(&v), "G v = {gv:?}");
+}

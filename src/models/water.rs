@@ -166,6 +166,50 @@ impl WaterCluster {
         (q, v)
     }
 
+    /// Replaces each molecule's velocities by the rigid motion `V + Ω × (x − c)` closest to
+    /// them in the kinetic-energy norm: the molecule's linear momentum and its angular
+    /// momentum about its centre of mass `c` are kept, and the result is tangent to the rigid
+    /// geometry (the constraint velocities `G v` vanish up to round-off when `q` satisfies the
+    /// constraints). For SHAKE and RATTLE's starts.
+    pub fn project_rigid(&self, q: &[f64], v: &mut [f64]) {
+        let mass = [self.mo, self.mh, self.mh];
+        for (x, u) in q
+            .chunks_exact(PER_MOLECULE)
+            .zip(v.chunks_exact_mut(PER_MOLECULE))
+        {
+            let total = self.mo + 2.0 * self.mh;
+            let (mut c, mut p) = ([0.0; 3], [0.0; 3]);
+            for a in 0..3 {
+                for d in 0..3 {
+                    c[d] += mass[a] * x[3 * a + d] / total;
+                    p[d] += mass[a] * u[3 * a + d];
+                }
+            }
+            let (mut l, mut inertia) = ([0.0; 3], [[0.0; 3]; 3]);
+            for a in 0..3 {
+                let r = [x[3 * a] - c[0], x[3 * a + 1] - c[1], x[3 * a + 2] - c[2]];
+                let w = &u[3 * a..3 * a + 3];
+                let rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+                l[0] += mass[a] * (r[1] * w[2] - r[2] * w[1]);
+                l[1] += mass[a] * (r[2] * w[0] - r[0] * w[2]);
+                l[2] += mass[a] * (r[0] * w[1] - r[1] * w[0]);
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let delta = if i == j { rr } else { 0.0 };
+                        inertia[i][j] += mass[a] * (delta - r[i] * r[j]);
+                    }
+                }
+            }
+            let omega = solve3(&inertia, &l);
+            for a in 0..3 {
+                let r = [x[3 * a] - c[0], x[3 * a + 1] - c[1], x[3 * a + 2] - c[2]];
+                u[3 * a] = p[0] / total + omega[1] * r[2] - omega[2] * r[1];
+                u[3 * a + 1] = p[1] / total + omega[2] * r[0] - omega[0] * r[2];
+                u[3 * a + 2] = p[2] / total + omega[0] * r[1] - omega[1] * r[0];
+            }
+        }
+    }
+
     /// Returns each coordinate's mass, `mo` for the oxygen's and `mh` for the hydrogens'.
     pub fn masses(&self) -> Vec<f64> {
         (0..self.coordinate_count())
@@ -219,6 +263,26 @@ impl WaterCluster {
             }
         }
     }
+}
+
+/// Solves the 3 × 3 system `a x = b` by Cramer's rule (a molecule's inertia tensor, positive
+/// definite for a non-collinear molecule).
+fn solve3(a: &[[f64; 3]; 3], b: &[f64; 3]) -> [f64; 3] {
+    let det = |m: &[[f64; 3]; 3]| {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    };
+    let d = det(a);
+    let mut x = [0.0; 3];
+    for (k, xk) in x.iter_mut().enumerate() {
+        let mut m = *a;
+        for (row, bi) in m.iter_mut().zip(b) {
+            row[k] = *bi;
+        }
+        *xk = det(&m) / d;
+    }
+    x
 }
 
 /// Returns a uniformly random rotation matrix (rows), from a normalized Gaussian quaternion.
