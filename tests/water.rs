@@ -3,11 +3,19 @@
 //! Newton's third law of its pair forces, exact conservation of total linear momentum by stiff
 //! Z&Ss, and a hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms.
 
+#[path = "../runtime/tests/common/mod.rs"]
+mod common;
+
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::{
     SparseHolonomic, SparseInertia, SparsePenalizedPotential, SparsePenaltyHessian, SparsePotential,
 };
-use mechanism::runtime::{DynState, Penalized, SparseIntegrator, SparseZhangSkeelStiff};
+use mechanism::runtime::{
+    DynState, Penalized, SparseIntegrator, SparseLangevin, SparseRattle, SparseZhangSkeelStiff,
+};
+
+#[global_allocator]
+static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 /// Inverse temperature of Tao–Owhadi §4.3 (AKMA units: 10.1 K).
 const BETA_T: f64 = 50.0;
@@ -278,4 +286,40 @@ fn rigid_projection_is_tangent_to_the_constraints() {
         gv[row] += value * v[col];
     }
     assert!(max_abs(&gv) < 1e-13 * max_abs(&v), "G v = {gv:?}");
+}
+
+/// At `N = 100` (4 950 molecule pairs) the generated forces, the penalty Hessian and the steps
+/// of GLA around stiff Z&Ss and around RATTLE allocate nothing.
+#[test]
+fn forces_and_steps_at_n_100_allocate_nothing() {
+    let model = WaterCluster::new(100).expect("100 molecules");
+    let (q, mut v) = model.initial_cluster(BETA_T, 9);
+    model.project_rigid(&q, &mut v);
+    let mut grad = vec![0.0; q.len()];
+    let mut hess = vec![0.0; model.penalty_hessian_pattern().len()];
+    let penalized = Penalized::new(model.clone(), 20.0);
+    let (h, gamma, kt) = (0.05, 0.01, 1.0 / BETA_T);
+    let inner = SparseZhangSkeelStiff::new(&penalized, h).expect("a step size");
+    let mut zss = SparseLangevin::new(&penalized, inner, h, gamma, kt, 1).expect("GLA");
+    let inner = SparseRattle::new(&model, h).expect("a step size");
+    let mut rattle = SparseLangevin::new(&model, inner, h, gamma, kt, 1).expect("GLA");
+    let (mut a, mut b) = (
+        DynState::new(0.0, q.clone(), v.clone()),
+        DynState::new(0.0, q, v),
+    );
+    zss.step(&penalized, &mut a).expect("a step");
+    rattle.step(&model, &mut b).expect("a step");
+    let before = common::allocations();
+    for _ in 0..3 {
+        model.potential_gradient(&a.q, &mut grad);
+        model.penalized_potential_gradient(20.0, &a.q, &mut grad);
+        model.penalty_hessian(20.0, &a.q, &mut hess);
+        zss.step(&penalized, &mut a).expect("a step");
+        rattle.step(&model, &mut b).expect("a step");
+    }
+    assert_eq!(
+        common::allocations() - before,
+        0,
+        "forces or steps allocated"
+    );
 }
