@@ -44,6 +44,7 @@
 //! | `--n 7` (T = 10 000) wall time | 1.35 s | 2.09 s | ratio 1.5 here, 8.7 in Matlab |
 //! | `--n 7` kinetic temperature / target | 1.34 ± 0.03 | 1.06 ± 0.05 | — |
 //! | `--n 7` O–O densities | L1 0.29, χ² 1060 on 72 bins: not within the errors | | "agree" (Fig. 4) |
+//! | `--n 7 --gamma 1` kinetic temperature / target | 1.0024 ± 0.0013 | 0.9965 ± 0.0027 | — |
 //! | `--n 100` (T = 1 000) wall time | 6.8 s | 8.0 s | ratio 1.2 here, 1.4 in Matlab |
 //! | `--n 100` kinetic temperature / target | 2.18 ± 0.14 | 1.50 ± 0.08 | — |
 //! | `--n 100` O–O densities | L1 0.052, χ² 12 531 on 189 bins | | "agree" (Fig. 7) |
@@ -52,14 +53,20 @@
 //! | same, max \|ΔE\| (Z&Ss: of `T + V + ½ω²\|g\|²`) | 49 | 2.3e-3 | |
 //!
 //! What did not reproduce, and why:
-//! - **The Z&Ss + GLA sample is too hot at `h = 0.05`** (1.34 × the target at `n = 7`, 10σ),
-//!   so its O–O peaks differ from SHAKE's beyond the batch-means errors. The H–H penalty mode
-//!   has `hω ≈ 4.3`: stable (β_N > ¼) but not accurate. The bias is the step's: `--h 0.025`
-//!   gives 1.015 ± 0.022 (T = 5000), and deterministic runs converge as `h` shrinks (max
-//!   penalized-energy error over T = 500: 17 at `h = 0.05`, 0.54 at 0.025, 0.19 at 0.0125,
-//!   0.035 at 0.005). `--beta 0.3` gives 1.05 ± 0.02; `--beta 1` fails at t ≈ 3400 with an
-//!   indefinite `M + βh² Hess(½ω²|g|²)` (the penalty Hessian is indefinite off the
-//!   constraints, and the sparse tier factors without pivoting).
+//! - **The Z&Ss + GLA sample is too hot at the paper's `γ = 0.01`** (1.34 × the target at
+//!   `n = 7`, 10σ). The H–H penalty mode has `hω ≈ 4.3`: stable (β_N > ¼) but inaccurate, and
+//!   the deterministic Z&Ss heats (max penalized-energy error over T = 500: 17 at
+//!   `h = 0.05`, 0.54 at 0.025, 0.19 at 0.0125, 0.035 at 0.005) faster than the weak friction
+//!   removes the heat (the oxygen's `m/γ` is 1 600 time units). With `--gamma 1` the same
+//!   `h = 0.05` gives 1.0024 ± 0.0013, and `--h 0.025` at `γ = 0.01` gives 1.015 ± 0.022.
+//! - **The O–O densities do not agree within their errors, even at the right temperature.**
+//!   With `--gamma 1` (both temperatures within 2σ) the peaks sit at the same distances (the
+//!   same isomer) but Z&Ss's first peak is ≈ 0.04 Å shorter: at `ω = 20` the penalty lets the
+//!   molecules deform (`|g|` up to 0.13 Å²), and `exp(−βH̃)` is not the rigid measure. L1
+//!   0.26, χ²/dof 424; at `--omega 30` L1 0.12, χ²/dof 110 (but 1.044 × too hot), and
+//!   `--omega 40` or 60 fails with an indefinite `M + βh² Hess(½ω²|g|²)` (the penalty Hessian
+//!   is indefinite off the constraints; the sparse tier factors without pivoting), as does
+//!   `--beta 1`. The paper's agreement (Figs. 4, 7) holds by eye, not statistically.
 //! - **`n = 100` at T = 1000 is not in equilibrium** for either method (kinetic temperature
 //!   1.5–2.2 × the target): the grid start condenses and the heat leaves slowly, the oxygen's
 //!   friction time `m/γ` being 1 600 time units. The χ² statistics there assume batches much
