@@ -414,15 +414,16 @@ fn simulate(
                 .coordinates(names)?
                 .observe(SparseMechanics::new(cluster));
             for (d, axis) in ["x", "y", "z"].into_iter().enumerate() {
-                run = run
-                    .observe(Column::new(
-                        format!("momentum.{axis}"),
-                        move |s: &DynState| cluster.linear_momentum(&s.v)[d],
-                    ))
-                    .observe(Column::new(
-                        format!("angular.{axis}"),
-                        move |s: &DynState| cluster.angular_momentum(&s.q, &s.v)[d],
-                    ));
+                run = run.observe(Column::new(
+                    format!("momentum.{axis}"),
+                    move |s: &DynState| cluster.linear_momentum(&s.v)[d],
+                ));
+            }
+            for (d, axis) in ["x", "y", "z"].into_iter().enumerate() {
+                run = run.observe(Column::new(
+                    format!("angular.{axis}"),
+                    move |s: &DynState| cluster.angular_momentum(&s.q, &s.v)[d],
+                ));
             }
             if method == Method::ZssStiff {
                 run = run.observe(Column::new("energy.penalized", |s: &DynState| {
