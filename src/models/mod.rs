@@ -11,6 +11,7 @@ mod robot_arm;
 mod singular_mass_spring;
 mod spring_pendulum;
 mod squeezer;
+mod water;
 
 /// Tao–Owhadi §4.4's DNA Morse chain of `N` base pairs (eq. 31, periodic ends), written with
 /// families for the sparse tier, with the paper's seeded initial state.
@@ -46,3 +47,6 @@ pub use spring_pendulum::SpringPendulum;
 /// mechanism with Hairer–Wanner's data (*Solving ODEs II* §VII.7, eq. 7.4–7.11), 7 angles and
 /// 6 loop-closure constraints, driven by a torque and loaded by a spring.
 pub use squeezer::Squeezer;
+/// Tao–Owhadi §4.3: a cluster of `N` rigid TIP3P water molecules (AKMA units), Coulomb and
+/// O–O Lennard-Jones pair interactions as one pair-sum kernel, rigid geometry as a row family.
+pub use water::WaterCluster;

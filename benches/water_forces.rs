@@ -1,0 +1,101 @@
+//! Force evaluation of the TIP3P water cluster with `N = 100` molecules (Tao–Owhadi §4.3,
+//! 4 950 molecule pairs, 900 coordinates): the generated `models::WaterCluster`'s
+//! `potential_gradient` (one pair-sum kernel looped over the pairs) against a plain
+//! hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms
+//! (`tests/support/water_pairs.rs`), at the same configuration.
+//!
+//! ```sh
+//! cargo bench --bench water_forces
+//! ```
+//!
+//! Criterion reports each on its own. The line printed at the end is measured in one run:
+//! [`REPETITIONS`] batches of each, interleaved (generated, hand-written, hand-written,
+//! generated, …) so that load on the machine affects both alike, and the median of the ratios
+//! generated / hand-written of the back-to-back pairs (the issue's target is ≤ 1.2).
+
+#[path = "../tests/support/water_pairs.rs"]
+mod water_pairs;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use mechanism::models::WaterCluster;
+use mechanism::runtime::model::SparsePotential;
+
+/// Molecules of the cluster (the paper's large case).
+const MOLECULES: usize = 100;
+/// Batches of each evaluation in the interleaved ratio.
+const REPETITIONS: usize = 15;
+/// Gradient evaluations per batch.
+const EVALUATIONS: usize = 200;
+
+/// The paper's `N = 100` start: a 5 × 5 × 4 grid, random orientations (seed 2014).
+fn cluster() -> (WaterCluster, Vec<f64>) {
+    let model = WaterCluster::new(MOLECULES).expect("100 molecules");
+    let (q, _) = model.initial_cluster(50.0, 2014);
+    (model, q)
+}
+
+fn forces(c: &mut Criterion) {
+    let (model, q) = cluster();
+    let mut grad = vec![0.0; q.len()];
+    let mut group = c.benchmark_group("water_forces_n100");
+    group.bench_function("generated", |b| {
+        b.iter(|| model.potential_gradient(black_box(&q), black_box(&mut grad)))
+    });
+    group.bench_function("hand_written", |b| {
+        b.iter(|| water_pairs::hand_written(black_box(&q), black_box(&mut grad)))
+    });
+    group.finish();
+    interleaved(&model, &q);
+}
+
+/// Returns the seconds per evaluation of `EVALUATIONS` calls of `f`.
+fn batch(f: &mut dyn FnMut()) -> f64 {
+    let clock = Instant::now();
+    for _ in 0..EVALUATIONS {
+        f();
+    }
+    clock.elapsed().as_secs_f64() / EVALUATIONS as f64
+}
+
+/// Prints the medians and the median ratio of back-to-back batches.
+fn interleaved(model: &WaterCluster, q: &[f64]) {
+    let mut grad = vec![0.0; q.len()];
+    let mut reference = vec![0.0; q.len()];
+    let mut generated = || model.potential_gradient(black_box(q), black_box(&mut grad));
+    let mut hand = || {
+        black_box(water_pairs::hand_written(
+            black_box(q),
+            black_box(&mut reference),
+        ));
+    };
+    let (mut g, mut h, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..REPETITIONS {
+        let (a, b) = if k % 2 == 0 {
+            let a = batch(&mut generated);
+            (a, batch(&mut hand))
+        } else {
+            let b = batch(&mut hand);
+            (batch(&mut generated), b)
+        };
+        g.push(a);
+        h.push(b);
+        ratios.push(a / b);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "water N = {MOLECULES} (4950 pairs): generated {:.1} µs, hand-written {:.1} µs per \
+         gradient; median ratio generated / hand-written {:.3} (target ≤ 1.2)",
+        median(&mut g) * 1e6,
+        median(&mut h) * 1e6,
+        median(&mut ratios)
+    );
+}
+
+criterion_group!(benches, forces);
+criterion_main!(benches);
