@@ -238,25 +238,31 @@ fn generated_and_hand_written_ladders_step_alike() {
     }
 }
 
-#[test]
-fn steps_of_generated_models_allocate_nothing() {
-    let chain = Chain::new(100).unwrap();
-    let start = PendulumChain::tao_owhadi(100).tao_owhadi_state();
-    let (mut a, mut b) = (start.clone(), start);
-    let mut spook = SparseSpook::new(&chain, 0.01).unwrap();
-    let mut rattle = SparseRattle::new(&chain, 0.01).unwrap();
-    spook.step(&chain, &mut a).unwrap();
-    rattle.step(&chain, &mut b).unwrap();
+/// Takes one warm-up `step`, then asserts that 20 more allocate nothing.
+fn assert_steps_allocate_nothing(what: &str, mut step: impl FnMut()) {
+    step();
     let before = common::allocations();
     for _ in 0..20 {
-        spook.step(&chain, &mut a).unwrap();
-        rattle.step(&chain, &mut b).unwrap();
+        step();
     }
     assert_eq!(
         common::allocations() - before,
         0,
-        "a step of the generated chain allocated"
+        "a step of {what} allocated"
     );
+}
+
+#[test]
+fn steps_of_generated_models_allocate_nothing() {
+    let chain = Chain::new(100).unwrap();
+    let start = PendulumChain::tao_owhadi(100).tao_owhadi_state();
+    let (mut a, mut b) = (start.clone(), start.clone());
+    let mut spook = SparseSpook::new(&chain, 0.01).unwrap();
+    let mut rattle = SparseRattle::new(&chain, 0.01).unwrap();
+    assert_steps_allocate_nothing("the generated chain", || {
+        spook.step(&chain, &mut a).unwrap();
+        rattle.step(&chain, &mut b).unwrap();
+    });
     let penalized = Penalized::new(chain.clone(), 20.0);
     let mut zs = SparseZhangSkeel::new(&penalized, 0.05)
         .unwrap()
@@ -266,33 +272,17 @@ fn steps_of_generated_models_allocate_nothing() {
         .unwrap()
         .with_beta(0.4)
         .unwrap();
-    let start = PendulumChain::tao_owhadi(100).tao_owhadi_state();
     let (mut a, mut b) = (start.clone(), start);
-    zs.step(&penalized, &mut a).unwrap();
-    stiff.step(&penalized, &mut b).unwrap();
-    let before = common::allocations();
-    for _ in 0..20 {
+    assert_steps_allocate_nothing("Z&S on the generated chain", || {
         zs.step(&penalized, &mut a).unwrap();
         stiff.step(&penalized, &mut b).unwrap();
-    }
-    assert_eq!(
-        common::allocations() - before,
-        0,
-        "a Z&S step of the generated chain allocated"
-    );
+    });
     let ladder = Ladder::new(20).unwrap();
     let mut state = SpookLadder::new(20).horizontal_state();
     let mut spook = SparseSpook::new(&ladder, 1.0 / 60.0).unwrap();
-    spook.step(&ladder, &mut state).unwrap();
-    let before = common::allocations();
-    for _ in 0..20 {
+    assert_steps_allocate_nothing("the generated ladder", || {
         spook.step(&ladder, &mut state).unwrap();
-    }
-    assert_eq!(
-        common::allocations() - before,
-        0,
-        "a step of the generated ladder allocated"
-    );
+    });
 }
 
 mechanism! {
@@ -350,7 +340,7 @@ fn pair_sums_run_over_every_pair_once() {
             cloud.potential_hessian(&q, &mut h);
             common::dense_symmetric(cloud.hessian_pattern(), &h, 2 * n)
         };
-        let fd = central_differences(
+        let fd = common::central_differences(
             &|q: &[f64]| {
                 let mut g = vec![0.0; 2 * n];
                 cloud.potential_gradient(q, &mut g);
@@ -563,22 +553,6 @@ fn the_generated_ladder_kinematics_equal_the_hand_written_ones() {
     }
 }
 
-/// Central differences of `f` at `x` along every coordinate, with step `d`.
-fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) -> Vec<Vec<f64>> {
-    (0..x.len())
-        .map(|j| {
-            let (mut up, mut down) = (x.to_vec(), x.to_vec());
-            up[j] += d;
-            down[j] -= d;
-            f(&up)
-                .iter()
-                .zip(f(&down))
-                .map(|(a, b)| (a - b) / (2.0 * d))
-                .collect()
-        })
-        .collect()
-}
-
 /// The ring's gradient, Hessian and `a·V‴·a` against central differences of the next lower
 /// derivative (step `1e-5`: truncation `~1e-10 |V⁽ᵏ⁺²⁾|`, rounding `~1e-11 |V⁽ᵏ⁾|`), for ring
 /// sizes where pair terms wrap around (`N = 2`) and collapse onto one coordinate (`N = 1`).
@@ -612,12 +586,12 @@ fn the_generated_ring_derivatives_match_finite_differences() {
             vec![s]
         };
         let d = 1e-5;
-        let fd_gradient: Vec<f64> = central_differences(&energy, &q, d)
+        let fd_gradient: Vec<f64> = common::central_differences(&energy, &q, d)
             .into_iter()
             .map(|column| column[0])
             .collect();
-        let fd_hessian = central_differences(&gradient, &q, d);
-        let fd_third: Vec<f64> = central_differences(&quadratic, &q, d)
+        let fd_hessian = common::central_differences(&gradient, &q, d);
+        let fd_third: Vec<f64> = common::central_differences(&quadratic, &q, d)
             .into_iter()
             .map(|column| column[0])
             .collect();

@@ -34,38 +34,6 @@ fn perturbed_cluster(model: &WaterCluster, shake: f64, seed: u64) -> Vec<f64> {
     q
 }
 
-/// Central differences of `f` at `x` along every coordinate, with step `d`: column `j` is
-/// `∂f/∂x_j`.
-fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) -> Vec<Vec<f64>> {
-    (0..x.len())
-        .map(|j| {
-            let (mut up, mut down) = (x.to_vec(), x.to_vec());
-            up[j] += d;
-            down[j] -= d;
-            f(&up)
-                .iter()
-                .zip(f(&down))
-                .map(|(a, b)| (a - b) / (2.0 * d))
-                .collect()
-        })
-        .collect()
-}
-
-/// Returns the dense `n × n` matrix of a symmetric sparse-tier Hessian, checking that no
-/// unordered pair is listed twice.
-fn dense(pattern: &[(usize, usize)], values: &[f64], n: usize) -> Vec<f64> {
-    let mut seen = std::collections::HashSet::new();
-    let mut m = vec![0.0; n * n];
-    for (&(i, j), &x) in pattern.iter().zip(values) {
-        assert!(seen.insert((i.min(j), i.max(j))), "({i}, {j}) listed twice");
-        m[i * n + j] += x;
-        if i != j {
-            m[j * n + i] += x;
-        }
-    }
-    m
-}
-
 fn max_abs(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
@@ -79,7 +47,7 @@ fn the_potential_gradient_matches_central_differences() {
     let q = perturbed_cluster(&model, 0.05, 7);
     let mut grad = vec![0.0; q.len()];
     model.potential_gradient(&q, &mut grad);
-    let fd = central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
+    let fd = common::central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
     let scale = max_abs(&grad);
     assert!(scale > 1.0, "the pair forces are not trivial: {scale}");
     let mut worst = 0.0f64;
@@ -112,7 +80,7 @@ fn the_penalty_hessian_matches_central_differences_and_is_block_diagonal() {
     assert!(pattern.len() <= 3 * 45, "{} entries", pattern.len());
     let mut values = vec![0.0; pattern.len()];
     model.penalty_hessian(omega, &q, &mut values);
-    let hess = dense(pattern, &values, n);
+    let hess = common::dense_symmetric(pattern, &values, n);
     let penalty_gradient = |x: &[f64]| {
         let (mut w, mut v) = (vec![0.0; n], vec![0.0; n]);
         model.penalized_potential_gradient(omega, x, &mut w);
@@ -121,7 +89,7 @@ fn the_penalty_hessian_matches_central_differences_and_is_block_diagonal() {
     };
     // The penalty is a quartic polynomial: truncation `d²|W‴|/6 ~ 1e-8`, rounding of the
     // difference `∇W − ∇V` `~ε|∇V|/d ~ 1e-9`.
-    let fd = central_differences(&penalty_gradient, &q, 1e-5);
+    let fd = common::central_differences(&penalty_gradient, &q, 1e-5);
     let scale = max_abs(&hess);
     assert!(scale > 100.0, "ω² = 400 sets the scale: {scale}");
     let mut worst = 0.0f64;

@@ -15,6 +15,8 @@ use quote::quote;
 
 #[path = "models/chain.rs"]
 mod chain;
+#[path = "models/families.rs"]
+mod families;
 
 // ---------------------------------------------------------------------------------------------
 // The property checked on every input.
@@ -177,50 +179,6 @@ fn free_particle() -> TokenStream {
     }
 }
 
-/// The chain of pendula written with families (`sizes`, `x[N]`, `sum`, a row family).
-fn family_chain() -> TokenStream {
-    quote! {
-        pub struct FamilyChain {
-            sizes: { N = 10 },
-            coordinates: [x[N], y[N]],
-            parameters: { m = 1.0, l = 2.0, g = 1.0 },
-            kinetic: sum(0..N, |i| 0.5 * m * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
-            potential: sum(0..N, |i| m * g * y[i]),
-            holonomic: {
-                anchor: x[0].powi(2) + y[0].powi(2) - l.powi(2),
-                rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l.powi(2),
-            },
-        }
-    }
-}
-
-/// The ladder written with row families: filters, bindings, vector rows, a derived size.
-fn family_ladder() -> TokenStream {
-    quote! {
-        pub struct FamilyLadder {
-            sizes: { L = 3, R = 3 * L + 1 },
-            coordinates: [x[R], y[R], ux[R], uy[R]],
-            parameters: { m = 10.0, l = 1.0, j = 0.8, g = 9.81 },
-            kinetic: sum(0..R, |r| 0.5 * m * (dot(x[r]).powi(2) + dot(y[r]).powi(2))
-                + 0.5 * j * (dot(ux[r]).powi(2) + dot(uy[r]).powi(2))),
-            potential: sum(0..R, |r| m * g * y[r]),
-            holonomic: {
-                unit[r in 0..R]: 0.5 * (ux[r].powi(2) + uy[r].powi(2) - 1.0),
-                anchor[r in 0..2]: [x[r] - 0.5 * l * ux[r], y[r] - 0.5 * l * uy[r]],
-                tail[r in 2..R, p = if (r + 1) % 3 == 2 { r - 3 } else { r - 2 }]: [
-                    x[r] - 0.5 * l * ux[r] - x[p] - 0.5 * l * ux[p],
-                    y[r] - 0.5 * l * uy[r] - y[p] - 0.5 * l * uy[p],
-                ],
-                heads[r in 2..R - 1 if (r + 1) % 3 == 0]: [
-                    x[r] + 0.5 * l * ux[r] - x[r + 1] - 0.5 * l * ux[r + 1],
-                    y[r] + 0.5 * l * uy[r] - y[r + 1] - 0.5 * l * uy[r + 1],
-                ],
-            },
-            integrators: [spook, rattle],
-        }
-    }
-}
-
 /// A cloud with a parameter family and a pair sum, compiled for the penalty-free Z&S family.
 fn family_cloud() -> TokenStream {
     quote! {
@@ -252,7 +210,10 @@ fn valid_models() -> Vec<TokenStream> {
 /// (whose pipeline does not make every check of `each_ill_posed_class_is_an_error` yet).
 fn mutation_seeds() -> Vec<TokenStream> {
     let mut models = valid_models();
-    models.extend([family_chain(), family_ladder(), family_cloud()]);
+    // The library's chain and ladder (`src/models/families.rs`; filters, bindings, vector rows,
+    // a derived size), at small default sizes.
+    models.extend(families::family_models(10, 3));
+    models.push(family_cloud());
     models
 }
 

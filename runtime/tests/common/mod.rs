@@ -63,6 +63,23 @@ pub fn dense_symmetric(pattern: &[(usize, usize)], values: &[f64], n: usize) -> 
     m
 }
 
+/// Central differences of `f` at `x` along every coordinate, with step `d`: column `j` is
+/// `∂f/∂x_j`, with truncation error `O(d²)`.
+pub fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) -> Vec<Vec<f64>> {
+    (0..x.len())
+        .map(|j| {
+            let (mut up, mut down) = (x.to_vec(), x.to_vec());
+            up[j] += d;
+            down[j] -= d;
+            f(&up)
+                .iter()
+                .zip(f(&down))
+                .map(|(a, b)| (a - b) / (2.0 * d))
+                .collect()
+        })
+        .collect()
+}
+
 /// Prints a convergence table and returns its log-log slope.
 pub fn report(label: &str, hs: &[f64], errors: &[f64]) -> f64 {
     let slope = loglog_slope(hs, errors);

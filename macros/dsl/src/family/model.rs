@@ -972,17 +972,7 @@ impl Scope<'_> {
                             self.errors.error_spanned(&access.expr, message);
                             return;
                         };
-                        let mut names: Vec<String> = self
-                            .scope
-                            .sizes
-                            .iter()
-                            .map(|s| s.name.to_string())
-                            .collect();
-                        names.extend(self.indices.iter().cloned());
-                        let known = |n: &str| names.iter().any(|k| k == n);
-                        let before = self.errors.is_empty();
-                        index::check(&access.index, &known, "a member index", self.errors);
-                        if before && !self.errors.is_empty() {
+                        if !self.index_ok(&access.index) {
                             return;
                         }
                         let key = format!("{name}[{}]", access.index.to_token_stream());
