@@ -89,6 +89,7 @@ impl Part {
     pub fn gradient(&mut self, model: &FamilyModel, target: TokenStream) -> TokenStream {
         let q = self.kernel.symbols.q.clone();
         let entries = gradient(&mut self.kernel.store, self.value, &q);
+        let entries = self.kernel.simplified(&entries);
         self.scatter(model, &entries, target)
     }
 
@@ -96,6 +97,7 @@ impl Part {
     pub fn third_contraction(&mut self, model: &FamilyModel) -> TokenStream {
         let (q, a) = (self.kernel.symbols.q.clone(), self.kernel.symbols.a.clone());
         let entries = third_contraction(&mut self.kernel.store, self.value, &q, &a);
+        let entries = self.kernel.simplified(&entries);
         self.scatter(model, &entries, quote!(out))
     }
 
@@ -140,10 +142,16 @@ impl Part {
         if self.hessian.is_none() {
             let q = self.kernel.symbols.q.clone();
             let h = hessian(&mut self.kernel.store, self.value, &q);
-            let entries = (0..q.len())
+            let upper: Vec<(usize, usize)> = (0..q.len())
                 .flat_map(|b| (0..=b).map(move |a| (a, b)))
-                .filter(|&(a, b)| !self.kernel.store.is_zero(h[a][b]))
-                .map(|(a, b)| (a, b, h[a][b]))
+                .collect();
+            let values: Vec<Id> = upper.iter().map(|&(a, b)| h[a][b]).collect();
+            let values = self.kernel.simplified(&values);
+            let entries = upper
+                .into_iter()
+                .zip(values)
+                .filter(|&(_, value)| !self.kernel.store.is_zero(value))
+                .map(|((a, b), value)| (a, b, value))
                 .collect();
             self.hessian = Some(entries);
         }

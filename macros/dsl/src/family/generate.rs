@@ -226,12 +226,25 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         let mut kernel = kernel_copy(&row.kernel);
         let q = kernel.symbols.q.clone();
         let components = kernel.values.len();
+        let jacobian: Vec<Vec<Id>> = kernel
+            .values
+            .clone()
+            .into_iter()
+            .map(|value| gradient(&mut kernel.store, value, &q))
+            .collect();
+        // The rows and their Jacobian are emitted by one loop: clean them up together.
+        let all: Vec<Id> = kernel
+            .values
+            .iter()
+            .chain(jacobian.iter().flatten())
+            .copied()
+            .collect();
+        let mut all = kernel.simplified(&all).into_iter();
+        kernel.values = all.by_ref().take(components).collect();
         let derived = Derived {
-            gradient: kernel
-                .values
-                .clone()
-                .into_iter()
-                .map(|value| gradient(&mut kernel.store, value, &q))
+            gradient: jacobian
+                .iter()
+                .map(|row| all.by_ref().take(row.len()).collect())
                 .collect(),
         };
         // Structural nonzeros (component, slot), in emission order.

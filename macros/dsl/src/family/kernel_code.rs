@@ -42,6 +42,15 @@ pub fn kernel_copy(kernel: &Kernel) -> KernelCopy {
     }
 }
 
+impl KernelCopy {
+    /// Returns `outputs` after the bounded e-graph clean-up of [`crate::simplify`], run over
+    /// them together so that it sees what they share (the same limits as for fixed-size
+    /// models; the kernel's size, not the family's, bounds the work).
+    pub fn simplified(&mut self, outputs: &[Id]) -> Vec<Id> {
+        mechanism_cas::simplify(&mut self.store, outputs, &crate::simplify::limits()).0
+    }
+}
+
 /// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`), parameters as
 /// fields of `self`, and parameter slot `k` as `self.m[__ix[slots + k]]`.
 pub struct Emitter<'a> {
