@@ -12,7 +12,7 @@
 //! | [`ZhangSkeelSimplified`] (Z&Ss), [`SparseZhangSkeelSimplified`] | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian)) |
 //! | [`ZhangSkeel`] (Z&S), [`SparseZhangSkeel`] | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] (sparse: [`SparsePotentialThirdDerivative`](model::SparsePotentialThirdDerivative)) |
 //! | [`ZhangSkeelStiff`] (stiff Z&Ss), [`SparseZhangSkeelStiff`] | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] (sparse: [`SparseSplitPotential`](model::SparseSplitPotential)) |
-//! | [`Newmark`], [`NewmarkOneIteration`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] |
+//! | [`Newmark`], [`NewmarkOneIteration`], [`SparseNewmarkOneIteration`], [`SparseNewmarkOneIterationStiff`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian), or [`SparseSplitPotential`](model::SparseSplitPotential) for the stiff variant) |
 //! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`Inertia`], [`PotentialHessian`] |
 //! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
 //! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`] (constant), [`Potential`], [`Holonomic`] |
@@ -100,8 +100,9 @@ pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
     holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
-    SplitPotential, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel,
+    SparseZhangSkeelSimplified, SparseZhangSkeelStiff, SplitPotential, Spook, ZhangSkeel,
+    ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
     CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,

@@ -1,5 +1,5 @@
-//! Verlet, Z&S, Z&Ss and stiff Z&Ss on the sparse tier: the same trajectories as the
-//! fixed-size tier, Tao–Owhadi's chain of pendula (§4.2) against RATTLE, second order against
+//! Verlet, Z&S, Z&Ss, stiff Z&Ss and one-iteration Newmark (both Jacobians) on the sparse
+//! tier: the same trajectories as the fixed-size tier, Tao–Owhadi's chain of pendula (§4.2) against RATTLE, second order against
 //! an independent reference, no allocation per step, and typed errors.
 
 mod common;
@@ -9,7 +9,8 @@ use common::{allocations, loglog_slope, CountingAllocator};
 use mechanism_runtime::model::SparseInertia;
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
-    DynState, Integrator, Penalized, Rattle, Rk4, SparseIntegrator, SparseVerlet, SparseZhangSkeel,
+    DynState, Integrator, NewmarkOneIteration, Penalized, Rattle, Rk4, SparseIntegrator,
+    SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff, SparseVerlet, SparseZhangSkeel,
     SparseZhangSkeelSimplified, SparseZhangSkeelStiff, State, StepError, Verlet, ZhangSkeel,
     ZhangSkeelSimplified, ZhangSkeelStiff,
 };
@@ -56,9 +57,21 @@ where
     distance
 }
 
-/// Compares the four integrators on both tiers on the penalized chain of `links = N / 2`
-/// links: the largest relative distance of each (Verlet, Z&Ss, Z&S, stiff Z&Ss).
-fn chain_tiers<const N: usize>(h: f64, steps: usize) -> [f64; 4] {
+/// The integrators [`chain_tiers`] compares, in its order.
+const TIERED: [&str; 6] = [
+    "Verlet",
+    "Z&Ss",
+    "Z&S",
+    "stiff Z&Ss",
+    "Newmark-1",
+    "Newmark-1 (stiff Jacobian)",
+];
+
+/// Compares the integrators of [`TIERED`] on both tiers on the penalized chain of
+/// `links = N / 2` links: the largest relative distance of each. Gravity is linear, so the
+/// stiff Hessian `Hess(½ω²|g|²)` is the whole `Hess W` and both sparse one-iteration Newmarks
+/// follow the fixed-size one.
+fn chain_tiers<const N: usize>(h: f64, steps: usize) -> [f64; 6] {
     let model = Penalized::new(PendulumChain::tao_owhadi(N / 2), OMEGA);
     let start = model.model.tao_owhadi_state();
     let fixed = AsFixed(&model);
@@ -95,6 +108,22 @@ fn chain_tiers<const N: usize>(h: f64, steps: usize) -> [f64; 4] {
             &start,
             steps,
         ),
+        follow(
+            &fixed,
+            NewmarkOneIteration::<N>::new(h).unwrap(),
+            &model,
+            SparseNewmarkOneIteration::new(&model, h).unwrap(),
+            &start,
+            steps,
+        ),
+        follow(
+            &fixed,
+            NewmarkOneIteration::<N>::new(h).unwrap(),
+            &model,
+            SparseNewmarkOneIterationStiff::new(&model, h).unwrap(),
+            &start,
+            steps,
+        ),
     ]
 }
 
@@ -112,11 +141,8 @@ fn sparse_tier_follows_the_fixed_size_tier_on_penalized_chains() {
         (5, chain_tiers::<10>(0.01, 1000)),
         (10, chain_tiers::<20>(0.01, 1000)),
     ] {
-        println!("chain of {links}: Verlet, Z&Ss, Z&S, stiff Z&Ss: {distances:?}");
-        for (name, distance) in ["Verlet", "Z&Ss", "Z&S", "stiff Z&Ss"]
-            .iter()
-            .zip(distances)
-        {
+        println!("chain of {links}: {TIERED:?}: {distances:?}");
+        for (name, distance) in TIERED.iter().zip(distances) {
             assert!(distance < 1e-11, "{name}, chain of {links}: {distance:e}");
         }
     }
@@ -290,6 +316,18 @@ fn sparse_integrators_are_second_order() {
             "stiff Z&Ss",
             errors_against_double_pendulum(&hs, |m, h| SparseZhangSkeelStiff::new(m, h).unwrap()),
         ),
+        (
+            "Newmark-1",
+            errors_against_double_pendulum(&hs, |m, h| {
+                SparseNewmarkOneIteration::new(m, h).unwrap()
+            }),
+        ),
+        (
+            "Newmark-1 (stiff Jacobian)",
+            errors_against_double_pendulum(&hs, |m, h| {
+                SparseNewmarkOneIterationStiff::new(m, h).unwrap()
+            }),
+        ),
     ];
     for (name, errors) in slopes {
         let slope = loglog_slope(&hs, &errors);
@@ -313,7 +351,7 @@ fn allocations_per_run<Model, S: SparseIntegrator<Model>>(
     allocations() - before
 }
 
-/// Asserts that none of the four sparse integrators allocates in a step of `model`.
+/// Asserts that none of the six sparse integrators allocates in a step of `model`.
 fn assert_no_allocation<Model>(what: &str, model: &Model, start: &DynState, h: f64)
 where
     Model: SparseInertia
@@ -345,8 +383,20 @@ where
             start.clone(),
             20,
         ),
+        allocations_per_run(
+            model,
+            SparseNewmarkOneIteration::new(model, h).unwrap(),
+            start.clone(),
+            20,
+        ),
+        allocations_per_run(
+            model,
+            SparseNewmarkOneIterationStiff::new(model, h).unwrap(),
+            start.clone(),
+            20,
+        ),
     ];
-    assert_eq!(counts, [0; 4], "{what}: Verlet, Z&Ss, Z&S, stiff Z&Ss");
+    assert_eq!(counts, [0; 6], "{what}: {TIERED:?}");
 }
 
 #[test]
@@ -380,6 +430,16 @@ fn typed_errors_and_unchanged_state() {
             .unwrap()
             .with_beta(f64::NAN),
         Err(StepError::BadParameter { name: "beta", .. })
+    ));
+    assert!(matches!(
+        SparseNewmarkOneIterationStiff::new(&model, 0.1)
+            .unwrap()
+            .with_beta(-1.0),
+        Err(StepError::BadParameter { name: "beta", .. })
+    ));
+    assert!(matches!(
+        SparseNewmarkOneIteration::new(&model, f64::INFINITY),
+        Err(StepError::BadStepSize { .. })
     ));
 
     // A non-finite state.
@@ -439,6 +499,18 @@ fn typed_errors_and_unchanged_state() {
         (
             "Z&S",
             SparseZhangSkeel::new(&two, 0.05)
+                .unwrap()
+                .step(&two, &mut compressed.clone()),
+        ),
+        (
+            "Newmark-1",
+            SparseNewmarkOneIteration::new(&two, 0.05)
+                .unwrap()
+                .step(&two, &mut compressed.clone()),
+        ),
+        (
+            "Newmark-1 (stiff Jacobian)",
+            SparseNewmarkOneIterationStiff::new(&two, 0.05)
                 .unwrap()
                 .step(&two, &mut compressed.clone()),
         ),

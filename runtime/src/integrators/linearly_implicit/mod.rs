@@ -3,16 +3,20 @@
 
 mod carried;
 mod newmark;
+mod sparse_newmark;
 mod spook;
 mod stiff;
 mod zhang_skeel;
 
 pub use carried::{
     AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, FullHessian, ImplicitAcceleration,
-    ImplicitSolve, MassSolve, RuleDefaults, RuleName, SparseSystem, StiffHessian, ThirdContraction,
-    UsesBeta,
+    ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName, SparseSystem, StiffHessian,
+    ThirdContraction, UsesBeta,
 };
 pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
+pub use sparse_newmark::{
+    SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
+};
 pub use spook::{
     DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,

@@ -139,6 +139,22 @@ pub trait ImplicitSolve<Model: ?Sized, Which> {
     ) -> Result<u32, StepError>;
 }
 
+/// The seam of one-iteration Newmark: one Newton iteration on `M a + ∇V(y) = 0` with the
+/// Jacobian `M(y) + βh² H(y)`, `H` the Hessian that `Which` names.
+pub trait NewtonIterate<Model: ?Sized, Which> {
+    /// Writes `a − (M(y) + βh² H(y))⁻¹ (M(y) a + ∇V(y))` into `out`; returns the
+    /// factorizations (1).
+    fn newton_iterate(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError>;
+}
+
 /// The seam of full Z&S: `a·V‴(x)·a` as a vector.
 pub trait ThirdContraction<Model: ?Sized> {
     /// Writes `a·V‴(x)·a` into `out`.

@@ -21,7 +21,7 @@
 //! scale should use a smaller step, or the fixed-size tier.
 
 use super::{
-    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, StiffHessian,
+    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, NewtonIterate, StiffHessian,
     ThirdContraction,
 };
 use crate::error::StepError;
@@ -76,7 +76,7 @@ impl CarriedTier for SparseSystem {
 impl SparseSystem {
     /// Builds the system for `model` with the Hessian pattern `hessian` (empty for the
     /// explicit rule).
-    fn new<Model>(model: &Model, hessian: &[(usize, usize)]) -> Result<Self, StepError>
+    pub(crate) fn new<Model>(model: &Model, hessian: &[(usize, usize)]) -> Result<Self, StepError>
     where
         Model: SparseInertia + ?Sized,
     {
@@ -163,6 +163,89 @@ impl SparseSystem {
         self.ldlt.solve_in_place(out).map_err(&wrap)?;
         out.iter_mut().for_each(|a| *a = -*a);
         Ok(1)
+    }
+}
+
+impl SparseSystem {
+    /// Returns the model's body sizes, as when the system was built.
+    pub(crate) fn body_sizes(&self) -> &[usize] {
+        &self.body_sizes
+    }
+
+    /// Overwrites `out` (holding `∇V(y)`, with `self.hessian` holding `H(y)`) with the Newton
+    /// iterate `a − (M(y) + βh² H(y))⁻¹ (M(y) a + ∇V(y))` of `M a' + ∇V(y) = 0`.
+    #[allow(clippy::too_many_arguments)]
+    fn newton_iterate_from<Model>(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        name: &'static str,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError>
+    where
+        Model: SparseInertia + ?Sized,
+    {
+        check_finite_slice(out, "gradient", t)?;
+        // The residual M a + ∇V, block by block (solve_implicit refills the blocks at y).
+        model.mass_blocks(y, &mut self.mass_blocks);
+        let (mut first, mut offset) = (0, 0);
+        for &size in &self.body_sizes {
+            let block = &self.mass_blocks[offset..offset + size * size];
+            for (i, row) in block.chunks_exact(size).enumerate() {
+                let product: f64 = row
+                    .iter()
+                    .zip(&a[first..first + size])
+                    .map(|(m, x)| m * x)
+                    .sum();
+                out[first + i] += product;
+            }
+            first += size;
+            offset += size * size;
+        }
+        let factorizations = self.solve_implicit(model, y, beta_h2, name, out, t)?;
+        out.iter_mut().zip(a).for_each(|(o, a)| *o += a);
+        Ok(factorizations)
+    }
+}
+
+impl<Model> NewtonIterate<Model, FullHessian> for SparseSystem
+where
+    Model: SparseInertia + SparsePotentialHessian + ?Sized,
+{
+    fn newton_iterate(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.check_hessian(model.hessian_pattern())?;
+        model.potential_gradient_hessian(y, out, &mut self.hessian);
+        self.newton_iterate_from(model, y, a, beta_h2, IMPLICIT_MATRIX, out, t)
+    }
+}
+
+impl<Model> NewtonIterate<Model, StiffHessian> for SparseSystem
+where
+    Model: SparseInertia + SparseSplitPotential + ?Sized,
+{
+    fn newton_iterate(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.check_hessian(model.stiff_hessian_pattern())?;
+        model.potential_gradient_stiff_hessian(y, out, &mut self.hessian);
+        self.newton_iterate_from(model, y, a, beta_h2, STIFF_MATRIX, out, t)
     }
 }
 
