@@ -97,7 +97,12 @@
 //!   block-row sums of the penalty Hessian, so the correction moves no momentum); neither
 //!   conserves the angular momentum. Newmark-1's Jacobian here is stiff Z&Ss's
 //!   (`SparseNewmarkOneIterationStiff`), which the paper does not specify.
-//! - Left out: the optional smooth cutoff (every pair is summed, as in the paper).
+//! - Left out: the optional smooth cutoff (every pair is summed, as in the paper). Written into
+//!   the one pair kernel as a C² switch `S(r_OO)` on each molecule pair (with `S = 1` exactly
+//!   by default) it made the default gradient 1.5× the hand-written loop
+//!   (`benches/water_forces.rs`): the product rule needs the pair energy beside its gradient,
+//!   and the larger kernel no longer simplifies within the e-graph's limits. A cutoff belongs
+//!   in a kernel of its own, with a neighbour list that skips far pairs.
 
 mod common;
 #[path = "water/invariants.rs"]

@@ -183,14 +183,18 @@ fn stiff_zss_conserves_linear_momentum_to_round_off() {
     let bound = 16.0 * f64::EPSILON * budget;
     println!("linear momentum drift {drift:.3e} (bound {bound:.3e}, |p0| = {p0:?})");
     assert!(drift < bound, "drift {drift:e} ≥ bound {bound:e}");
-    // The cluster stayed bound and rigid: the penalty holds the geometry.
+    // The molecules stayed molecules. At kT = 1/50 equipartition gives the penalty modes
+    // |g| ~ √kT/ω ≈ 7e-3 Å², but Z&Ss at hω ≈ 4.3 (the H–H mode) heats them (see
+    // examples/water.rs), and |g| reaches ~0.1 Å² over these 10⁴ steps, its exact value
+    // depending on round-off along a chaotic trajectory. 0.25 Å² keeps every bond within ~13 %
+    // of its length: a check that nothing blew up, not a tolerance of the scheme.
     let mut g = vec![0.0; penalized.model.constraint_count()];
     let mut jac = vec![0.0; penalized.model.jacobian_pattern().len()];
     penalized
         .model
         .constraints_and_jacobian(&state.q, 0.0, &mut g, &mut jac);
     assert!(
-        max_abs(&g) < 0.1,
+        max_abs(&g) < 0.25,
         "rows of the rigid geometry: {}",
         max_abs(&g)
     );
