@@ -83,6 +83,10 @@ pub struct Capabilities {
     pub discrete_gradients: bool,
     /// Needs the time derivatives of the constraints (index reduction).
     pub kinematics: bool,
+    /// Solves `(M + βh² H) a = −∇V` once per step, which `mechanism!` specializes to the
+    /// model's structural nonzeros
+    /// ([`PotentialHessian::implicit_acceleration`](crate::model::PotentialHessian::implicit_acceleration)).
+    pub linear_solve: bool,
 }
 
 const BASE: Capabilities = Capabilities {
@@ -99,6 +103,7 @@ const BASE: Capabilities = Capabilities {
     third_derivative: false,
     discrete_gradients: false,
     kinematics: false,
+    linear_solve: false,
 };
 
 const Z_FAMILY: Capabilities = Capabilities {
@@ -209,15 +214,24 @@ impl Family {
                 &["ZhangSkeel"],
                 Capabilities {
                     third_derivative: true,
+                    linear_solve: true,
                     ..Z_FAMILY
                 },
             ),
-            Family::Zss => ("zss", &["ZhangSkeelSimplified"], Z_FAMILY),
+            Family::Zss => (
+                "zss",
+                &["ZhangSkeelSimplified"],
+                Capabilities {
+                    linear_solve: true,
+                    ..Z_FAMILY
+                },
+            ),
             Family::ZssStiff => (
                 "zss_stiff",
                 &["ZhangSkeelStiff"],
                 Capabilities {
                     stiff_penalty: true,
+                    linear_solve: true,
                     ..Z_FAMILY
                 },
             ),

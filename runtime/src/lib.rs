@@ -113,9 +113,9 @@ pub use integrators::stabilized::{
 };
 pub use integrators::{DivergenceGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
-    AppliedForces, Configuration, Dissipation, Forces, Holonomic, HolonomicHessians,
-    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized, PenalizedHessian,
-    PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
+    AppliedForces, Configuration, Dissipation, Forces, GeneratedSolve, Holonomic,
+    HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,
+    PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
     PotentialThirdDerivative, Regularization, Relaxation,
 };
 pub use nalgebra::{SMatrix, SVector};

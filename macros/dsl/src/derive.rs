@@ -77,6 +77,9 @@ pub struct Derived {
     pub dissipation: Option<VectorDerivatives>,
     /// Generalized forces and their Jacobians, if the model has forces.
     pub forces: Option<VectorDerivatives>,
+    /// Whether to emit the linear solves specialized to the structural nonzeros (for each
+    /// Hessian above).
+    pub linear_solve: bool,
 }
 
 /// Computes every derived expression of `model` that `plan` asks for.
@@ -175,6 +178,7 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         nonholonomic_derivative,
         dissipation,
         forces,
+        linear_solve: plan.linear_solve,
     }
 }
 

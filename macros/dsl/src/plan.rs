@@ -31,6 +31,9 @@ pub struct Plan {
     pub dissipation: bool,
     /// `f(q, v, t)` and its Jacobians.
     pub forces: bool,
+    /// The linear solve `a = −(M + c H)⁻¹ ∇V` of the Zhang–Skeel family, specialized to the
+    /// structural nonzeros of `M + c H` (for each Hessian that is generated).
+    pub linear_solve: bool,
 }
 
 impl Plan {
@@ -61,6 +64,7 @@ impl Plan {
             nonholonomic_derivative: model.uses(Family::Dlda),
             dissipation: model.dissipation.is_some(),
             forces: model.forces.is_some(),
+            linear_solve: any(|c| c.linear_solve),
         }
     }
 }

@@ -23,7 +23,7 @@ pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
-pub use potential::{Potential, PotentialHessian, PotentialThirdDerivative};
+pub use potential::{GeneratedSolve, Potential, PotentialHessian, PotentialThirdDerivative};
 pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};
 pub use sparse::{
     SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,

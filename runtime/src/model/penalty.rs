@@ -1,6 +1,8 @@
 use nalgebra::{SMatrix, SVector};
 
-use super::{Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative};
+use super::{
+    Configuration, GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+};
 
 /// The penalized potential `W(q) = V(q) + ½ ω² |g(q)|²` of Tao–Owhadi (2014) eq. 7, which
 /// replaces holonomic constraints `g = 0` by stiff springs of frequency `ω`.
@@ -55,6 +57,20 @@ pub trait PenalizedHessian<const N: usize>: PenalizedPotential<N> {
     ) {
         self.penalized_potential_gradient(omega, q, grad);
         self.penalized_potential_hessian(omega, q, hess);
+    }
+
+    /// Writes `a = −(M(q) + c Hess W(q))⁻¹ ∇W(q)` with the code `mechanism!` specializes to the
+    /// model, as [`PotentialHessian::implicit_acceleration`]; the default has none.
+    #[inline]
+    fn penalized_implicit_acceleration(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        let _ = (omega, q, c, a);
+        GeneratedSolve::NotGenerated
     }
 }
 
@@ -141,6 +157,16 @@ impl<const N: usize, Model: PenalizedHessian<N>> PotentialHessian<N> for Penaliz
     ) {
         self.model
             .penalized_potential_gradient_hessian(self.omega, q, grad, hess);
+    }
+
+    fn implicit_acceleration(
+        &self,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        self.model
+            .penalized_implicit_acceleration(self.omega, q, c, a)
     }
 }
 

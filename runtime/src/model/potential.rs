@@ -43,6 +43,43 @@ pub trait PotentialHessian<const N: usize>: Potential<N> {
         self.potential_gradient(q, grad);
         self.potential_hessian(q, hess);
     }
+
+    /// Writes the linearly implicit acceleration `a = −(M(q) + c Hess V(q))⁻¹ ∇V(q)` of the
+    /// Zhang–Skeel family with the code `mechanism!` specializes to the model: `∇V`, `Hess V`
+    /// and `M` together, and an `LDLᵀ` without pivoting unrolled over the structural nonzeros
+    /// of `M + c Hess V` and their fill only; or says why it did not ([`GeneratedSolve`]).
+    /// `a` is written only when the result is [`GeneratedSolve::Solved`]. The default has no
+    /// such code and returns [`GeneratedSolve::NotGenerated`].
+    #[inline]
+    fn implicit_acceleration(
+        &self,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        let _ = (q, c, a);
+        GeneratedSolve::NotGenerated
+    }
+}
+
+/// What a linear solve that `mechanism!` generated for a model did; on anything but
+/// [`Solved`](GeneratedSolve::Solved) the integrator runs its generic kernels, which either
+/// succeed where the specialized code cannot (an indefinite matrix, factored by pivoted LU) or
+/// report the error with its culprit.
+///
+/// The generated `LDLᵀ` performs the generic root-free Cholesky's operations in the same order
+/// with the structural zeros left out, so where it succeeds its result is the generic one bit
+/// for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeneratedSolve {
+    /// The solution was written.
+    Solved,
+    /// The model has no generated solve for this system (a hand-written model, or one compiled
+    /// for other integrators).
+    NotGenerated,
+    /// A pivot was not clearly positive (`D_jj ≤ N·ε·|A_jj|`, the generic Cholesky's test), or
+    /// a value was not finite.
+    Declined,
 }
 
 /// The third derivative of the potential contracted twice with a vector, for full Z&S.

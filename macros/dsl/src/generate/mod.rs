@@ -2,6 +2,7 @@
 //! runtime's capability traits with straight-line, fixed-size `f64` code.
 
 mod fallback;
+mod solve;
 
 pub use fallback::fallback;
 
@@ -29,7 +30,9 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     let code = Code::new(model);
     let definition = code.definition();
     let inertia = code.inertia(derived);
-    let potential = code.potential(&derived.potential);
+    // The mass matrix for the specialized linear solves, if the integrators solve with it.
+    let solve_mass = derived.linear_solve.then_some(derived.mass.as_slice());
+    let potential = code.potential(&derived.potential, solve_mass);
     // `Holonomic<N, 0>`, `Nonholonomic<N, 0>` and a zero `AppliedForces<N>` are emitted too, so
     // that an integrator can require all three and a model can never have rows or forces that
     // an integrator silently drops because it was not asked for them.
@@ -37,7 +40,7 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     let penalty = derived
         .penalized
         .as_ref()
-        .map(|w| code.penalty(w, derived.penalty_hessian.as_ref()));
+        .map(|w| code.penalty(w, derived.penalty_hessian.as_ref(), solve_mass));
     let kinematics = code.kinematics(derived);
     let second_order = code.second_order(derived);
     let nonholonomic = code.nonholonomic(derived);
@@ -311,7 +314,7 @@ impl<'a> Code<'a> {
         }
     }
 
-    fn potential(&self, v: &ScalarDerivatives) -> TokenStream {
+    fn potential(&self, v: &ScalarDerivatives, solve_mass: Option<&[Vec<Id>]>) -> TokenStream {
         let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
         let n = Literal::usize_unsuffixed(self.model.dof());
         let (grad, hess, out) = (quote!(grad), quote!(hess), quote!(out));
@@ -339,9 +342,26 @@ impl<'a> Code<'a> {
             let mut fused = self.vector(&grad, &v.gradient);
             fused.extend(self.matrix(&hess, h));
             let fused = self.body(fused, &[&grad, &hess]);
+            let solve = solve_mass.map(|mass| {
+                let body = self.implicit_solve(mass, &v.gradient, h);
+                quote! {
+                    #[inline]
+                    #[allow(unused_mut)]
+                    fn implicit_acceleration(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        c: f64,
+                        a: &mut #rt::SVector<f64, #n>,
+                    ) -> #rt::GeneratedSolve {
+                        #body
+                    }
+                }
+            });
             tokens.extend(quote! {
                 #allow
                 impl #rt::PotentialHessian<#n> for #name {
+                    #solve
+
                     #[inline]
                     fn potential_hessian(&self, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
                         #hessian
@@ -453,6 +473,7 @@ impl<'a> Code<'a> {
         &self,
         w: &ScalarDerivatives,
         penalty_hessian: Option<&Vec<Vec<Id>>>,
+        solve_mass: Option<&[Vec<Id>]>,
     ) -> TokenStream {
         let (rt, allow, name) = (runtime(), allow_lints(), &self.model.name);
         let n = Literal::usize_unsuffixed(self.model.dof());
@@ -478,9 +499,27 @@ impl<'a> Code<'a> {
             let mut fused = self.vector(&grad, &w.gradient);
             fused.extend(self.matrix(&hess, h));
             let fused = self.body(fused, &[&grad, &hess]);
+            let solve = solve_mass.map(|mass| {
+                let body = self.implicit_solve(mass, &w.gradient, h);
+                quote! {
+                    #[inline]
+                    #[allow(unused_mut)]
+                    fn penalized_implicit_acceleration(
+                        &self,
+                        omega: f64,
+                        q: &#rt::SVector<f64, #n>,
+                        c: f64,
+                        a: &mut #rt::SVector<f64, #n>,
+                    ) -> #rt::GeneratedSolve {
+                        #body
+                    }
+                }
+            });
             tokens.extend(quote! {
                 #allow
                 impl #rt::PenalizedHessian<#n> for #name {
+                    #solve
+
                     #[inline]
                     fn penalized_potential_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
                         #hessian
@@ -519,9 +558,27 @@ impl<'a> Code<'a> {
         }
         if let Some(h) = penalty_hessian {
             let hessian = self.body(self.matrix(&hess, h), &[&hess]);
+            let solve = solve_mass.map(|mass| {
+                let body = self.implicit_solve(mass, &w.gradient, h);
+                quote! {
+                    #[inline]
+                    #[allow(unused_mut)]
+                    fn penalty_implicit_acceleration(
+                        &self,
+                        omega: f64,
+                        q: &#rt::SVector<f64, #n>,
+                        c: f64,
+                        a: &mut #rt::SVector<f64, #n>,
+                    ) -> #rt::GeneratedSolve {
+                        #body
+                    }
+                }
+            });
             tokens.extend(quote! {
                 #allow
                 impl #rt::PenaltyHessian<#n> for #name {
+                    #solve
+
                     #[inline]
                     fn penalty_hessian(&self, omega: f64, q: &#rt::SVector<f64, #n>, hess: &mut #rt::SMatrix<f64, #n, #n>) {
                         #hessian

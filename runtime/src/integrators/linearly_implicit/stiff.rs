@@ -20,7 +20,7 @@ use nalgebra::{SMatrix, SVector};
 use super::carried::{
     CarriedScheme, DenseSystem, ImplicitAcceleration, SparseSystem, StiffHessian,
 };
-use crate::model::{HolonomicHessians, Penalized, PenalizedHessian, Potential};
+use crate::model::{GeneratedSolve, HolonomicHessians, Penalized, PenalizedHessian, Potential};
 use crate::reference::DoublePendulum;
 
 /// A potential `V = V0 + ε⁻¹ V1` split into a soft part `V0` and a stiff part `ε⁻¹ V1`.
@@ -52,6 +52,20 @@ pub trait SplitPotential<const N: usize>: Potential<N> {
         self.potential_gradient(q, grad);
         self.stiff_hessian(q, hess);
     }
+
+    /// Writes `a = −(M(q) + c ε⁻¹ Hess V1(q))⁻¹ ∇V(q)` with code specialized to the model, as
+    /// [`PotentialHessian::implicit_acceleration`](crate::model::PotentialHessian::implicit_acceleration);
+    /// the default has none.
+    #[inline]
+    fn stiff_implicit_acceleration(
+        &self,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        let _ = (q, c, a);
+        GeneratedSolve::NotGenerated
+    }
 }
 
 /// The Hessian of the penalty `½ ω² |g(q)|²` of a model with holonomic constraints `g`.
@@ -65,6 +79,22 @@ pub trait SplitPotential<const N: usize>: Potential<N> {
 pub trait PenaltyHessian<const N: usize> {
     /// Writes `Hess(½ ω² |g(q)|²)` into `hess`.
     fn penalty_hessian(&self, omega: f64, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>);
+
+    /// Writes `a = −(M(q) + c Hess(½ ω² |g|²))⁻¹ ∇W(q)` (`W = V + ½ ω² |g|²`) with the code
+    /// `mechanism!` specializes to the model, as
+    /// [`PotentialHessian::implicit_acceleration`](crate::model::PotentialHessian::implicit_acceleration);
+    /// the default has none.
+    #[inline]
+    fn penalty_implicit_acceleration(
+        &self,
+        omega: f64,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        let _ = (omega, q, c, a);
+        GeneratedSolve::NotGenerated
+    }
 }
 
 /// Writes `ω² (Gᵀ G + Σ_k g_k Hess g_k)`, the Hessian of `½ ω² |g(q)|²`, from the constraints
@@ -103,6 +133,16 @@ where
 {
     fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.model.penalty_hessian(self.omega, q, hess);
+    }
+
+    fn stiff_implicit_acceleration(
+        &self,
+        q: &SVector<f64, N>,
+        c: f64,
+        a: &mut SVector<f64, N>,
+    ) -> GeneratedSolve {
+        self.model
+            .penalty_implicit_acceleration(self.omega, q, c, a)
     }
 }
 

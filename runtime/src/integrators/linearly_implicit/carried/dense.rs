@@ -14,7 +14,9 @@ use crate::integrators::checks::{
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
-use crate::model::{Inertia, Potential, PotentialHessian, PotentialThirdDerivative};
+use crate::model::{
+    GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+};
 use crate::state::State;
 
 use super::super::stiff::SplitPotential;
@@ -112,6 +114,11 @@ where
         t: f64,
     ) -> Result<u32, StepError> {
         let x = SVector::<f64, N>::from_column_slice(x);
+        let mut a = SVector::<f64, N>::zeros();
+        if model.implicit_acceleration(&x, beta_h2, &mut a) == GeneratedSolve::Solved {
+            out.copy_from_slice(a.as_slice());
+            return Ok(1);
+        }
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(&x, &mut mass);
         let mut grad = SVector::<f64, N>::zeros();
@@ -134,6 +141,11 @@ where
         t: f64,
     ) -> Result<u32, StepError> {
         let x = SVector::<f64, N>::from_column_slice(x);
+        let mut a = SVector::<f64, N>::zeros();
+        if model.stiff_implicit_acceleration(&x, beta_h2, &mut a) == GeneratedSolve::Solved {
+            out.copy_from_slice(a.as_slice());
+            return Ok(1);
+        }
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(&x, &mut mass);
         let mut grad = SVector::<f64, N>::zeros();

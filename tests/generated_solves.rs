@@ -1,0 +1,284 @@
+//! The linear solves `mechanism!` specializes to a model's structural nonzeros (the
+//! acceleration `a = −(M + βh² H)⁻¹ ∇V` of Z&Ss, Z&S and stiff Z&Ss, unrolled over the nonzeros
+//! of `M + βh² H` and their fill) against the runtime's generic dense kernels, which a wrapper
+//! that hides the generated code makes the integrators use:
+//!
+//! - the generated `LDLᵀ` does the generic root-free Cholesky's operations in its order with
+//!   the structural zeros left out, so whole trajectories agree exactly (`==` on every
+//!   component, which also equates `0.0` and `−0.0`);
+//! - one solve agrees with nalgebra's LU of the assembled matrix to the conditioning;
+//! - an indefinite `M + βh² H` (compressed rods) is declined by the generated code and stepped
+//!   by the generic pivoted LU, again exactly as without the generated code;
+//! - the banded 10-link chain is solved by the generated code (it does not decline).
+
+use mechanism::mechanism;
+use mechanism::models::DoublePendulum;
+use mechanism::runtime::{
+    GeneratedSolve, Inertia, Integrator, Penalized, PenalizedHessian, PenalizedPotential,
+    PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, SMatrix, SVector,
+    SplitPotential, State, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+};
+
+/// A model seen only through the runtime's traits, without its generated solves (the
+/// provided methods keep their default, `NotGenerated`): the integrators then run their generic
+/// dense kernels.
+struct Generic<'a, Model>(&'a Model);
+
+impl<const N: usize, Model: Inertia<N>> Inertia<N> for Generic<'_, Model> {
+    const CONSTANT_MASS: bool = Model::CONSTANT_MASS;
+    fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
+        self.0.mass_matrix(q, m);
+    }
+    fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
+        self.0.non_finite_parameter()
+    }
+}
+
+impl<const N: usize, Model: Potential<N>> Potential<N> for Generic<'_, Model> {
+    fn potential(&self, q: &SVector<f64, N>) -> f64 {
+        self.0.potential(q)
+    }
+    fn potential_gradient(&self, q: &SVector<f64, N>, grad: &mut SVector<f64, N>) {
+        self.0.potential_gradient(q, grad);
+    }
+}
+
+impl<const N: usize, Model: PotentialHessian<N>> PotentialHessian<N> for Generic<'_, Model> {
+    fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        self.0.potential_hessian(q, hess);
+    }
+    fn potential_gradient_hessian(
+        &self,
+        q: &SVector<f64, N>,
+        grad: &mut SVector<f64, N>,
+        hess: &mut SMatrix<f64, N, N>,
+    ) {
+        self.0.potential_gradient_hessian(q, grad, hess);
+    }
+}
+
+impl<const N: usize, Model: PotentialThirdDerivative<N>> PotentialThirdDerivative<N>
+    for Generic<'_, Model>
+{
+    fn potential_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    ) {
+        self.0.potential_third_contraction(q, a, out);
+    }
+}
+
+impl<const N: usize, Model: SplitPotential<N>> SplitPotential<N> for Generic<'_, Model> {
+    fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
+        self.0.stiff_hessian(q, hess);
+    }
+}
+
+mechanism! {
+    /// Tao–Owhadi's chain of 10 pendula (§4.2, `L² = 5`, C1: `V = +Σ y`), fixed-size: the
+    /// Hessian of its penalty is banded (each rod couples two neighbours).
+    pub struct Chain10 {
+        coordinates: [x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, x7, y7, x8, y8, x9, y9, x10, y10],
+        kinetic: 0.5 * (dot(x1).powi(2) + dot(y1).powi(2) + dot(x2).powi(2) + dot(y2).powi(2)
+            + dot(x3).powi(2) + dot(y3).powi(2) + dot(x4).powi(2) + dot(y4).powi(2)
+            + dot(x5).powi(2) + dot(y5).powi(2) + dot(x6).powi(2) + dot(y6).powi(2)
+            + dot(x7).powi(2) + dot(y7).powi(2) + dot(x8).powi(2) + dot(y8).powi(2)
+            + dot(x9).powi(2) + dot(y9).powi(2) + dot(x10).powi(2) + dot(y10).powi(2)),
+        potential: y1 + y2 + y3 + y4 + y5 + y6 + y7 + y8 + y9 + y10,
+        holonomic: {
+            r1: x1.powi(2) + y1.powi(2) - 5.0,
+            r2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - 5.0,
+            r3: (x3 - x2).powi(2) + (y3 - y2).powi(2) - 5.0,
+            r4: (x4 - x3).powi(2) + (y4 - y3).powi(2) - 5.0,
+            r5: (x5 - x4).powi(2) + (y5 - y4).powi(2) - 5.0,
+            r6: (x6 - x5).powi(2) + (y6 - y5).powi(2) - 5.0,
+            r7: (x7 - x6).powi(2) + (y7 - y6).powi(2) - 5.0,
+            r8: (x8 - x7).powi(2) + (y8 - y7).powi(2) - 5.0,
+            r9: (x9 - x8).powi(2) + (y9 - y8).powi(2) - 5.0,
+            r10: (x10 - x9).powi(2) + (y10 - y9).powi(2) - 5.0,
+        },
+        integrators: [zss, zss_stiff],
+    }
+}
+
+/// Steps `model` and its generic view side by side and asserts equal states at every step;
+/// returns the number of steps.
+fn lockstep<const N: usize, Model, I>(
+    model: &Model,
+    mut generated: I,
+    mut generic: I,
+    start: State<N>,
+    steps: usize,
+) where
+    I: Integrator<Model, N> + for<'a> Integrator<Generic<'a, Model>, N>,
+{
+    let view = Generic(model);
+    let (mut a, mut b) = (start, start);
+    for k in 0..steps {
+        let (x, y) = (
+            Integrator::<Model, N>::step(&mut generated, model, &mut a),
+            Integrator::<Generic<Model>, N>::step(&mut generic, &view, &mut b),
+        );
+        assert!(x.is_ok() && y.is_ok(), "step {k} (N = {N}): {x:?} {y:?}");
+        assert!(
+            a.q == b.q && a.v == b.v,
+            "step {k}: {:?} {:?} vs {:?} {:?}",
+            a.q,
+            a.v,
+            b.q,
+            b.v
+        );
+    }
+}
+
+fn double_pendulum() -> Penalized<DoublePendulum> {
+    Penalized::new(DoublePendulum::default(), 20.0)
+}
+
+/// Tao–Owhadi §4.1's start: the second rod at 45°, at rest, on the constraints.
+fn moving_state() -> State<4> {
+    DoublePendulum::initial_state()
+}
+
+#[test]
+fn generated_solves_step_exactly_as_the_generic_kernels() {
+    let model = double_pendulum();
+    let (h, steps) = (0.1, 2000);
+    // The generated code runs (rather than declining) for every scheme below.
+    let (q, c, mut a) = (
+        SVector::from(moving_state().q),
+        0.4 * h * h,
+        SVector::zeros(),
+    );
+    assert_eq!(
+        model.implicit_acceleration(&q, c, &mut a),
+        GeneratedSolve::Solved
+    );
+    assert_eq!(
+        model.stiff_implicit_acceleration(&q, c, &mut a),
+        GeneratedSolve::Solved
+    );
+    lockstep(
+        &model,
+        ZhangSkeelSimplified::<4>::new(h).unwrap(),
+        ZhangSkeelSimplified::<4>::new(h).unwrap(),
+        moving_state(),
+        steps,
+    );
+    lockstep(
+        &model,
+        ZhangSkeel::<4>::new(h).unwrap(),
+        ZhangSkeel::<4>::new(h).unwrap(),
+        moving_state(),
+        steps,
+    );
+    lockstep(
+        &model,
+        ZhangSkeelStiff::<4>::new(h).unwrap(),
+        ZhangSkeelStiff::<4>::new(h).unwrap(),
+        moving_state(),
+        steps,
+    );
+    let chain = Penalized::new(Chain10::default(), 20.0);
+    let mut q = [0.0; 20];
+    for k in 0..10 {
+        // Horizontal at rest, Tao–Owhadi's start: x_k = k √5, y_k = 0.
+        q[2 * k] = 5f64.sqrt() * (k + 1) as f64;
+    }
+    let start = State::new(0.0, q, [0.0; 20]);
+    let (q, c, mut a) = (SVector::from(q), 0.4 * 0.05 * 0.05, SVector::zeros());
+    assert_eq!(
+        chain.implicit_acceleration(&q, c, &mut a),
+        GeneratedSolve::Solved
+    );
+    assert_eq!(
+        chain.stiff_implicit_acceleration(&q, c, &mut a),
+        GeneratedSolve::Solved
+    );
+    lockstep(
+        &chain,
+        ZhangSkeelSimplified::<20>::new(0.05).unwrap(),
+        ZhangSkeelSimplified::<20>::new(0.05).unwrap(),
+        start,
+        1000,
+    );
+    lockstep(
+        &chain,
+        ZhangSkeelStiff::<20>::new(0.05).unwrap(),
+        ZhangSkeelStiff::<20>::new(0.05).unwrap(),
+        start,
+        1000,
+    );
+}
+
+/// Returns `−(M + c H)⁻¹ g` by nalgebra's LU of the assembled dense matrix.
+fn dense_solve<const N: usize>(
+    mass: &SMatrix<f64, N, N>,
+    hess: &SMatrix<f64, N, N>,
+    grad: &SVector<f64, N>,
+    c: f64,
+) -> SVector<f64, N> {
+    let matrix = nalgebra::DMatrix::from_fn(N, N, |i, j| mass[(i, j)] + c * hess[(i, j)]);
+    let rhs = nalgebra::DVector::from_fn(N, |i, _| -grad[i]);
+    let x = matrix.lu().solve(&rhs).expect("a regular matrix");
+    SVector::from_fn(|i, _| x[i])
+}
+
+#[test]
+fn a_generated_solve_agrees_with_an_lu_of_the_assembled_matrix() {
+    let (model, c) = (Chain10::default(), 0.4 * 0.05 * 0.05);
+    let mut q = SVector::<f64, 20>::zeros();
+    for k in 0..20 {
+        // Near the horizontal start, every rod a little off its length.
+        q[k] = if k % 2 == 0 {
+            2.3 * (k / 2 + 1) as f64 + 0.01 * k as f64
+        } else {
+            -0.05 * k as f64
+        };
+    }
+    let (mut mass, mut hess, mut grad) = (SMatrix::zeros(), SMatrix::zeros(), SVector::zeros());
+    model.mass_matrix(&q, &mut mass);
+    for (omega, stiff) in [(20.0, false), (20.0, true)] {
+        let mut a = SVector::zeros();
+        let result = if stiff {
+            model.penalized_potential_gradient(omega, &q, &mut grad);
+            model.penalty_hessian(omega, &q, &mut hess);
+            model.penalty_implicit_acceleration(omega, &q, c, &mut a)
+        } else {
+            model.penalized_potential_gradient_hessian(omega, &q, &mut grad, &mut hess);
+            model.penalized_implicit_acceleration(omega, &q, c, &mut a)
+        };
+        assert_eq!(result, GeneratedSolve::Solved);
+        let expected = dense_solve(&mass, &hess, &grad, c);
+        // κ(M + cH) ≈ 1 + c·8ω²·5 = 9 here: agreement to a few hundred ulps of |a|.
+        let error = (a - expected).amax();
+        assert!(
+            error < 1e-12 * expected.amax(),
+            "stiff = {stiff}: {error:e} of {}",
+            expected.amax()
+        );
+    }
+}
+
+#[test]
+fn an_indefinite_matrix_is_declined_and_stepped_by_the_generic_lu() {
+    // Compressed rods (|d|² = 1.25 < 5): 2ω²(|d|² − L²) = −3000 across each rod, so
+    // M + βh² Hess W has a negative eigenvalue at h = 0.1 (1 − 0.4 · 0.01 · 3000 < 0).
+    let model = double_pendulum();
+    let compressed = State::new(0.0, [0.5, -1.0, 1.0, -2.0], [0.0; 4]);
+    let mut a = SVector::zeros();
+    let q = SVector::from(compressed.q);
+    assert_eq!(
+        model.implicit_acceleration(&q, 0.4 * 0.1 * 0.1, &mut a),
+        GeneratedSolve::Declined
+    );
+    lockstep(
+        &model,
+        ZhangSkeelSimplified::<4>::new(0.1).unwrap(),
+        ZhangSkeelSimplified::<4>::new(0.1).unwrap(),
+        compressed,
+        50,
+    );
+}
