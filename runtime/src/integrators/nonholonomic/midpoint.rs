@@ -125,14 +125,17 @@ impl<const N: usize, const K: usize> MidpointLagrangeDAlembert<N, K> {
     }
 }
 
-/// `(h/2)(∂T/∂q − ∇V)(q̄, u)` and `M(q̄) u`: the two halves of `D₁L_d` and `D₂L_d`.
+/// `(h/2)(∂T/∂q − ∇V)(q̄, u)`, `M(q̄) u` and `M(q̄)`.
+type Halves<const N: usize> = (SVector<f64, N>, SVector<f64, N>, SMatrix<f64, N, N>);
+
+/// `(h/2)(∂T/∂q − ∇V)(q̄, u)` and `M(q̄) u`: the two halves of `D₁L_d` and `D₂L_d`, and `M(q̄)`.
 fn halves<Model, const N: usize>(
     model: &Model,
     mid: &SVector<f64, N>,
     u: &SVector<f64, N>,
     h: f64,
     t: f64,
-) -> Result<(SVector<f64, N>, SVector<f64, N>, SMatrix<f64, N, N>), StepError>
+) -> Result<Halves<N>, StepError>
 where
     Model: InertiaGradient<N> + PotentialHessian<N>,
 {
