@@ -49,6 +49,9 @@ pub enum Family {
     Rk,
     /// Discrete Lagrange–d'Alembert (Cuell 2005).
     Dlda,
+    /// Discrete Lagrange–d'Alembert on the midpoint discrete Lagrangian, with the constraint at
+    /// the midpoint (McLachlan–Perlmutter 2006), for a configuration-dependent mass matrix.
+    DldaMidpoint,
 }
 
 /// What an integrator family requires of the model and what it can treat.
@@ -114,7 +117,7 @@ const Z_FAMILY: Capabilities = Capabilities {
 
 impl Family {
     /// Every family, in documentation order.
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Spook,
         Family::Zs,
         Family::Zss,
@@ -129,6 +132,7 @@ impl Family {
         Family::Verlet,
         Family::Rk,
         Family::Dlda,
+        Family::DldaMidpoint,
     ];
 
     /// The families a model that names none is compiled for: those of the first
@@ -314,6 +318,18 @@ impl Family {
                     ..BASE
                 },
             ),
+            // The midpoint DLA: Newton on (q_{k+1}, μ) with the exact Jacobian, so it needs
+            // ∂T/∂q and its derivatives (a varying M), Hess V and ∂(A v)/∂q; no forces.
+            Family::DldaMidpoint => (
+                "dlda_midpoint",
+                &["MidpointLagrangeDAlembert"],
+                Capabilities {
+                    nonholonomic: true,
+                    varying_mass: true,
+                    hessian: true,
+                    ..BASE
+                },
+            ),
         }
     }
 
@@ -416,13 +432,19 @@ mod tests {
         let varying: Vec<&str> = Family::those_that(|c| c.varying_mass)
             .map(Family::name)
             .collect();
-        assert_eq!(varying, ["livens", "rk"], "update the crate docs' prose");
-        assert!(prose.contains("Livens") && prose.contains("Runge–Kutta"));
+        assert_eq!(
+            varying,
+            ["livens", "rk", "dlda_midpoint"],
+            "update the crate docs' prose"
+        );
+        assert!(
+            prose.contains("Livens") && prose.contains("Runge–Kutta") && prose.contains("midpoint")
+        );
     }
 
     #[test]
     fn the_unsupported_text_names_the_families_that_step_a_varying_mass() {
-        assert!(constant_mass_requirement().contains("`livens` or `rk`"));
+        assert!(constant_mass_requirement().contains("`livens`, `rk` or `dlda_midpoint`"));
     }
 
     #[test]

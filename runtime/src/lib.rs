@@ -18,6 +18,7 @@
 //! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`] (constant), [`Potential`], [`Holonomic`] |
 //! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
 //! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
+//! | [`MidpointLagrangeDAlembert`] | McLachlan–Perlmutter 2006 (midpoint DLA); Cuell 2005 §7 | [`InertiaGradient`], [`PotentialHessian`], [`NonholonomicDerivative`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`SparseVerlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
 //! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
 //! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
@@ -26,8 +27,8 @@
 //! against; a unit test keeps the two in agreement.
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]). Every
-//! scheme that freezes the mass matrix over a step (all but Livens and the index-1 Runge–Kutta
-//! methods) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
+//! scheme that freezes the mass matrix over a step (all but Livens, the index-1 Runge–Kutta
+//! methods and the midpoint discrete Lagrange–d'Alembert) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
 //! integrate equations without the velocity terms `∂T/∂q − Ṁv`.
 //!
 //! Rigid bodies on `SO(3)` (not yet written with `mechanism!`): a model implements
@@ -105,7 +106,7 @@ pub use integrators::linearly_implicit::{
     ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
-    CortesMartinez, DiscreteLagrangeDAlembert, NonholonomicDerivative,
+    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert, NonholonomicDerivative,
 };
 pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{

@@ -8,6 +8,7 @@ mod nonholonomic_particle;
 mod planar_oscillator;
 mod rigid_body;
 mod robot_arm;
+mod rolling_sphere;
 mod singular_mass_spring;
 mod spring_pendulum;
 mod squeezer;
@@ -37,6 +38,9 @@ pub use rigid_body::{
 /// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,
 /// Table 6.1) or at the prescribed height `y2 = sin²(ωt)` (Case II, Tables 6.2–6.3).
 pub use robot_arm::{RobotArmParabola, RobotArmSine};
+/// Cuell (2005) §7: Routh's sphere and the uniform ball rolling on a plane, a unit quaternion
+/// with the rolling constraint through the contact point as nonholonomic rows.
+pub use rolling_sphere::RollingSphere;
 /// Kinon–Betsch–Livens §6.1: two masses, two nonlinear springs, redundant coordinates
 /// `(x1, q2, x2)` and a mass matrix that is singular everywhere (eq. 38–41).
 pub use singular_mass_spring::SingularMassSpring;

@@ -25,7 +25,8 @@ pub struct Plan {
     pub second_order: bool,
     /// `A(q)` and `w(t)`.
     pub nonholonomic: bool,
-    /// `∂(A(q) v)/∂q`, for Newton on nonholonomic rows (`dlda`'s Cortés–Martínez variant).
+    /// `∂(A(q) v)/∂q`, for Newton on nonholonomic rows (`dlda`'s Cortés–Martínez variant and
+    /// `dlda_midpoint`).
     pub nonholonomic_derivative: bool,
     /// `−∂R/∂v` and its Jacobians.
     pub dissipation: bool,
@@ -57,11 +58,13 @@ impl Plan {
             // Also without constraints (then `HolonomicKinematics<N, 0>` is empty), so that the
             // index-1 integrators run on unconstrained models too.
             kinematics: any(|c| c.kinematics) || model.rheonomic(),
-            second_order: any(|c| c.discrete_gradients || c.kinematics),
+            // A scheme that steps a varying `M` needs `∂T/∂q` (the midpoint DLA also its
+            // derivatives, for Newton).
+            second_order: any(|c| c.discrete_gradients || c.kinematics || c.varying_mass),
             nonholonomic: !model.nonholonomic.is_empty(),
             // Also without nonholonomic rows (then `NonholonomicDerivative<N, 0>` is empty), so
             // that both runtime schemes of `dlda` step every model compiled for it.
-            nonholonomic_derivative: model.uses(Family::Dlda),
+            nonholonomic_derivative: model.uses(Family::Dlda) || model.uses(Family::DldaMidpoint),
             dissipation: model.dissipation.is_some(),
             forces: model.forces.is_some(),
             linear_solve: any(|c| c.linear_solve),

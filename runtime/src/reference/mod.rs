@@ -12,6 +12,7 @@ pub mod nonholonomic_particle;
 pub mod ode;
 pub mod pendulum_chain;
 pub mod planar_oscillator;
+pub mod rolling_sphere;
 pub mod spherical_pendulum;
 pub mod spook_ladder;
 

@@ -22,6 +22,13 @@
 //! | [`DiscreteLagrangeDAlembert`] (Cuell 2005 §6, eq. 53–58) | `A(q_k)(q_{k+1} − q_k)/h = w(t_k)` | one `K×K` Cholesky, no iteration |
 //! | [`CortesMartinez`] (Lacoursière 2007 eq. 24 as `γ → 0`) | `A(q_{k+1})(q_{k+1} − q_k)/h = w(t_{k+1})` | Newton on the `K` multipliers |
 //!
+//! A third, [`MidpointLagrangeDAlembert`] (McLachlan–Perlmutter 2006), takes the midpoint
+//! discrete Lagrangian `L_d = h L((q_0 + q_1)/2, (q_1 − q_0)/h)` instead, with the constraint
+//! `A(q̄)(q_{k+1} − q_k)/h = w(t_{k+1/2})` at the midpoint `q̄` and Newton on `(q_{k+1}, μ)`:
+//! it is second order, steps a configuration-dependent mass matrix (a unit quaternion with the
+//! completion of its kinetic energy), and keeps every quadratic integral of the rows, such as
+//! `|q| = 1`, to round-off.
+//!
 //! In both, the velocity of the state an integrator returns satisfies `A(q) v = w(t)` at its
 //! own configuration and time, to round-off (Cuell) or to the Newton tolerance (Cortés–Martínez).
 //! Neither is exactly energy conserving for a genuinely nonholonomic constraint; both conserve
@@ -30,9 +37,11 @@
 
 mod cortes_martinez;
 mod cuell;
+mod midpoint;
 
 pub use cortes_martinez::CortesMartinez;
 pub use cuell::DiscreteLagrangeDAlembert;
+pub use midpoint::MidpointLagrangeDAlembert;
 
 use nalgebra::{SMatrix, SVector};
 
