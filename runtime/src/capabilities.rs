@@ -57,6 +57,8 @@ pub enum Family {
 /// What an integrator family requires of the model and what it can treat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
+    /// Treats holonomic rows (as constraints, or as the penalty `½ω²|g|²`).
+    pub holonomic: bool,
     /// Treats nonholonomic rows.
     pub nonholonomic: bool,
     /// Treats holonomic constraints that depend on time.
@@ -93,6 +95,7 @@ pub struct Capabilities {
 }
 
 const BASE: Capabilities = Capabilities {
+    holonomic: true,
     nonholonomic: false,
     rheonomic: false,
     forces: false,
@@ -313,6 +316,7 @@ impl Family {
                 "dlda",
                 &["DiscreteLagrangeDAlembert", "CortesMartinez"],
                 Capabilities {
+                    holonomic: false,
                     nonholonomic: true,
                     forces: true,
                     ..BASE
@@ -324,6 +328,7 @@ impl Family {
                 "dlda_midpoint",
                 &["MidpointLagrangeDAlembert"],
                 Capabilities {
+                    holonomic: false,
                     nonholonomic: true,
                     varying_mass: true,
                     hessian: true,

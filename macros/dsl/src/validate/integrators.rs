@@ -15,6 +15,7 @@ use crate::parse::SectionKind;
 
 /// The features of a model that decide which integrators can run it.
 struct Features {
+    holonomic: bool,
     nonholonomic: bool,
     rheonomic: bool,
     forces: bool,
@@ -223,6 +224,9 @@ pub fn check(
 fn problems(integrator: Family, features: &Features) -> Vec<String> {
     let can = integrator.capabilities();
     let mut problems = Vec::new();
+    if features.holonomic && !can.holonomic {
+        problems.push("cannot treat holonomic constraints (section `holonomic`)".to_string());
+    }
     if features.nonholonomic && !can.nonholonomic {
         problems.push("cannot treat nonholonomic constraints (section `nonholonomic`)".to_string());
     }
@@ -307,6 +311,7 @@ fn features(model: &mut Model) -> Features {
         .and_then(|_| undetermined(model, &rows, &samples));
     Features {
         undetermined,
+        holonomic: !model.constraints.is_empty(),
         nonholonomic: !model.nonholonomic.is_empty(),
         rheonomic: model.rheonomic(),
         forces: model.dissipation.is_some() || model.forces.is_some(),
