@@ -175,7 +175,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         [case, steps, repetitions] => {
             let steps: usize = steps.parse()?;
             let repetitions: usize = repetitions.parse()?;
-            if steps == 0 || steps % RESTART != 0 {
+            if steps == 0 || !steps.is_multiple_of(RESTART) {
                 return Err(format!("steps must be a positive multiple of {RESTART}").into());
             }
             print(case, &run(case, steps, repetitions)?);
