@@ -69,5 +69,14 @@ if [ -z "$PORTABLE_BIN" ] || [ -z "$NATIVE_BIN" ]; then
     exit 1
 fi
 
-echo "== running interleaved ($REPETITIONS repetitions; $(uptime | sed 's/.*load/load/'))" >&2
+# Prints the load average.
+load() { uptime | sed 's/.*load average: *//'; }
+
+LOAD_BEFORE="$(load)"
+echo "== running interleaved ($REPETITIONS repetitions; load average $LOAD_BEFORE)" >&2
 "$PYTHON" "$HERE/compare.py" "$PEER/driver" "$PORTABLE_BIN" "$NATIVE_BIN" "$REPETITIONS"
+CPU="$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n1)"
+echo
+echo "CasADi $("$PYTHON" -c 'import casadi; print(casadi.__version__)');" \
+    "$("$CC" --version | head -n1); $(rustc --version); CPU: ${CPU:-unknown};" \
+    "load average before the runs $LOAD_BEFORE, after $(load)."
