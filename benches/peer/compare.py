@@ -2,9 +2,10 @@
 
 Each repetition runs every program once per case (one timed run of the case's steps, after a
 warm-up of 1000 steps), rotating which program goes first; a program's time is the median
-over the repetitions. Agreement is the largest difference between CasADi's and our (portable)
-state (q, v) after 1 and after 1000 steps, absolute and relative to the largest entry of
-CasADi's state; the last column compares our native build's state with our portable one's.
+over the repetitions, and max/min over them shows how noisy they were. Agreement is the
+largest difference between CasADi's and our (portable) state (q, v) after 1 and after 1000
+steps, absolute and relative to the largest entry of CasADi's state; one more column compares
+our native build's state with our portable one's.
 
 Usage: python compare.py DRIVER OURS_PORTABLE OURS_NATIVE [REPETITIONS]
 """
@@ -15,11 +16,11 @@ import sys
 
 # The cases and their steps per timed run (multiples of the restart interval, 1000).
 CASES = [
-    ("zss_dp", "penalized double pendulum, Z&Ss (ω = 20, β = 0.4, h = 0.1)", 200_000),
-    ("zs_dp", "penalized double pendulum, Z&S (ω = 20, β = 0.4, h = 0.1)", 200_000),
-    ("spook_dp", "double pendulum, SPOOK (h = 1/60, ε = 1e-8, τ = 2h)", 200_000),
-    ("zss_chain10", "penalized chain n = 10, Z&Ss (ω = 20, β = 0.4, h = 0.05, L² = 5)", 50_000),
-    ("zss_chain50", "penalized chain n = 50, Z&Ss (ω = 20, β = 0.4, h = 0.05, L² = 5)", 5_000),
+    ("zss_dp", "penalized double pendulum, Z&Ss (ω = 20, β = 0.4, h = 0.1)", 1_000_000),
+    ("zs_dp", "penalized double pendulum, Z&S (ω = 20, β = 0.4, h = 0.1)", 1_000_000),
+    ("spook_dp", "double pendulum, SPOOK (h = 1/60, ε = 1e-8, τ = 2h)", 1_000_000),
+    ("zss_chain10", "penalized chain n = 10, Z&Ss (ω = 20, β = 0.4, h = 0.05, L² = 5)", 200_000),
+    ("zss_chain50", "penalized chain n = 50, Z&Ss (ω = 20, β = 0.4, h = 0.05, L² = 5)", 20_000),
 ]
 
 
@@ -81,20 +82,21 @@ def main():
         after1 = difference(states["casadi"][0], states["portable"][0])
         after1000 = difference(states["casadi"][1], states["portable"][1])
         native_vs_portable = difference(states["portable"][1], states["native"][1])
-        rows.append((title, median, after1, after1000, native_vs_portable))
+        spread = "/".join(f"{max(times[name]) / min(times[name]):.2f}" for name in order)
+        rows.append((title, median, after1, after1000, native_vs_portable, spread))
 
     print(
         "| case | ours (portable) | ours (native) | CasADi-C | ours / CasADi "
         "| native / portable | agreement after 1 step | agreement after 1000 steps "
-        "| ours native vs portable, 1000 steps |"
+        "| ours native vs portable, 1000 steps | max/min time (CasADi/portable/native) |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for title, median, after1, after1000, native_vs_portable in rows:
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for title, median, after1, after1000, native_vs_portable, spread in rows:
         print(
             f"| {title} | {duration(median['portable'])} | {duration(median['native'])} "
             f"| {duration(median['casadi'])} | {median['portable'] / median['casadi']:.2f} "
             f"| {median['native'] / median['portable']:.2f} | {agreement(after1)} "
-            f"| {agreement(after1000)} | {agreement(native_vs_portable)} |"
+            f"| {agreement(after1000)} | {agreement(native_vs_portable)} | {spread} |"
         )
     print(
         f"\nTimes per step: medians of {repetitions} interleaved repetitions, each from a warm "

@@ -40,13 +40,14 @@ const ZS_H: f64 = 0.1;
 const SPOOK_H: f64 = 1.0 / 60.0;
 const CHAIN_H: f64 = 0.05;
 
-/// The cases, with the steps per repetition that `peer` without arguments times.
+/// The cases, with the steps per repetition that `peer` without arguments times (those of
+/// `compare.py`).
 const CASES: [(&str, usize); 5] = [
-    ("zss_dp", 200_000),
-    ("zs_dp", 200_000),
-    ("spook_dp", 200_000),
-    ("zss_chain10", 50_000),
-    ("zss_chain50", 5_000),
+    ("zss_dp", 1_000_000),
+    ("zs_dp", 1_000_000),
+    ("spook_dp", 1_000_000),
+    ("zss_chain10", 200_000),
+    ("zss_chain50", 20_000),
 ];
 
 /// The measurements of one case.
