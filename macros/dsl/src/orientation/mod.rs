@@ -47,7 +47,7 @@ pub fn desugar(ast: &Mechanism) -> syn::Result<Desugared> {
             _ => &[],
         })
         .collect();
-    let orientations = declare(&declared, &mut errors);
+    let (orientations, misdeclared) = declare(&declared, &mut errors);
     let coordinates: Vec<String> = ast
         .sections
         .iter()
@@ -63,6 +63,7 @@ pub fn desugar(ast: &Mechanism) -> syn::Result<Desugared> {
             .map(|o| (o.name.to_string(), o.clone()))
             .collect(),
         coordinates,
+        misdeclared,
         errors: &mut errors,
     };
     let mut sections = Vec::new();
@@ -114,11 +115,14 @@ pub fn desugar(ast: &Mechanism) -> syn::Result<Desugared> {
     })
 }
 
-/// Reads the declarations `name: kind`, reporting unknown kinds, families and repeated names.
-fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> Vec<Orientation> {
+/// Reads the declarations `name: kind`, reporting unknown kinds, families and repeated names;
+/// also returns the names whose declaration was reported, so that their uses are not.
+fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> (Vec<Orientation>, Vec<String>) {
     let mut orientations: Vec<Orientation> = Vec::new();
+    let mut misdeclared = Vec::new();
     for row in rows {
         if row.index.is_some() {
+            misdeclared.push(row.name.to_string());
             errors.error_spanned(
                 &row.name,
                 "families of orientations are not supported; declare each body's orientation by name",
@@ -133,6 +137,7 @@ fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> Vec<Orientation> {
             _ => None,
         };
         let Some(kind) = kind else {
+            misdeclared.push(row.name.to_string());
             errors.error_spanned(
                 &row.value,
                 format!(
@@ -158,7 +163,7 @@ fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> Vec<Orientation> {
             kind,
         });
     }
-    orientations
+    (orientations, misdeclared)
 }
 
 /// Returns the coordinates of every orientation, in declaration order.
@@ -207,6 +212,8 @@ fn parse(tokens: TokenStream) -> Expr {
 struct Rewriter<'a> {
     orientations: HashMap<String, Orientation>,
     coordinates: Vec<String>,
+    /// Names declared with an error already reported: their uses are not reported again.
+    misdeclared: Vec<String>,
     errors: &'a mut Errors,
 }
 
@@ -246,7 +253,7 @@ impl Rewriter<'_> {
         };
         let span = function.span();
         let args: Vec<&Expr> = call.args.iter().collect();
-        let orientation = self.orientation_argument(&name, args.first().copied(), call);
+        let orientation = self.orientation_argument(&name, &usage, args.first().copied(), call);
         if args.len() != arity {
             self.errors.error_spanned(
                 call,
@@ -297,6 +304,7 @@ impl Rewriter<'_> {
     fn orientation_argument(
         &mut self,
         function: &str,
+        usage: &str,
         first: Option<&Expr>,
         call: &syn::ExprCall,
     ) -> Option<Orientation> {
@@ -308,10 +316,13 @@ impl Rewriter<'_> {
         if let Some(found) = found {
             return Some(found.clone());
         }
+        if ident.is_some_and(|i| self.misdeclared.contains(&i.to_string())) {
+            return None;
+        }
         let declare = "declare it in `orientations: { q: quaternion }` (or `q: matrix`)";
         let message = match ident {
             Some(i) if self.coordinates.contains(&i.to_string()) => format!(
-                "`{i}` is a coordinate, but `{function}` takes an orientation; {declare} and write `{function}(q, ..)`"
+                "`{i}` is a coordinate, but `{function}` takes an orientation; {declare} and write {usage}"
             ),
             Some(i) => format!(
                 "`{function}` takes an orientation, and `{i}` is not one; {declare}"

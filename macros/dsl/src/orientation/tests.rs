@@ -296,7 +296,7 @@ fn misused_orientations_say_what_to_write() {
         ),
         (
             quote! { struct A { coordinates: [x], kinetic: omega_x(x).powi(2) } },
-            "`x` is a coordinate, but `omega_x` takes an orientation",
+            "`x` is a coordinate, but `omega_x` takes an orientation; declare it in `orientations: { q: quaternion }` (or `q: matrix`) and write `omega_x(q)`",
         ),
         (
             quote! { struct A { orientations: { q: quaternion }, kinetic: rigid_kinetic(q, 1.0) } },
@@ -317,6 +317,8 @@ fn misused_orientations_say_what_to_write() {
     ];
     for (tokens, expected) in cases {
         let messages = errors(tokens);
+        // One mistake, one message: a misdeclared orientation's uses are not reported again.
+        assert_eq!(messages.len(), 1, "{messages:?}");
         assert!(
             messages.iter().any(|m| m.contains(expected)),
             "expected `{expected}` in {messages:?}"
