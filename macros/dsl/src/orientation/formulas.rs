@@ -97,14 +97,11 @@ impl Orientation {
                 let column = |k: usize| [&c[k], &c[3 + k], &c[6 + k]];
                 let ordinal = ["first", "second", "third"];
                 let mut rows = Vec::new();
-                for k in 0..3 {
+                for (k, nth) in ordinal.iter().enumerate() {
                     let [a, b, d] = column(k);
                     rows.push(row(
                         &format!("c{0}{0}", k + 1),
-                        format!(
-                            "The {} column of `{}` has unit length.",
-                            ordinal[k], self.name
-                        ),
+                        format!("The {nth} column of `{}` has unit length.", self.name),
                         quote_spanned!(span=> #a.powi(2) + #b.powi(2) + #d.powi(2) - 1.0),
                     ));
                 }
