@@ -9,7 +9,7 @@
 //! cargo run --release --example free_body -- --method livens --h 0.01
 //! ```
 //!
-//! Columns: `t`, the quaternion `q.w`, `q.x`, `q.y`, `q.z` and its rates `v.*`, `energy`,
+//! Columns: `t`, the quaternion `q.q_w`, `q.q_x`, `q.q_y`, `q.q_z` and its rates `v.*`, `energy`,
 //! `residual.position`, `residual.velocity`, then `omega.x`, `omega.y`, `omega.z` (body frame),
 //! `R.xx` … `R.zz` (world from body, row by row), `L.x`, `L.y`, `L.z` (the world angular
 //! momentum, conserved) and `q.norm`. `Ω(t)` has a closed form in Jacobi elliptic functions

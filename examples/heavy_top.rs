@@ -13,7 +13,7 @@
 //! cargo run --release --example heavy_top -- --coordinates matrix --method rattle
 //! ```
 //!
-//! Columns: `t`, the quaternion `q.w`, `q.x`, `q.y`, `q.z` and its rates `v.*`, `energy`,
+//! Columns: `t`, the quaternion `q.q_w`, `q.q_x`, `q.q_y`, `q.q_z` and its rates `v.*`, `energy`,
 //! `residual.position`, `residual.velocity` (with `--coordinates matrix`: `q.r_xx` … `q.r_zz`
 //! and their rates instead of the quaternion), then `omega.x`, `omega.y`, `omega.z` (body frame),
 //! `R.xx` … `R.zz` (world from body, row by row), `L.x`, `L.y`, `L.z` (world angular momentum)

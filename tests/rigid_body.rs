@@ -4,7 +4,8 @@
 //! second order and exact energy for Livens; the heavy top's invariants (energy, the angular
 //! momentum about the vertical, the spin `Ω₃` of a symmetric top) and `|q| = 1`; the heavy top
 //! with its rotation matrix as coordinates (`models::HeavyTopMatrix`) under RATTLE, SHAKE and
-//! SPOOK against the quaternion form at a tight tolerance.
+//! SPOOK against the quaternion form at a tight tolerance; the models written with
+//! `orientations` against the same top written out by hand, through the generated code.
 
 use mechanism::models::{
     body_angular_velocity, matrix_angular_velocity, rotation_matrix, FreeBody, HeavyTop,
@@ -415,4 +416,53 @@ fn shake_has_rattles_positions_and_spook_stays_near_so3() {
     println!("SPOOK: violation order {violation_order:.2}, error order {order:.2}");
     assert!(violation_order > 1.8, "violation order {violation_order}");
     assert!(order > 0.8, "order {order}");
+}
+
+mechanism::mechanism! {
+    /// `models::HeavyTop` as written before `orientations` existed: `Ω` spelled out, the
+    /// completion `½ c (q·q̇)²` with `c = 4 (i1 + i2 + i3)/3` by hand, `R_zz` homogeneous.
+    pub struct HandWrittenTop {
+        coordinates: [w, x, y, z],
+        parameters: { i1 = 1.0, i2 = 1.0, i3 = 0.4, mgl = 4.905, c = 3.2 },
+        kinetic: 0.5 * i1 * (2.0 * (w * dot(x) - x * dot(w) + z * dot(y) - y * dot(z))).powi(2)
+            + 0.5 * i2 * (2.0 * (w * dot(y) - y * dot(w) + x * dot(z) - z * dot(x))).powi(2)
+            + 0.5 * i3 * (2.0 * (w * dot(z) - z * dot(w) + y * dot(x) - x * dot(y))).powi(2)
+            + 0.5 * c * (w * dot(w) + x * dot(x) + y * dot(y) + z * dot(z)).powi(2),
+        potential: mgl * (w.powi(2) - x.powi(2) - y.powi(2) + z.powi(2)),
+        holonomic: { unit: w.powi(2) + x.powi(2) + y.powi(2) + z.powi(2) - 1.0 },
+        integrators: [livens, rk],
+    }
+}
+
+#[test]
+fn orientations_generate_the_hand_written_top() {
+    use mechanism::runtime::{Holonomic, Inertia, Potential, SMatrix, SVector};
+    use proptest::prelude::*;
+    let (sugared, plain) = (HeavyTop::default(), HandWrittenTop::default());
+    let unit = -1.0f64..1.0;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    runner
+        .run(
+            &(
+                proptest::array::uniform4(unit.clone()),
+                proptest::array::uniform4(unit),
+            ),
+            |(q, v)| {
+                let (q, v) = (SVector::<f64, 4>::from(q), SVector::<f64, 4>::from(v));
+                let (mut a, mut b) = (SMatrix::<f64, 4, 4>::zeros(), SMatrix::<f64, 4, 4>::zeros());
+                sugared.mass_matrix(&q, &mut a);
+                plain.mass_matrix(&q, &mut b);
+                prop_assert!((a - b).norm() <= 1e-12 * (1.0 + b.norm()), "M: {a} != {b}");
+                let (ta, tb) = (sugared.kinetic_energy(&q, &v), plain.kinetic_energy(&q, &v));
+                prop_assert!((ta - tb).abs() <= 1e-12 * (1.0 + tb.abs()));
+                let (va, vb) = (sugared.potential(&q), plain.potential(&q));
+                prop_assert!((va - vb).abs() <= 1e-12 * (1.0 + vb.abs()));
+                let (mut ga, mut gb) = (SVector::<f64, 1>::zeros(), SVector::<f64, 1>::zeros());
+                sugared.constraints(&q, 0.0, &mut ga);
+                plain.constraints(&q, 0.0, &mut gb);
+                prop_assert!((ga - gb).norm() <= 1e-12);
+                Ok(())
+            },
+        )
+        .unwrap();
 }

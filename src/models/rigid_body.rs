@@ -1,30 +1,33 @@
-//! Rigid bodies with a unit quaternion `q = (w, x, y, z)` as four coordinates, written with
-//! today's language: the body angular velocity
+//! Rigid bodies written with the language's orientations (see "Rigid bodies" in the language
+//! reference): a unit quaternion `q = (w, x, y, z)`, declared `q: quaternion`, becomes the four
+//! coordinates `q_w q_x q_y q_z` and the row `|q|² − 1 = 0`; its body angular velocity is
 //!
 //! ```text
 //! Ω = 2 (w v̇ − ẇ v − v × v̇),   v = (x, y, z)        (q̇ = ½ q ⊗ (0, Ω))
 //! ```
 //!
-//! spelled out in the kinetic energy `½ ΩᵀIΩ`, the constraint `|q|² − 1 = 0`, and the
-//! completion `½ c (q·q̇)²` of the kinetic energy. `½ ΩᵀIΩ` alone has the mass matrix
-//! `4 Eᵀ I E` (`Ω = 2 E(q) q̇`), singular along `q`, which only the Livens scheme accepts; the
-//! completion adds `c q qᵀ`, so `M` is positive definite for every `q ≠ 0` and the stabilized
-//! Runge–Kutta methods (RK4, DOPRI5), which need `M⁻¹`, run too. (RATTLE, SHAKE and SPOOK as
-//! implemented assume a constant mass matrix, which a quaternion's is not; the macro refuses
-//! them for these models.) The completion changes nothing on the constraint:
+//! and `rigid_kinetic(q, i1, i2, i3)` is `½ ΩᵀIΩ` completed by `½ c (q·q̇)²` with
+//! `c = 4 (I₁ + I₂ + I₃)/3`. `½ ΩᵀIΩ` alone has the mass matrix `4 Eᵀ I E` (`Ω = 2 E(q) q̇`),
+//! singular along `q`, which only the Livens scheme accepts; the completion adds `c q qᵀ`, so
+//! `M` is positive definite for every `q ≠ 0` and the stabilized Runge–Kutta methods (RK4,
+//! DOPRI5), which need `M⁻¹`, run too. (RATTLE, SHAKE and SPOOK as implemented assume a
+//! constant mass matrix, which a quaternion's is not; the macro refuses them for these models
+//! and names the matrix form.) The completion changes nothing on the constraint:
 //! `q·q̇ = ½ d|q|²/dt = 0` along every constrained motion, and its Euler–Lagrange term
-//! `c (d(q·q̇)/dt) q` lies along `∇g = 2q`, where the multiplier absorbs it. `c = 4 (I₁ + I₂ +
-//! I₃)/3` puts its eigenvalue `c|q|²` among those of `4EᵀIE` on the tangent space,
-//! `4I₁ … 4I₃`.
+//! `c (d(q·q̇)/dt) q` lies along `∇g = 2q`, where the multiplier absorbs it. This `c` puts its
+//! eigenvalue `c|q|²` among those of `4EᵀIE` on the tangent space, `4I₁ … 4I₃`.
 
 use crate::mechanism;
 
 mechanism! {
     /// A torque-free rigid body with principal moments `i1`, `i2`, `i3` (body frame), its
-    /// orientation a unit quaternion `(w, x, y, z)` (world from body); see the module docs for
-    /// the kinetic energy and its completion `½ c (q·q̇)²`.
+    /// orientation a unit quaternion `q` (world from body); see the module docs for the
+    /// kinetic energy and its completion.
     pub struct FreeBody {
-        coordinates: [w, x, y, z],
+        orientations: {
+            /// The body's orientation, world from body.
+            q: quaternion,
+        },
         parameters: {
             /// Principal moment of inertia about the body's first axis.
             i1 = 1.0,
@@ -32,17 +35,8 @@ mechanism! {
             i2 = 2.0,
             /// Principal moment of inertia about the body's third axis.
             i3 = 3.0,
-            /// Coefficient of the completion `½ c (q·q̇)²`: `4 (i1 + i2 + i3)/3`.
-            c = 8.0,
         },
-        kinetic: 0.5 * i1 * (2.0 * (w * dot(x) - x * dot(w) + z * dot(y) - y * dot(z))).powi(2)
-            + 0.5 * i2 * (2.0 * (w * dot(y) - y * dot(w) + x * dot(z) - z * dot(x))).powi(2)
-            + 0.5 * i3 * (2.0 * (w * dot(z) - z * dot(w) + y * dot(x) - x * dot(y))).powi(2)
-            + 0.5 * c * (w * dot(w) + x * dot(x) + y * dot(y) + z * dot(z)).powi(2),
-        holonomic: {
-            /// The quaternion has unit length.
-            unit: w.powi(2) + x.powi(2) + y.powi(2) + z.powi(2) - 1.0,
-        },
+        kinetic: rigid_kinetic(q, i1, i2, i3),
         integrators: [livens, rk],
     }
 }
@@ -50,12 +44,14 @@ mechanism! {
 mechanism! {
     /// A heavy top about a fixed point: a rigid body with principal moments `i1`, `i2`, `i3`
     /// about the fixed point, its centre of mass at distance `l` along the body's third axis,
-    /// weight `m g` along the world's −z, orientation a unit quaternion `(w, x, y, z)` (world
-    /// from body). The potential is `m g l (R e₃)·e_z = m g l (w² − x² − y² + z²)`, the
-    /// homogeneous form of `R_zz` (equal to it on `|q| = 1`); see the module docs for the
-    /// kinetic energy.
+    /// weight `m g` along the world's −z, orientation a unit quaternion `q` (world from body).
+    /// The potential is `m g l (R e₃)·e_z = m g l (w² − x² − y² + z²)`, the homogeneous form
+    /// of `R_zz` (equal to it on `|q| = 1`); see the module docs for the kinetic energy.
     pub struct HeavyTop {
-        coordinates: [w, x, y, z],
+        orientations: {
+            /// The top's orientation, world from body.
+            q: quaternion,
+        },
         parameters: {
             /// Moment of inertia about the first body axis through the fixed point.
             i1 = 1.0,
@@ -65,33 +61,28 @@ mechanism! {
             i3 = 0.4,
             /// The product `m g l` of weight and distance of the centre of mass.
             mgl = 4.905,
-            /// Coefficient of the completion `½ c (q·q̇)²`: `4 (i1 + i2 + i3)/3`.
-            c = 3.2,
         },
-        kinetic: 0.5 * i1 * (2.0 * (w * dot(x) - x * dot(w) + z * dot(y) - y * dot(z))).powi(2)
-            + 0.5 * i2 * (2.0 * (w * dot(y) - y * dot(w) + x * dot(z) - z * dot(x))).powi(2)
-            + 0.5 * i3 * (2.0 * (w * dot(z) - z * dot(w) + y * dot(x) - x * dot(y))).powi(2)
-            + 0.5 * c * (w * dot(w) + x * dot(x) + y * dot(y) + z * dot(z)).powi(2),
-        potential: mgl * (w.powi(2) - x.powi(2) - y.powi(2) + z.powi(2)),
-        holonomic: {
-            /// The quaternion has unit length.
-            unit: w.powi(2) + x.powi(2) + y.powi(2) + z.powi(2) - 1.0,
-        },
+        kinetic: rigid_kinetic(q, i1, i2, i3),
+        potential: mgl * rotate_z(q, 0.0, 0.0, 1.0),
         integrators: [livens, rk],
     }
 }
 
 mechanism! {
-    /// The heavy top of [`HeavyTop`] with its rotation matrix `R` (world from body) as nine
-    /// coordinates `r_ij` (row `i`, column `j`) held on SO(3) by the six rows of `RᵀR = I`,
-    /// the formulation of RATTLE for rigid bodies (McLachlan & Scovel 1995; Hairer–Lubich–
-    /// Wanner, *Geometric Numerical Integration*, §VII.5): with `J = ½ tr(I) 1 − I`,
-    /// `T = ½ ΩᵀIΩ = ½ tr(Ṙ J Ṙᵀ) = ½ Σ_k J_k |ċ_k|²` for the columns `c_k` of `R`, a constant
-    /// diagonal mass matrix, so that RATTLE, SHAKE and SPOOK step it. `J_k > 0` needs the
-    /// strict triangle inequality `I_k < I_j + I_l` (not a flat body); here `J = (0.2, 0.2,
-    /// 0.8)`. The potential is `m g l (R e₃)·e_z = m g l r_zz`.
+    /// The heavy top of [`HeavyTop`] with its rotation matrix `R` (world from body), declared
+    /// `r: matrix`: nine coordinates `r_ij` (row `i`, column `j`) held on SO(3) by the six rows
+    /// of `RᵀR = I`, the formulation of RATTLE for rigid bodies (McLachlan & Scovel 1995;
+    /// Hairer–Lubich–Wanner, *Geometric Numerical Integration*, §VII.5): with
+    /// `J = ½ tr(I) 1 − I`, `rigid_kinetic` is `T = ½ ΩᵀIΩ = ½ tr(Ṙ J Ṙᵀ) = ½ Σ_k J_k |ċ_k|²`
+    /// for the columns `c_k` of `R`, a constant diagonal mass matrix, so that RATTLE, SHAKE
+    /// and SPOOK step it. `J_k > 0` needs the strict triangle inequality `I_k < I_j + I_l`
+    /// (not a flat body); here `J = (0.2, 0.2, 0.8)`. The potential is
+    /// `m g l (R e₃)·e_z = m g l r_zz`.
     pub struct HeavyTopMatrix {
-        coordinates: [r_xx, r_xy, r_xz, r_yx, r_yy, r_yz, r_zx, r_zy, r_zz],
+        orientations: {
+            /// The top's orientation, world from body.
+            r: matrix,
+        },
         parameters: {
             /// Moment of inertia about the first body axis through the fixed point.
             i1 = 1.0,
@@ -102,24 +93,8 @@ mechanism! {
             /// The product `m g l` of weight and distance of the centre of mass.
             mgl = 4.905,
         },
-        kinetic: 0.25 * (i2 + i3 - i1) * (dot(r_xx).powi(2) + dot(r_yx).powi(2) + dot(r_zx).powi(2))
-            + 0.25 * (i1 + i3 - i2) * (dot(r_xy).powi(2) + dot(r_yy).powi(2) + dot(r_zy).powi(2))
-            + 0.25 * (i1 + i2 - i3) * (dot(r_xz).powi(2) + dot(r_yz).powi(2) + dot(r_zz).powi(2)),
-        potential: mgl * r_zz,
-        holonomic: {
-            /// The first column has unit length.
-            c11: r_xx.powi(2) + r_yx.powi(2) + r_zx.powi(2) - 1.0,
-            /// The second column has unit length.
-            c22: r_xy.powi(2) + r_yy.powi(2) + r_zy.powi(2) - 1.0,
-            /// The third column has unit length.
-            c33: r_xz.powi(2) + r_yz.powi(2) + r_zz.powi(2) - 1.0,
-            /// The first and second columns are orthogonal.
-            c12: r_xx * r_xy + r_yx * r_yy + r_zx * r_zy,
-            /// The first and third columns are orthogonal.
-            c13: r_xx * r_xz + r_yx * r_yz + r_zx * r_zz,
-            /// The second and third columns are orthogonal.
-            c23: r_xy * r_xz + r_yy * r_yz + r_zy * r_zz,
-        },
+        kinetic: rigid_kinetic(r, i1, i2, i3),
+        potential: mgl * rotate_z(r, 0.0, 0.0, 1.0),
         integrators: [rattle, shake, spook, livens, rk],
     }
 }

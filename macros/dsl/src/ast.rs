@@ -3,6 +3,7 @@
 use syn::{Attribute, Expr, Ident, Visibility};
 
 /// A whole `mechanism! { /// docs  pub struct Name { sections } }` invocation.
+#[derive(Clone)]
 pub struct Mechanism {
     /// Outer attributes, doc comments included; they are copied onto the generated struct.
     pub attrs: Vec<Attribute>,
@@ -17,6 +18,7 @@ pub struct Mechanism {
 }
 
 /// One `keyword: value` entry of the model body.
+#[derive(Clone)]
 pub struct Section {
     /// The section keyword (`coordinates`, `potential`, …).
     pub keyword: Ident,
@@ -25,6 +27,7 @@ pub struct Section {
 }
 
 /// The value of a section, by shape.
+#[derive(Clone)]
 pub enum SectionBody {
     /// `[a, b, c]`: coordinate names.
     Names(Vec<Named<()>>),
@@ -39,6 +42,7 @@ pub enum SectionBody {
 }
 
 /// A name with its attributes (doc comments) and a payload.
+#[derive(Clone)]
 pub struct Named<T> {
     /// Attributes written before the name.
     pub attrs: Vec<Attribute>,
@@ -52,6 +56,7 @@ pub struct Named<T> {
 }
 
 /// What the brackets after a declared name say.
+#[derive(Clone)]
 pub enum Index {
     /// `x[N]`: a family of `N` members (coordinates or parameters); `N` names a size.
     Size {
@@ -67,6 +72,7 @@ pub enum Index {
 
 /// The header of a row family: `i in RANGE`, an optional filter `if COND` and bindings
 /// `p = EXPR` evaluated per instance.
+#[derive(Clone)]
 pub struct RowFamily {
     /// The bracket, for spans.
     pub bracket: syn::token::Bracket,

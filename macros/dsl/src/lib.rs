@@ -5,6 +5,9 @@
 //! tokens ─parse→ ast ─validate→ Model ─plan→ Plan ─derive→ Derived ─simplify→ ─generate→ tokens
 //! ```
 //!
+//! Validation starts by desugaring rigid-body orientations ([`orientation`]) into plain
+//! coordinates, constraints and expressions, so that every later stage sees the plain language.
+//!
 //! Each stage is a plain function on plain data. Validation reports every error of a model at
 //! once, at the user's tokens; after an error the expansion is a stub type plus the errors.
 #![warn(missing_docs)]
@@ -17,6 +20,7 @@ pub mod generate;
 pub mod integrators;
 pub mod lower;
 pub mod model;
+pub mod orientation;
 pub mod parse;
 pub mod plan;
 pub mod simplify;

@@ -33,13 +33,17 @@ pub enum SectionKind {
     Integrators,
     /// `sizes: { N = 10 }`: the sizes of families, run-time values with defaults.
     Sizes,
+    /// `orientations: { q: quaternion, r: matrix }`: rigid-body orientations, desugared by
+    /// [`orientation`](crate::orientation) into coordinates and constraints.
+    Orientations,
 }
 
 impl SectionKind {
     /// Every known section, in the order the documentation lists them.
-    pub const ALL: [SectionKind; 11] = [
+    pub const ALL: [SectionKind; 12] = [
         SectionKind::Sizes,
         SectionKind::Coordinates,
+        SectionKind::Orientations,
         SectionKind::Parameters,
         SectionKind::Kinetic,
         SectionKind::Potential,
@@ -65,6 +69,7 @@ impl SectionKind {
             SectionKind::Forces => "forces",
             SectionKind::Integrators => "integrators",
             SectionKind::Sizes => "sizes",
+            SectionKind::Orientations => "orientations",
         }
     }
 
@@ -119,9 +124,12 @@ impl Parse for Section {
             Some(SectionKind::Parameters | SectionKind::Sizes) => {
                 SectionBody::Assignments(parse_named_block::<Token![=]>(input)?)
             }
-            Some(SectionKind::Holonomic | SectionKind::Nonholonomic | SectionKind::Forces) => {
-                SectionBody::Rows(parse_named_block::<Token![:]>(input)?)
-            }
+            Some(
+                SectionKind::Holonomic
+                | SectionKind::Nonholonomic
+                | SectionKind::Forces
+                | SectionKind::Orientations,
+            ) => SectionBody::Rows(parse_named_block::<Token![:]>(input)?),
             Some(
                 SectionKind::Kinetic
                 | SectionKind::Potential

@@ -11,6 +11,7 @@ use super::Sections;
 use crate::errors::Errors;
 use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
+use crate::orientation::{Kind, Orientation};
 use crate::parse::SectionKind;
 
 /// The features of a model that decide which integrators can run it.
@@ -30,6 +31,8 @@ struct Features {
     redundant: Option<Ident>,
     /// Non-smooth functions of the coordinates, where the user wrote them.
     kinks: Kinks,
+    /// What to write instead when an orientation makes the mass matrix vary, if one does.
+    orientation_varying: Option<String>,
 }
 
 /// Non-smooth functions whose arguments depend on the coordinates.
@@ -148,10 +151,12 @@ pub fn check(
     sections: &Sections,
     requested: Option<Vec<(Family, Ident)>>,
     non_smooth: &NonSmooth,
+    orientations: &[Orientation],
     errors: &mut Errors,
 ) -> Vec<Family> {
     let mut features = features(model);
     features.kinks = kinks(model, non_smooth);
+    orientation_hints(model, orientations, &mut features);
     check_degrees_of_freedom(model, sections, errors);
     let model = &*model;
     match requested {
@@ -256,9 +261,11 @@ fn problems(integrator: Family, features: &Features) -> Vec<String> {
         }
     }
     if features.varying_mass && !can.varying_mass {
-        problems.push(
-            "assumes a constant mass matrix, but this one depends on the coordinates".to_string(),
-        );
+        problems.push(match &features.orientation_varying {
+            Some(hint) => format!("assumes a constant mass matrix, but {hint}"),
+            None => "assumes a constant mass matrix, but this one depends on the coordinates"
+                .to_string(),
+        });
     }
     if let (Some(row), true) = (&features.redundant, can.full_rank) {
         problems.push(format!(
@@ -319,6 +326,44 @@ fn features(model: &mut Model) -> Features {
         varying_mass: model.configuration_dependent_mass(),
         redundant,
         kinks: Kinks::default(),
+        orientation_varying: None,
+    }
+}
+
+/// Says what to write instead when an orientation is why the mass matrix varies or is
+/// singular: a quaternion's mass matrix `4EᵀIE + c q qᵀ` depends on `q`, and without the
+/// completion `c q qᵀ` it is singular; a matrix's is constant only in the `rigid_kinetic` form.
+fn orientation_hints(model: &Model, orientations: &[Orientation], features: &mut Features) {
+    let store = &model.store;
+    let moves_mass = |orientation: &Orientation| {
+        let names: Vec<String> = orientation
+            .coordinates()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        model
+            .coordinates
+            .iter()
+            .zip(&model.symbols.q)
+            .filter(|(c, _)| names.contains(&c.to_string()))
+            .any(|(_, &q)| model.mass.iter().flatten().any(|&m| store.depends_on(m, q)))
+    };
+    let Some(orientation) = orientations.iter().find(|o| moves_mass(o)) else {
+        return;
+    };
+    let name = &orientation.name;
+    features.orientation_varying = Some(match orientation.kind {
+        Kind::Quaternion => format!(
+            "the quaternion orientation `{name}` makes it depend on the coordinates; declare `{name}: matrix` in `orientations` and write its kinetic energy with `rigid_kinetic({name}, ..)`, whose mass matrix is constant"
+        ),
+        Kind::Matrix => format!(
+            "the kinetic energy of the matrix orientation `{name}` makes it depend on the coordinates; write it with `rigid_kinetic({name}, i1, i2, i3)`, whose mass matrix is constant"
+        ),
+    });
+    if let (Some(singular), Kind::Quaternion) = (&mut features.singular_mass, orientation.kind) {
+        singular.push_str(&format!(
+            " (a quaternion's `½ ΩᵀIΩ` is blind to `{name}` growing in length: add `completion({name}, c)`, which vanishes on `|{name}| = 1`, or write the energy with `rigid_kinetic`)"
+        ));
     }
 }
 

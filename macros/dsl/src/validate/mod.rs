@@ -48,8 +48,11 @@ impl Sections<'_> {
     }
 }
 
-/// Validates a parsed mechanism.
+/// Validates a parsed mechanism, after desugaring its orientations
+/// ([`orientation::desugar`](crate::orientation::desugar)).
 pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
+    let desugared = crate::orientation::desugar(ast)?;
+    let ast = &desugared.ast;
     let mut errors = Errors::new();
     let sections = sort_sections(ast, &mut errors);
 
@@ -165,8 +168,14 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         energy: energy_uses.non_smooth,
         constraints: constraint_non_smooth,
     };
-    model.integrators =
-        integrators::check(&mut model, &sections, requested, &non_smooth, &mut errors);
+    model.integrators = integrators::check(
+        &mut model,
+        &sections,
+        requested,
+        &non_smooth,
+        &desugared.orientations,
+        &mut errors,
+    );
     errors.finish()?;
     Ok(model)
 }
