@@ -1,7 +1,8 @@
 //! The linear solves `mechanism!` specializes to a model's structural nonzeros (the
 //! acceleration `a = −(M + βh² H)⁻¹ ∇V` of Z&Ss, Z&S and stiff Z&Ss, unrolled over the nonzeros
-//! of `M + βh² H` and their fill) against the runtime's generic dense kernels, which a wrapper
-//! that hides the generated code makes the integrators use:
+//! of `M + βh² H` and their fill; SPOOK's Schur complement `G M⁻¹ Gᵀ + Σ` for a constant
+//! diagonal `M`) against the runtime's generic dense kernels, which a wrapper that hides the
+//! generated code makes the integrators use:
 //!
 //! - the generated `LDLᵀ` does the generic root-free Cholesky's operations in its order with
 //!   the structural zeros left out, so whole trajectories agree exactly (`==` on every
@@ -9,14 +10,18 @@
 //! - one solve agrees with nalgebra's LU of the assembled matrix to the conditioning;
 //! - an indefinite `M + βh² H` (compressed rods) is declined by the generated code and stepped
 //!   by the generic pivoted LU, again exactly as without the generated code;
-//! - the banded 10-link chain is solved by the generated code (it does not decline).
+//! - the banded 10-link chain is solved by the generated code (it does not decline);
+//! - SPOOK's generated step agrees with the generic one from the same state to a few ulps
+//!   (the sums of `G M⁻¹ Gᵀ` may run in another order than nalgebra's product), along a
+//!   trajectory of the double pendulum and of the chain.
 
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    GeneratedSolve, Inertia, Integrator, Penalized, PenalizedHessian, PenalizedPotential,
-    PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, SMatrix, SVector,
-    SplitPotential, State, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    AppliedForces, GeneratedSolve, Holonomic, Inertia, Integrator, Nonholonomic, Penalized,
+    PenalizedHessian, PenalizedPotential, PenaltyHessian, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, SMatrix, SVector, SplitPotential, Spook, State,
+    ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 
 /// A model seen only through the runtime's traits, without its generated solves (the
@@ -76,6 +81,52 @@ impl<const N: usize, Model: SplitPotential<N>> SplitPotential<N> for Generic<'_,
     }
 }
 
+impl<const N: usize, const M: usize, Model: Holonomic<N, M>> Holonomic<N, M>
+    for Generic<'_, Model>
+{
+    const CONSTRAINTS: [&'static str; M] = Model::CONSTRAINTS;
+    fn constraints(&self, q: &SVector<f64, N>, t: f64, g: &mut SVector<f64, M>) {
+        self.0.constraints(q, t, g);
+    }
+    fn constraint_jacobian(&self, q: &SVector<f64, N>, t: f64, jac: &mut SMatrix<f64, M, N>) {
+        self.0.constraint_jacobian(q, t, jac);
+    }
+    fn constraints_and_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        t: f64,
+        g: &mut SVector<f64, M>,
+        jac: &mut SMatrix<f64, M, N>,
+    ) {
+        self.0.constraints_and_jacobian(q, t, g, jac);
+    }
+    fn regularization(&self, row: usize) -> Regularization {
+        self.0.regularization(row)
+    }
+}
+
+impl<const N: usize, Model: Nonholonomic<N, 0>> Nonholonomic<N, 0> for Generic<'_, Model> {
+    const NONHOLONOMIC: [&'static str; 0] = [];
+    fn nonholonomic_matrix(&self, q: &SVector<f64, N>, a: &mut SMatrix<f64, 0, N>) {
+        self.0.nonholonomic_matrix(q, a);
+    }
+    fn nonholonomic_drive(&self, t: f64, w: &mut SVector<f64, 0>) {
+        self.0.nonholonomic_drive(t, w);
+    }
+}
+
+impl<const N: usize, Model: AppliedForces<N>> AppliedForces<N> for Generic<'_, Model> {
+    fn applied_force(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        out: &mut SVector<f64, N>,
+    ) {
+        self.0.applied_force(q, v, t, out);
+    }
+}
+
 mechanism! {
     /// Tao–Owhadi's chain of 10 pendula (§4.2, `L² = 5`, C1: `V = +Σ y`), fixed-size: the
     /// Hessian of its penalty is banded (each rod couples two neighbours).
@@ -99,7 +150,7 @@ mechanism! {
             r9: (x9 - x8).powi(2) + (y9 - y8).powi(2) - 5.0,
             r10: (x10 - x9).powi(2) + (y10 - y9).powi(2) - 5.0,
         },
-        integrators: [zss, zss_stiff],
+        integrators: [zss, zss_stiff, spook],
     }
 }
 
@@ -281,4 +332,82 @@ fn an_indefinite_matrix_is_declined_and_stepped_by_the_generic_lu() {
         compressed,
         50,
     );
+}
+
+/// Steps `model` with SPOOK along `steps` steps and, from each state, the generic kernels once;
+/// returns the largest difference of the two steps' states relative to the state's size.
+fn spook_one_step_differences<const N: usize, const M: usize, Model>(
+    model: &Model,
+    start: State<N>,
+    h: f64,
+    steps: usize,
+) -> f64
+where
+    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
+{
+    let view = Generic(model);
+    let (mut generated, mut generic) = (
+        Spook::<N, M, 0>::new(h).unwrap(),
+        Spook::<N, M, 0>::new(h).unwrap(),
+    );
+    let (mut state, mut worst) = (start, 0.0f64);
+    for _ in 0..steps {
+        let mut other = state;
+        Integrator::<Model, N>::step(&mut generated, model, &mut state).expect("generated step");
+        Integrator::<Generic<Model>, N>::step(&mut generic, &view, &mut other)
+            .expect("generic step");
+        let scale = state
+            .q
+            .iter()
+            .chain(&state.v)
+            .fold(1.0f64, |m, x| m.max(x.abs()));
+        let difference = state
+            .q
+            .iter()
+            .zip(&other.q)
+            .chain(state.v.iter().zip(&other.v))
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        worst = worst.max(difference / scale);
+    }
+    worst
+}
+
+#[test]
+fn spooks_generated_schur_complement_agrees_with_the_generic_one() {
+    // One step from the same state: the same equations with sums in another order, so the
+    // steps differ by rounding, `≲ n κ(S) ε` relative with `S ≈ G M⁻¹ Gᵀ` (Σ is tiny at
+    // ε = 1e-8): κ ≈ 10 and n = 4 for the double pendulum (≈ 4e-15), κ ≲ 4·10² (the chain's
+    // tridiagonal G Gᵀ, `O(links²)`) and n = 20 for the chain (≈ 1e-12). A wrong entry of S or
+    // a wrong sign would differ at O(1).
+    let (dp, h) = (DoublePendulum::default(), 1.0 / 60.0);
+    let (mut v, mut lambda) = (SVector::zeros(), SVector::zeros());
+    let start = DoublePendulum::initial_state();
+    let (mut g, mut jac, mut mass) = (SVector::zeros(), SMatrix::zeros(), SMatrix::zeros());
+    dp.constraints_and_jacobian(&SVector::from(start.q), 0.0, &mut g, &mut jac);
+    dp.mass_matrix(&SVector::from(start.q), &mut mass);
+    let sigma = SVector::from([1e-3; 2]);
+    assert_eq!(
+        dp.spook_solve(
+            &mass,
+            &jac,
+            &SVector::from([0.1, 0.2, 0.3, 0.4]),
+            &sigma,
+            &sigma,
+            &mut v,
+            &mut lambda
+        ),
+        GeneratedSolve::Solved
+    );
+    let worst = spook_one_step_differences::<4, 2, _>(&dp, start, h, 2000);
+    println!("SPOOK, double pendulum: largest one-step difference {worst:.1e}");
+    assert!(worst < 1e-14, "{worst:e}");
+    let chain = Chain10::default();
+    let mut q = [0.0; 20];
+    for k in 0..10 {
+        q[2 * k] = 5f64.sqrt() * (k + 1) as f64;
+    }
+    let worst =
+        spook_one_step_differences::<20, 10, _>(&chain, State::new(0.0, q, [0.0; 20]), 0.05, 1000);
+    println!("SPOOK, chain of 10: largest one-step difference {worst:.1e}");
+    assert!(worst < 1e-12, "{worst:e}");
 }

@@ -88,9 +88,10 @@ pub struct Capabilities {
     pub discrete_gradients: bool,
     /// Needs the time derivatives of the constraints (index reduction).
     pub kinematics: bool,
-    /// Solves `(M + βh² H) a = −∇V` once per step, which `mechanism!` specializes to the
-    /// model's structural nonzeros
-    /// ([`PotentialHessian::implicit_acceleration`](crate::model::PotentialHessian::implicit_acceleration)).
+    /// Solves a linear system per step that `mechanism!` specializes to the model's structural
+    /// nonzeros: `(M + βh² H) a = −∇V` of the Zhang–Skeel family
+    /// ([`PotentialHessian::implicit_acceleration`](crate::model::PotentialHessian::implicit_acceleration)),
+    /// SPOOK's Schur complement ([`Holonomic::spook_solve`](crate::model::Holonomic::spook_solve)).
     pub linear_solve: bool,
 }
 
@@ -210,6 +211,7 @@ impl Family {
                 "spook",
                 &["Spook"],
                 Capabilities {
+                    linear_solve: true,
                     nonholonomic: true,
                     forces: true,
                     singular_mass: true,

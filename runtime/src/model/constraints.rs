@@ -1,5 +1,7 @@
 use nalgebra::{SMatrix, SVector};
 
+use super::GeneratedSolve;
+
 /// How strongly a constraint row is enforced by SPOOK: compliance `ε` and relaxation `τ`.
 ///
 /// SPOOK's stability guarantee needs `ε > 0` and `τ > 0` (Lacoursière 2007, Theorem 5.1);
@@ -86,6 +88,29 @@ pub trait Holonomic<const N: usize, const M: usize> {
     /// Returns row `i`'s default SPOOK regularization; integrators may override it.
     fn regularization(&self, _row: usize) -> Regularization {
         Regularization::default()
+    }
+
+    /// Solves SPOOK's eq. 29 without nonholonomic rows through the Schur complement
+    /// `S = G M⁻¹ Gᵀ + Σ` (Lacoursière 2007, eq. 30): `λ = S⁻¹ (t − G M⁻¹ r)`,
+    /// `v = M⁻¹ (r + Gᵀ λ)`, with `mass`, `jac` the values at `q_k` and `sigma` the diagonal
+    /// of `Σ`; code `mechanism!` specializes to a constant diagonal `M` and the structural
+    /// nonzeros of `G` (an `LDLᵀ` of `S` unrolled over its nonzeros and their fill), or says
+    /// why not ([`GeneratedSolve`]). `v` and `lambda` are written only when the result is
+    /// [`GeneratedSolve::Solved`]. The default has no such code.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn spook_solve(
+        &self,
+        mass: &SMatrix<f64, N, N>,
+        jac: &SMatrix<f64, M, N>,
+        r: &SVector<f64, N>,
+        sigma: &SVector<f64, M>,
+        rhs: &SVector<f64, M>,
+        v: &mut SVector<f64, N>,
+        lambda: &mut SVector<f64, M>,
+    ) -> GeneratedSolve {
+        let _ = (mass, jac, r, sigma, rhs, v, lambda);
+        GeneratedSolve::NotGenerated
     }
 }
 

@@ -13,6 +13,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::derive::{Derived, ScalarDerivatives, VectorDerivatives};
+use crate::integrators::Family;
 use crate::model::{Model, Tau};
 
 /// The path under which generated code reaches the runtime crate.
@@ -30,8 +31,13 @@ pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
     let code = Code::new(model);
     let definition = code.definition();
     let inertia = code.inertia(derived);
-    // The mass matrix for the specialized linear solves, if the integrators solve with it.
-    let solve_mass = derived.linear_solve.then_some(derived.mass.as_slice());
+    // The mass matrix for the specialized linear solves of the Zhang–Skeel family, if the
+    // model is compiled for one.
+    let z_family = model.integrators.iter().any(|f| {
+        let can = f.capabilities();
+        can.linear_solve && can.hessian
+    });
+    let solve_mass = (derived.linear_solve && z_family).then_some(derived.mass.as_slice());
     let potential = code.potential(&derived.potential, solve_mass);
     // `Holonomic<N, 0>`, `Nonholonomic<N, 0>` and a zero `AppliedForces<N>` are emitted too, so
     // that an integrator can require all three and a model can never have rows or forces that
@@ -432,10 +438,39 @@ impl<'a> Code<'a> {
                 }
             }
         });
+        // SPOOK's Schur complement, specialized where `M` is constant and diagonal and there
+        // are no nonholonomic rows (the common case of point masses and rods).
+        let diagonal_mass = (0..model.dof())
+            .all(|i| (0..model.dof()).all(|j| i == j || self.store().is_zero(derived.mass[i][j])));
+        let spook_solve = (derived.linear_solve
+            && model.uses(Family::Spook)
+            && model.nonholonomic.is_empty()
+            && diagonal_mass
+            && !model.configuration_dependent_mass())
+        .then(|| {
+            let body = self.spook_solve(&derived.jacobian, model.dof());
+            quote! {
+                #[inline]
+                #[allow(clippy::too_many_arguments)]
+                fn spook_solve(
+                    &self,
+                    mass: &#rt::SMatrix<f64, #n, #n>,
+                    jac: &#rt::SMatrix<f64, #m, #n>,
+                    r: &#rt::SVector<f64, #n>,
+                    sigma: &#rt::SVector<f64, #m>,
+                    rhs: &#rt::SVector<f64, #m>,
+                    v: &mut #rt::SVector<f64, #n>,
+                    lambda: &mut #rt::SVector<f64, #m>,
+                ) -> #rt::GeneratedSolve {
+                    #body
+                }
+            }
+        });
         quote! {
             #allow
             impl #rt::Holonomic<#n, #m> for #name {
                 #regularization
+                #spook_solve
 
                 const CONSTRAINTS: [&'static str; #m] = [#(#names),*];
                 const CONSTRAINT_DEPENDS_ON: [[bool; #n]; #m] = [#(#depends_on),*];

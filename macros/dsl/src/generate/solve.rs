@@ -79,6 +79,85 @@ fn w(j: usize, k: usize) -> Ident {
     format_ident!("__w_{}_{}", j, k)
 }
 
+/// Returns the statements that factor the symmetric `A = L D Lᵀ` (entries `a(i, j)`, `i ≥ j`,
+/// on the pattern of `factor`) and solve `A x = b` (entries `b(i)`) into `__x_0 … __x_{n−1}`:
+/// the runtime's root-free Cholesky and its substitutions, step for step, without the
+/// structural zeros. A pivot `d_j` that is not finite or not above `__tolerance · |A_jj|` (a
+/// local the caller defines) returns `Declined` from the enclosing function.
+fn ldlt_solve(
+    n: usize,
+    factor: &Factor,
+    a: &dyn Fn(usize, usize) -> TokenStream,
+    b: &dyn Fn(usize) -> TokenStream,
+    rt_solve: &TokenStream,
+) -> TokenStream {
+    let mut factorization = Vec::new();
+    for j in 0..n {
+        let (d, inverse) = (format_ident!("__d_{}", j), format_ident!("__i_{}", j));
+        let ws: Vec<TokenStream> = factor.rows[j]
+            .iter()
+            .map(|&k| {
+                let (w, l, dk) = (w(j, k), l(j, k), format_ident!("__d_{}", k));
+                quote!(let #w = #l * #dk;)
+            })
+            .collect();
+        let terms = factor.rows[j].iter().map(|&k| {
+            let (w, l) = (w(j, k), l(j, k));
+            quote!(- #w * #l)
+        });
+        let diagonal = a(j, j);
+        factorization.push(quote! {
+            #(#ws)*
+            let __a: f64 = #diagonal;
+            let #d: f64 = __a #(#terms)*;
+            if !(#d.is_finite() && #d > __tolerance * __a.abs()) {
+                return #rt_solve::Declined;
+            }
+            let #inverse = 1.0 / #d;
+        });
+        for &i in &factor.columns[j] {
+            let entry = a(i, j);
+            let terms = factor.common(i, j).into_iter().map(|k| {
+                let (l, w) = (l(i, k), w(j, k));
+                quote!(- #l * #w)
+            });
+            let target = l(i, j);
+            factorization.push(quote!(let #target: f64 = (#entry #(#terms)*) * #inverse;));
+        }
+    }
+    let forward = (0..n).map(|i| {
+        let y = format_ident!("__y_{}", i);
+        let bi = b(i);
+        let terms = factor.rows[i].iter().map(|&k| {
+            let (l, yk) = (l(i, k), format_ident!("__y_{}", k));
+            quote!(- #l * #yk)
+        });
+        quote!(let #y: f64 = #bi #(#terms)*;)
+    });
+    let scale = (0..n).map(|i| {
+        let (z, y, inverse) = (
+            format_ident!("__z_{}", i),
+            format_ident!("__y_{}", i),
+            format_ident!("__i_{}", i),
+        );
+        quote!(let #z: f64 = #y * #inverse;)
+    });
+    let back = (0..n).rev().map(|k| {
+        let (x, z) = (format_ident!("__x_{}", k), format_ident!("__z_{}", k));
+        let terms = factor.columns[k].iter().map(|&i| {
+            let (l, xi) = (l(i, k), format_ident!("__x_{}", i));
+            quote!(- #l * #xi)
+        });
+        quote!(let #x: f64 = #z #(#terms)*;)
+    });
+    quote! {
+        #(#factorization)*
+        #(#forward)*
+        #(#scale)*
+        #(#back)*
+    }
+}
+
 impl Code<'_> {
     /// Returns the body of a function that writes `a = −(M + c H)⁻¹ g` into `a` and returns
     /// `GeneratedSolve::Solved`, with `M = mass`, `H = hessian` (symmetric, both `n × n`) and
@@ -146,66 +225,11 @@ impl Code<'_> {
             }
         };
 
-        let mut factorization = Vec::new();
-        for j in 0..n {
-            let (d, inverse) = (format_ident!("__d_{}", j), format_ident!("__i_{}", j));
-            let ws: Vec<TokenStream> = factor.rows[j]
-                .iter()
-                .map(|&k| {
-                    let (w, l, dk) = (w(j, k), l(j, k), format_ident!("__d_{}", k));
-                    quote!(let #w = #l * #dk;)
-                })
-                .collect();
-            let terms = factor.rows[j].iter().map(|&k| {
-                let (w, l) = (w(j, k), l(j, k));
-                quote!(- #w * #l)
-            });
-            let diagonal = a(j, j);
-            factorization.push(quote! {
-                #(#ws)*
-                let __a: f64 = #diagonal;
-                let #d: f64 = __a #(#terms)*;
-                if !(#d.is_finite() && #d > __tolerance * __a.abs()) {
-                    return #rt_solve::Declined;
-                }
-                let #inverse = 1.0 / #d;
-            });
-            for &i in &factor.columns[j] {
-                let entry = a(i, j);
-                let terms = factor.common(i, j).into_iter().map(|k| {
-                    let (l, w) = (l(i, k), w(j, k));
-                    quote!(- #l * #w)
-                });
-                let target = l(i, j);
-                factorization.push(quote!(let #target: f64 = (#entry #(#terms)*) * #inverse;));
-            }
-        }
-
-        let forward = (0..n).map(|i| {
-            let y = format_ident!("__y_{}", i);
-            let i_lit = Literal::usize_unsuffixed(i);
-            let terms = factor.rows[i].iter().map(|&k| {
-                let (l, yk) = (l(i, k), format_ident!("__y_{}", k));
-                quote!(- #l * #yk)
-            });
-            quote!(let #y: f64 = __g[#i_lit] #(#terms)*;)
-        });
-        let scale = (0..n).map(|i| {
-            let (z, y, inverse) = (
-                format_ident!("__z_{}", i),
-                format_ident!("__y_{}", i),
-                format_ident!("__i_{}", i),
-            );
-            quote!(let #z: f64 = #y * #inverse;)
-        });
-        let back = (0..n).rev().map(|k| {
-            let (x, z) = (format_ident!("__x_{}", k), format_ident!("__z_{}", k));
-            let terms = factor.columns[k].iter().map(|&i| {
-                let (l, xi) = (l(i, k), format_ident!("__x_{}", i));
-                quote!(- #l * #xi)
-            });
-            quote!(let #x: f64 = #z #(#terms)*;)
-        });
+        let rhs = |i: usize| {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(__g[#i])
+        };
+        let solve = ldlt_solve(n, &factor, &a, &rhs, &rt_solve);
         let xs: Vec<Ident> = (0..n).map(|i| format_ident!("__x_{}", i)).collect();
         let indices = (0..n).map(Literal::usize_unsuffixed);
         quote! {
@@ -214,14 +238,143 @@ impl Code<'_> {
             let mut __h = [0.0f64; #count];
             #evaluate
             let __tolerance = (#size as f64) * f64::EPSILON;
-            #(#factorization)*
-            #(#forward)*
-            #(#scale)*
-            #(#back)*
+            #solve
             if !(true #(&& #xs.is_finite())*) {
                 return #rt_solve::Declined;
             }
             #(a[#indices] = -#xs;)*
+            #rt_solve::Solved
+        }
+    }
+
+    /// Returns the body of `Holonomic::spook_solve` for a constant diagonal mass matrix and a
+    /// Jacobian with the structural nonzeros of `jacobian` (rows × `n`): `M⁻¹ Gᵀ` row by row,
+    /// `S = G M⁻¹ Gᵀ + Σ` on its nonzeros, an `LDLᵀ` of `S` unrolled over them and their fill,
+    /// `λ = S⁻¹ (t − G M⁻¹ r)` and `v = M⁻¹ r + M⁻¹ Gᵀ λ` — the generic Schur complement of
+    /// eq. 30 (`DenseSpook`) without its structural zeros. The values come in as `mass`, `jac`,
+    /// `r`, `sigma` and `rhs`; nothing is evaluated again.
+    pub(super) fn spook_solve(&self, jacobian: &[Vec<Id>], n: usize) -> TokenStream {
+        let store = self.store();
+        let rows = jacobian.len();
+        let rt = runtime();
+        let rt_solve = quote!(#rt::GeneratedSolve);
+        let lit = Literal::usize_unsuffixed;
+        let pattern: Vec<Vec<usize>> = jacobian
+            .iter()
+            .map(|row| (0..n).filter(|&j| !store.is_zero(row[j])).collect())
+            .collect();
+        // The generic Cholesky of the diagonal M: its pivots are the diagonal.
+        let mass_pivots = (0..n).map(|j| {
+            let (d, inverse, jl) = (
+                format_ident!("__dm_{}", j),
+                format_ident!("__im_{}", j),
+                lit(j),
+            );
+            quote! {
+                let #d: f64 = mass[(#jl, #jl)];
+                if !(#d.is_finite() && #d > __tolerance_mass * #d.abs()) {
+                    return #rt_solve::Declined;
+                }
+                let #inverse = 1.0 / #d;
+            }
+        });
+        let y = |a: usize, j: usize| format_ident!("__ym_{}_{}", a, j);
+        let minv_jac = pattern.iter().enumerate().flat_map(|(a, row)| {
+            row.iter().map(move |&j| {
+                let (target, inverse, al, jl) =
+                    (y(a, j), format_ident!("__im_{}", j), lit(a), lit(j));
+                quote!(let #target: f64 = jac[(#al, #jl)] * #inverse;)
+            })
+        });
+        let common = |a: usize, b: usize| -> Vec<usize> {
+            pattern[a]
+                .iter()
+                .copied()
+                .filter(|j| pattern[b].contains(j))
+                .collect()
+        };
+        let lower: BTreeSet<(usize, usize)> = (0..rows)
+            .flat_map(|a| (0..a).map(move |b| (a, b)))
+            .filter(|&(a, b)| !common(a, b).is_empty())
+            .collect();
+        let s = |a: usize, b: usize| format_ident!("__s_{}_{}", a, b);
+        let schur = (0..rows)
+            .flat_map(|a| (0..=a).map(move |b| (a, b)))
+            .filter(|&(a, b)| a == b || lower.contains(&(a, b)))
+            .map(|(a, b)| {
+                let (target, al) = (s(a, b), lit(a));
+                let terms: Vec<TokenStream> = common(a, b)
+                    .into_iter()
+                    .map(|j| {
+                        let (jl, yb) = (lit(j), y(b, j));
+                        quote!(jac[(#al, #jl)] * #yb)
+                    })
+                    .collect();
+                let sum = if terms.is_empty() {
+                    quote!(0.0f64)
+                } else {
+                    quote!(#(#terms)+*)
+                };
+                if a == b {
+                    quote!(let #target: f64 = #sum + sigma[#al];)
+                } else {
+                    quote!(let #target: f64 = #sum;)
+                }
+            });
+        let factor = Factor::analyse(rows, &lower);
+        let entry = |a: usize, b: usize| -> TokenStream {
+            if a == b || lower.contains(&(a, b)) {
+                let target = s(a, b);
+                quote!(#target)
+            } else {
+                quote!(0.0f64)
+            }
+        };
+        let minv_r = (0..n).map(|j| {
+            let (target, inverse, jl) = (
+                format_ident!("__mr_{}", j),
+                format_ident!("__im_{}", j),
+                lit(j),
+            );
+            quote!(let #target: f64 = r[#jl] * #inverse;)
+        });
+        let b = |a: usize| -> TokenStream {
+            let al = lit(a);
+            let terms = pattern[a].iter().map(|&j| {
+                let (jl, mr) = (lit(j), format_ident!("__mr_{}", j));
+                quote!(- jac[(#al, #jl)] * #mr)
+            });
+            quote!((rhs[#al] #(#terms)*))
+        };
+        let solve = ldlt_solve(rows, &factor, &entry, &b, &rt_solve);
+        let velocity: Vec<TokenStream> = (0..n)
+            .map(|j| {
+                let (target, mr) = (format_ident!("__v_{}", j), format_ident!("__mr_{}", j));
+                let terms = (0..rows).filter(|&a| pattern[a].contains(&j)).map(|a| {
+                    let (ya, x) = (y(a, j), format_ident!("__x_{}", a));
+                    quote!(+ #ya * #x)
+                });
+                quote!(let #target: f64 = #mr #(#terms)*;)
+            })
+            .collect();
+        let vs: Vec<Ident> = (0..n).map(|j| format_ident!("__v_{}", j)).collect();
+        let xs: Vec<Ident> = (0..rows).map(|a| format_ident!("__x_{}", a)).collect();
+        let (v_index, x_index) = ((0..n).map(lit), (0..rows).map(lit));
+        let (size, count) = (lit(n), lit(rows));
+        quote! {
+            let __tolerance_mass = (#size as f64) * f64::EPSILON;
+            #(#mass_pivots)*
+            #(#minv_jac)*
+            #(#schur)*
+            let __tolerance = (#count as f64) * f64::EPSILON;
+            #(#minv_r)*
+            #solve
+            #(#velocity)*
+            if !(true #(&& #vs.is_finite())* #(&& #xs.is_finite())*) {
+                return #rt_solve::Declined;
+            }
+            #(v[#v_index] = #vs;)*
+            #(lambda[#x_index] = #xs;)*
             #rt_solve::Solved
         }
     }

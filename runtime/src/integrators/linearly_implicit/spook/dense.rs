@@ -11,7 +11,9 @@ use crate::integrators::checks::{
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{factored, solve_vector, Cholesky, LinearSolver};
-use crate::model::{AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, Regularization};
+use crate::model::{
+    AppliedForces, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential, Regularization,
+};
 use crate::state::State;
 
 /// The system of eq. 29 for `N` coordinates, `M` holonomic and `K` nonholonomic rows, in
@@ -278,7 +280,22 @@ where
         }
     }
 
-    fn solve(&mut self, time: f64) -> Result<u32, StepError> {
+    fn solve(&mut self, model: &Model, time: f64) -> Result<u32, StepError> {
+        if K == 0
+            && self.constant_mass
+            && model.spook_solve(
+                &self.mass,
+                &self.jac,
+                &self.r,
+                &self.sigma,
+                &self.t,
+                &mut self.v_next,
+                &mut self.lambda,
+            ) == GeneratedSolve::Solved
+        {
+            self.alpha = SVector::zeros();
+            return Ok(1);
+        }
         match self
             .mass_factor
             .factor(&self.mass, self.constant_mass, time)

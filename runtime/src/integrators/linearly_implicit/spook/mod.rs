@@ -214,9 +214,9 @@ pub trait SpookSystem<Model: ?Sized> {
     /// Returns the rows of the last evaluation and the buffers for their coefficients.
     fn rows(&mut self) -> SpookRows<'_>;
 
-    /// Solves eq. 29 with the coefficients now in the rows; returns the number of
-    /// factorizations.
-    fn solve(&mut self, t: f64) -> Result<u32, StepError>;
+    /// Solves eq. 29 with the coefficients now in the rows (with the code `mechanism!`
+    /// generated for `model` where it has some); returns the number of factorizations.
+    fn solve(&mut self, model: &Model, t: f64) -> Result<u32, StepError>;
 
     /// Returns `(v_{k+1}, λ, α)` of the last solve.
     fn solution(&self) -> (&[f64], &[f64], &[f64]);
@@ -281,7 +281,7 @@ impl<S> SpookScheme<S> {
             rows.gamma[row] = compliance / h;
         }
 
-        let factorizations = self.system.solve(t)?;
+        let factorizations = self.system.solve(model, t)?;
         let (v_next, lambda, alpha) = self.system.solution();
         check_finite_slice(lambda, "multipliers", t)?;
         check_finite_slice(alpha, "nonholonomic multipliers", t)?;

@@ -281,7 +281,7 @@ where
         }
     }
 
-    fn solve(&mut self, time: f64) -> Result<u32, StepError> {
+    fn solve(&mut self, _model: &Model, time: f64) -> Result<u32, StepError> {
         let wrap = StepError::linear_algebra(SPOOK_MATRIX, time);
         self.saddle_point
             .factor(
