@@ -15,7 +15,10 @@
 //!   (the sums of `G M⁻¹ Gᵀ` may run in another order than nalgebra's product), along a
 //!   trajectory of the double pendulum and of the chain.
 
-use mechanism::mechanism;
+#[path = "../benches/peer/chain10.rs"]
+mod chain10;
+
+use chain10::Chain10;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
     AppliedForces, GeneratedSolve, Holonomic, Inertia, Integrator, Nonholonomic, Penalized,
@@ -124,33 +127,6 @@ impl<const N: usize, Model: AppliedForces<N>> AppliedForces<N> for Generic<'_, M
         out: &mut SVector<f64, N>,
     ) {
         self.0.applied_force(q, v, t, out);
-    }
-}
-
-mechanism! {
-    /// Tao–Owhadi's chain of 10 pendula (§4.2, `L² = 5`, C1: `V = +Σ y`), fixed-size: the
-    /// Hessian of its penalty is banded (each rod couples two neighbours).
-    pub struct Chain10 {
-        coordinates: [x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, x7, y7, x8, y8, x9, y9, x10, y10],
-        kinetic: 0.5 * (dot(x1).powi(2) + dot(y1).powi(2) + dot(x2).powi(2) + dot(y2).powi(2)
-            + dot(x3).powi(2) + dot(y3).powi(2) + dot(x4).powi(2) + dot(y4).powi(2)
-            + dot(x5).powi(2) + dot(y5).powi(2) + dot(x6).powi(2) + dot(y6).powi(2)
-            + dot(x7).powi(2) + dot(y7).powi(2) + dot(x8).powi(2) + dot(y8).powi(2)
-            + dot(x9).powi(2) + dot(y9).powi(2) + dot(x10).powi(2) + dot(y10).powi(2)),
-        potential: y1 + y2 + y3 + y4 + y5 + y6 + y7 + y8 + y9 + y10,
-        holonomic: {
-            r1: x1.powi(2) + y1.powi(2) - 5.0,
-            r2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - 5.0,
-            r3: (x3 - x2).powi(2) + (y3 - y2).powi(2) - 5.0,
-            r4: (x4 - x3).powi(2) + (y4 - y3).powi(2) - 5.0,
-            r5: (x5 - x4).powi(2) + (y5 - y4).powi(2) - 5.0,
-            r6: (x6 - x5).powi(2) + (y6 - y5).powi(2) - 5.0,
-            r7: (x7 - x6).powi(2) + (y7 - y6).powi(2) - 5.0,
-            r8: (x8 - x7).powi(2) + (y8 - y7).powi(2) - 5.0,
-            r9: (x9 - x8).powi(2) + (y9 - y8).powi(2) - 5.0,
-            r10: (x10 - x9).powi(2) + (y10 - y9).powi(2) - 5.0,
-        },
-        integrators: [zss, zss_stiff, spook],
     }
 }
 

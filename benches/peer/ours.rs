@@ -16,13 +16,15 @@
 //! state1000 q… v…             (after 1000 steps)
 //! ```
 
+mod chain10;
 mod chains;
 
 use std::error::Error;
 use std::hint::black_box;
 use std::time::Instant;
 
-use chains::{Chain10, Chain50};
+use chain10::Chain10;
+use chains::Chain50;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
     Integrator, Penalized, Spook, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
