@@ -20,7 +20,7 @@ use mechanism::runtime::model::{
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
-    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
+    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError,
 };
 
 #[global_allocator]
@@ -463,6 +463,23 @@ fn parameter_families_change_per_member_at_run_time() {
         );
     }
     assert!(state.v.iter().any(|v| v.abs() > 0.1), "the chain moves");
+
+    // A non-finite member of a family, or a non-finite scalar parameter, is named by the step,
+    // which leaves the state unchanged.
+    let before = state.clone();
+    chain.l[3] = f64::NAN;
+    assert!(matches!(
+        rattle.step(&chain, &mut state),
+        Err(StepError::BadParameter { name: "l", .. })
+    ));
+    assert_eq!(state, before);
+    chain.l[3] = 1.3;
+    chain.g = f64::INFINITY;
+    assert!(matches!(
+        rattle.step(&chain, &mut state),
+        Err(StepError::BadParameter { name: "g", .. })
+    ));
+    assert_eq!(state, before);
 }
 
 fn assert_close_all(a: &[f64], b: &[f64], what: &str) {

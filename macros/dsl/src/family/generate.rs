@@ -116,6 +116,11 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut row_code = Vec::new();
     let mut constant_mass = true;
     let needs = Needs::for_model(model);
+    // The parameters a step checks first, so that a NaN names its culprit (`non_finite_parameter`).
+    let scalar_parameters: Vec<&Ident> = model.parameters.iter().map(|p| &p.name).collect();
+    let scalar_names: Vec<String> = scalar_parameters.iter().map(|p| p.to_string()).collect();
+    let family_parameters: Vec<&Ident> = model.parameter_families.iter().map(|p| &p.name).collect();
+    let family_names: Vec<String> = family_parameters.iter().map(|p| p.to_string()).collect();
     let mut penalty_parts = Vec::new();
     let mut bias_code = Vec::new();
 
@@ -471,6 +476,21 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             fn coordinate_count(&self) -> usize { self.__coordinates }
             fn body_sizes(&self) -> &[usize] { &self.__body_sizes }
             fn constant_mass(&self) -> bool { #constant_mass }
+            fn non_finite_parameter(&self) -> ::core::option::Option<(&'static str, f64)> {
+                #(
+                    if !self.#scalar_parameters.is_finite() {
+                        return ::core::option::Option::Some((#scalar_names, self.#scalar_parameters));
+                    }
+                )*
+                #(
+                    if let ::core::option::Option::Some(&__value) =
+                        self.#family_parameters.iter().find(|x| !x.is_finite())
+                    {
+                        return ::core::option::Option::Some((#family_names, __value));
+                    }
+                )*
+                ::core::option::Option::None
+            }
             #[allow(unused_variables, clippy::all)]
             fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
                 blocks.fill(0.0);
