@@ -349,19 +349,13 @@ impl<'a> Code<'a> {
             fused.extend(self.matrix(&hess, h));
             let fused = self.body(fused, &[&grad, &hess]);
             let solve = solve_mass.map(|mass| {
-                let body = self.implicit_solve(mass, &v.gradient, h);
-                quote! {
-                    #[inline]
-                    #[allow(unused_mut)]
-                    fn implicit_acceleration(
-                        &self,
-                        q: &#rt::SVector<f64, #n>,
-                        c: f64,
-                        a: &mut #rt::SVector<f64, #n>,
-                    ) -> #rt::GeneratedSolve {
-                        #body
-                    }
-                }
+                self.implicit_solve_method(
+                    quote!(implicit_acceleration),
+                    false,
+                    mass,
+                    &v.gradient,
+                    h,
+                )
             });
             tokens.extend(quote! {
                 #allow
@@ -535,20 +529,13 @@ impl<'a> Code<'a> {
             fused.extend(self.matrix(&hess, h));
             let fused = self.body(fused, &[&grad, &hess]);
             let solve = solve_mass.map(|mass| {
-                let body = self.implicit_solve(mass, &w.gradient, h);
-                quote! {
-                    #[inline]
-                    #[allow(unused_mut)]
-                    fn penalized_implicit_acceleration(
-                        &self,
-                        omega: f64,
-                        q: &#rt::SVector<f64, #n>,
-                        c: f64,
-                        a: &mut #rt::SVector<f64, #n>,
-                    ) -> #rt::GeneratedSolve {
-                        #body
-                    }
-                }
+                self.implicit_solve_method(
+                    quote!(penalized_implicit_acceleration),
+                    true,
+                    mass,
+                    &w.gradient,
+                    h,
+                )
             });
             tokens.extend(quote! {
                 #allow
@@ -594,20 +581,13 @@ impl<'a> Code<'a> {
         if let Some(h) = penalty_hessian {
             let hessian = self.body(self.matrix(&hess, h), &[&hess]);
             let solve = solve_mass.map(|mass| {
-                let body = self.implicit_solve(mass, &w.gradient, h);
-                quote! {
-                    #[inline]
-                    #[allow(unused_mut)]
-                    fn penalty_implicit_acceleration(
-                        &self,
-                        omega: f64,
-                        q: &#rt::SVector<f64, #n>,
-                        c: f64,
-                        a: &mut #rt::SVector<f64, #n>,
-                    ) -> #rt::GeneratedSolve {
-                        #body
-                    }
-                }
+                self.implicit_solve_method(
+                    quote!(penalty_implicit_acceleration),
+                    true,
+                    mass,
+                    &w.gradient,
+                    h,
+                )
             });
             tokens.extend(quote! {
                 #allow

@@ -159,6 +159,36 @@ fn ldlt_solve(
 }
 
 impl Code<'_> {
+    /// Returns the provided method `name(&self, [omega: f64,] q, c, a) -> GeneratedSolve` of a
+    /// runtime trait (`implicit_acceleration`, `penalized_implicit_acceleration`,
+    /// `penalty_implicit_acceleration`) with the body of [`Code::implicit_solve`].
+    pub(super) fn implicit_solve_method(
+        &self,
+        name: TokenStream,
+        omega: bool,
+        mass: &[Vec<Id>],
+        gradient: &[Id],
+        hessian: &[Vec<Id>],
+    ) -> TokenStream {
+        let rt = runtime();
+        let n = Literal::usize_unsuffixed(gradient.len());
+        let omega = omega.then(|| quote!(omega: f64,));
+        let body = self.implicit_solve(mass, gradient, hessian);
+        quote! {
+            #[inline]
+            #[allow(unused_mut)]
+            fn #name(
+                &self,
+                #omega
+                q: &#rt::SVector<f64, #n>,
+                c: f64,
+                a: &mut #rt::SVector<f64, #n>,
+            ) -> #rt::GeneratedSolve {
+                #body
+            }
+        }
+    }
+
     /// Returns the body of a function that writes `a = −(M + c H)⁻¹ g` into `a` and returns
     /// `GeneratedSolve::Solved`, with `M = mass`, `H = hessian` (symmetric, both `n × n`) and
     /// `g = gradient` evaluated at `q` (and `omega`), `c` an `f64` in scope.
