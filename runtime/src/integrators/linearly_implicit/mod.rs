@@ -10,8 +10,8 @@ mod zhang_skeel;
 
 pub use carried::{
     AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, FullHessian, ImplicitAcceleration,
-    ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName, SparseSystem, StiffHessian,
-    ThirdContraction, UsesBeta,
+    ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName, SparseHessian, SparseSystem,
+    StiffHessian, ThirdContraction, UsesBeta,
 };
 pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{

@@ -3,7 +3,9 @@
 
 use std::marker::PhantomData;
 
-use super::carried::{FullHessian, MassSolve, NewtonIterate, SparseSystem, StiffHessian};
+use super::carried::{
+    FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem, StiffHessian,
+};
 use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -11,7 +13,7 @@ use crate::integrators::checks::{
     check_step_size,
 };
 use crate::integrators::{SparseIntegrator, StepReport};
-use crate::model::{SparseInertia, SparsePotential, SparsePotentialHessian, SparseSplitPotential};
+use crate::model::{SparseInertia, SparsePotential};
 use crate::state::DynState;
 
 /// [`NewmarkOneIteration`](crate::NewmarkOneIteration) on the sparse tier, with the Newton
@@ -144,28 +146,17 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
     }
 }
 
-impl SparseNewmarkOneIteration {
-    /// Creates the stepper for `model` with step size `h` and `β = 0.4`: reads the Hessian
-    /// pattern, analyses the pattern of `M + βh² Hess V` and sizes every buffer. Fails with
-    /// `BadStepSize` for a bad `h` and `InvalidModel` for inconsistent body sizes or patterns.
+impl<Which> SparseNewmarkFirstIterate<Which> {
+    /// Creates the stepper for `model` with step size `h` and `β = 0.4`: reads the pattern of
+    /// the Hessian `Which` names, analyses the pattern of `M + βh² H` and sizes every buffer.
+    /// Fails with `BadStepSize` for a bad `h` and `InvalidModel` for inconsistent body sizes or
+    /// patterns.
     pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
     where
-        Model: SparseInertia + SparsePotentialHessian + ?Sized,
+        Model: SparseInertia + ?Sized,
+        Which: SparseHessian<Model>,
     {
-        Self::for_model(model, model.hessian_pattern(), h)
-    }
-}
-
-impl SparseNewmarkOneIterationStiff {
-    /// Creates the stepper for `model` with step size `h` and `β = 0.4`: reads the stiff
-    /// Hessian's pattern, analyses the pattern of `M + βh² ε⁻¹ Hess V1` and sizes every
-    /// buffer. Fails with `BadStepSize` for a bad `h` and `InvalidModel` for inconsistent body
-    /// sizes or patterns.
-    pub fn new<Model>(model: &Model, h: f64) -> Result<Self, StepError>
-    where
-        Model: SparseInertia + SparseSplitPotential + ?Sized,
-    {
-        Self::for_model(model, model.stiff_hessian_pattern(), h)
+        Self::for_model(model, Which::pattern(model), h)
     }
 }
 

@@ -16,7 +16,7 @@ mod dense;
 mod sparse;
 
 pub use dense::DenseSystem;
-pub use sparse::SparseSystem;
+pub use sparse::{SparseHessian, SparseSystem};
 
 use crate::error::StepError;
 use crate::integrators::checks::{check_finite_slice, check_step_size};

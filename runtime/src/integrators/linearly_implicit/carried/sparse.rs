@@ -211,44 +211,6 @@ impl SparseSystem {
     }
 }
 
-impl<Model> NewtonIterate<Model, FullHessian> for SparseSystem
-where
-    Model: SparseInertia + SparsePotentialHessian + ?Sized,
-{
-    fn newton_iterate(
-        &mut self,
-        model: &Model,
-        y: &[f64],
-        a: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError> {
-        self.check_hessian(model.hessian_pattern())?;
-        model.potential_gradient_hessian(y, out, &mut self.hessian);
-        self.newton_iterate_from(model, y, a, beta_h2, IMPLICIT_MATRIX, out, t)
-    }
-}
-
-impl<Model> NewtonIterate<Model, StiffHessian> for SparseSystem
-where
-    Model: SparseInertia + SparseSplitPotential + ?Sized,
-{
-    fn newton_iterate(
-        &mut self,
-        model: &Model,
-        y: &[f64],
-        a: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError> {
-        self.check_hessian(model.stiff_hessian_pattern())?;
-        model.potential_gradient_stiff_hessian(y, out, &mut self.hessian);
-        self.newton_iterate_from(model, y, a, beta_h2, STIFF_MATRIX, out, t)
-    }
-}
-
 impl<Model> MassSolve<Model> for SparseSystem
 where
     Model: SparseInertia + SparsePotential + ?Sized,
@@ -270,27 +232,48 @@ where
     }
 }
 
-impl<Model> ImplicitSolve<Model, FullHessian> for SparseSystem
-where
-    Model: SparseInertia + SparsePotentialHessian + ?Sized,
-{
-    fn implicit_acceleration(
-        &mut self,
-        model: &Model,
-        x: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError> {
-        self.check_hessian(model.hessian_pattern())?;
-        model.potential_gradient_hessian(x, out, &mut self.hessian);
-        self.solve_implicit(model, x, beta_h2, IMPLICIT_MATRIX, out, t)
+/// The Hessian that `Which` names ([`FullHessian`]: `Hess V`; [`StiffHessian`]: the stiff
+/// part's `ε⁻¹ Hess V1`), read from a sparse-tier model together with `∇V`: what the sparse
+/// tier's linear solves ([`ImplicitSolve`], [`NewtonIterate`]) need besides the mass blocks.
+pub trait SparseHessian<Model: ?Sized> {
+    /// The factored matrix `M + βh² H`, in errors.
+    const MATRIX: &'static str;
+
+    /// Returns the Hessian's pattern, each unordered pair once.
+    fn pattern(model: &Model) -> &[(usize, usize)];
+
+    /// Writes `∇V(x)` (total) into `grad` and the Hessian's values into `hess`.
+    fn gradient_hessian(model: &Model, x: &[f64], grad: &mut [f64], hess: &mut [f64]);
+}
+
+impl<Model: SparsePotentialHessian + ?Sized> SparseHessian<Model> for FullHessian {
+    const MATRIX: &'static str = IMPLICIT_MATRIX;
+
+    fn pattern(model: &Model) -> &[(usize, usize)] {
+        model.hessian_pattern()
+    }
+
+    fn gradient_hessian(model: &Model, x: &[f64], grad: &mut [f64], hess: &mut [f64]) {
+        model.potential_gradient_hessian(x, grad, hess);
     }
 }
 
-impl<Model> ImplicitSolve<Model, StiffHessian> for SparseSystem
+impl<Model: SparseSplitPotential + ?Sized> SparseHessian<Model> for StiffHessian {
+    const MATRIX: &'static str = STIFF_MATRIX;
+
+    fn pattern(model: &Model) -> &[(usize, usize)] {
+        model.stiff_hessian_pattern()
+    }
+
+    fn gradient_hessian(model: &Model, x: &[f64], grad: &mut [f64], hess: &mut [f64]) {
+        model.potential_gradient_stiff_hessian(x, grad, hess);
+    }
+}
+
+impl<Model, Which> ImplicitSolve<Model, Which> for SparseSystem
 where
-    Model: SparseInertia + SparseSplitPotential + ?Sized,
+    Model: SparseInertia + ?Sized,
+    Which: SparseHessian<Model>,
 {
     fn implicit_acceleration(
         &mut self,
@@ -300,9 +283,29 @@ where
         out: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        self.check_hessian(model.stiff_hessian_pattern())?;
-        model.potential_gradient_stiff_hessian(x, out, &mut self.hessian);
-        self.solve_implicit(model, x, beta_h2, STIFF_MATRIX, out, t)
+        self.check_hessian(Which::pattern(model))?;
+        Which::gradient_hessian(model, x, out, &mut self.hessian);
+        self.solve_implicit(model, x, beta_h2, Which::MATRIX, out, t)
+    }
+}
+
+impl<Model, Which> NewtonIterate<Model, Which> for SparseSystem
+where
+    Model: SparseInertia + ?Sized,
+    Which: SparseHessian<Model>,
+{
+    fn newton_iterate(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.check_hessian(Which::pattern(model))?;
+        Which::gradient_hessian(model, y, out, &mut self.hessian);
+        self.newton_iterate_from(model, y, a, beta_h2, Which::MATRIX, out, t)
     }
 }
 
