@@ -4,12 +4,17 @@
 //! diagonal `M`) against the runtime's generic dense kernels, which a wrapper that hides the
 //! generated code makes the integrators use:
 //!
-//! - the generated `LDLᵀ` does the generic root-free Cholesky's operations in its order with
-//!   the structural zeros left out, so whole trajectories agree exactly (`==` on every
-//!   component, which also equates `0.0` and `−0.0`);
+//! - where the generated `LDLᵀ` eliminates in the coordinates' order (the double pendulum's
+//!   dense matrix) it does the generic root-free Cholesky's operations in its order with the
+//!   structural zeros left out, so whole trajectories agree exactly (`==` on every component,
+//!   which also equates `0.0` and `−0.0`); where it eliminates in a nested dissection order
+//!   (the chain's banded matrix) one step from the same state agrees to rounding;
 //! - one solve agrees with nalgebra's LU of the assembled matrix to the conditioning;
 //! - an indefinite `M + βh² H` (compressed rods) is declined by the generated code and stepped
 //!   by the generic pivoted LU, again exactly as without the generated code;
+//! - the mass solve `M⁻¹ b` of a constant diagonal `M` (Z&S's correction) is the generic
+//!   Cholesky's scaling, so Z&S's trajectories agree exactly too; a mass that is not positive
+//!   is declined and reported by the generic Cholesky;
 //! - the banded 10-link chain is solved by the generated code (it does not decline);
 //! - SPOOK's generated step agrees with the generic one from the same state to a few ulps
 //!   (the sums of `G M⁻¹ Gᵀ` may run in another order than nalgebra's product), along a
@@ -24,7 +29,7 @@ use mechanism::runtime::{
     AppliedForces, GeneratedSolve, Holonomic, Inertia, Integrator, Nonholonomic, Penalized,
     PenalizedHessian, PenalizedPotential, PenaltyHessian, Potential, PotentialHessian,
     PotentialThirdDerivative, Regularization, SMatrix, SVector, SplitPotential, Spook, State,
-    ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    StepError, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 
 /// A model seen only through the runtime's traits, without its generated solves (the
@@ -187,6 +192,9 @@ fn generated_solves_step_exactly_as_the_generic_kernels() {
         model.stiff_implicit_acceleration(&q, c, &mut a),
         GeneratedSolve::Solved
     );
+    // Z&S's M⁻¹ (a·V‴·a) runs the generated scaling by the constant diagonal's reciprocals.
+    let mut b = SVector::from([1.0, -2.0, 3.0, 0.5]);
+    assert_eq!(model.mass_solve(&q, &mut b), GeneratedSolve::Solved);
     lockstep(
         &model,
         ZhangSkeelSimplified::<4>::new(h).unwrap(),
@@ -224,20 +232,72 @@ fn generated_solves_step_exactly_as_the_generic_kernels() {
         chain.stiff_implicit_acceleration(&q, c, &mut a),
         GeneratedSolve::Solved
     );
-    lockstep(
-        &chain,
-        ZhangSkeelSimplified::<20>::new(0.05).unwrap(),
-        ZhangSkeelSimplified::<20>::new(0.05).unwrap(),
-        start,
-        1000,
+    // The chain's banded matrix is factored in a nested dissection order (a shallower chain of
+    // divisions), so its sums run in another order than the generic kernel's and the
+    // trajectories part by rounding: along the generic trajectory, each generated acceleration
+    // is checked against an LU of the assembled matrix instead.
+    for stiff in [false, true] {
+        let worst = chain_accelerations_against_lu(start, 1000, stiff);
+        println!("chain of 10, stiff = {stiff}: largest error / (n κ ε |a|) {worst:.2}");
+        assert!(worst < 1.0, "stiff = {stiff}: {worst}");
+    }
+}
+
+/// Steps the penalized 10-link chain from `start` with the generic Z&Ss (or stiff Z&Ss) and
+/// returns, over the states, the largest error of the generated acceleration against nalgebra's
+/// LU of the assembled `M + βh² H`, in units of the forward error bound `n κ ε |a|` of a
+/// backward-stable solve (`κ` the 2-norm condition number, from the singular values).
+fn chain_accelerations_against_lu(start: State<20>, steps: usize, stiff: bool) -> f64 {
+    let (omega, h) = (20.0, 0.05);
+    let c = 0.4 * h * h;
+    let (model, chain) = (
+        Chain10::default(),
+        Penalized::new(Chain10::default(), omega),
     );
-    lockstep(
-        &chain,
-        ZhangSkeelStiff::<20>::new(0.05).unwrap(),
-        ZhangSkeelStiff::<20>::new(0.05).unwrap(),
-        start,
-        1000,
+    let view = Generic(&chain);
+    let (mut zss, mut zss_stiff) = (
+        ZhangSkeelSimplified::<20>::new(h).unwrap(),
+        ZhangSkeelStiff::<20>::new(h).unwrap(),
     );
+    let (mut state, mut worst, mut declined) = (start, 0.0f64, 0);
+    for _ in 0..steps {
+        let q = SVector::from(state.q);
+        let (mut mass, mut hess, mut grad) = (SMatrix::zeros(), SMatrix::zeros(), SVector::zeros());
+        model.mass_matrix(&q, &mut mass);
+        let mut a = SVector::zeros();
+        let result = if stiff {
+            model.penalized_potential_gradient(omega, &q, &mut grad);
+            model.penalty_hessian(omega, &q, &mut hess);
+            model.penalty_implicit_acceleration(omega, &q, c, &mut a)
+        } else {
+            model.penalized_potential_gradient_hessian(omega, &q, &mut grad, &mut hess);
+            model.penalized_implicit_acceleration(omega, &q, c, &mut a)
+        };
+        let expected = dense_solve(&mass, &hess, &grad, c);
+        let eigenvalues = (mass + hess * c).symmetric_eigenvalues();
+        if eigenvalues.min() <= 0.0 {
+            // Compressed rods make M + βh² Hess W indefinite: declined (and stepped by the
+            // generic LU, tested above), never solved wrong.
+            assert_eq!(result, GeneratedSolve::Declined);
+            declined += 1;
+        } else {
+            assert_eq!(result, GeneratedSolve::Solved);
+        }
+        let singular = (mass + hess * c).singular_values();
+        let kappa = singular.max() / singular.min();
+        let bound = 20.0 * kappa * f64::EPSILON * expected.amax();
+        if result == GeneratedSolve::Solved {
+            worst = worst.max((a - expected).amax() / bound);
+        }
+        if stiff {
+            Integrator::<Generic<_>, 20>::step(&mut zss_stiff, &view, &mut state).unwrap();
+        } else {
+            Integrator::<Generic<_>, 20>::step(&mut zss, &view, &mut state).unwrap();
+        }
+    }
+    println!("chain of 10, stiff = {stiff}: {declined} of {steps} states declined");
+    assert!(declined < steps / 10, "{declined} of {steps} declined");
+    worst
 }
 
 /// Returns `−(M + c H)⁻¹ g` by nalgebra's LU of the assembled dense matrix.
@@ -308,6 +368,52 @@ fn an_indefinite_matrix_is_declined_and_stepped_by_the_generic_lu() {
         compressed,
         50,
     );
+}
+
+#[test]
+fn a_mass_that_is_not_positive_is_declined_and_reported_by_the_generic_cholesky() {
+    let q = SVector::from(moving_state().q);
+    for (m1, singular) in [(0.0, true), (-1.0, false)] {
+        let model = Penalized::new(
+            DoublePendulum {
+                m1,
+                ..DoublePendulum::default()
+            },
+            20.0,
+        );
+        let mut b = SVector::from([1.0, -2.0, 3.0, 0.5]);
+        assert_eq!(model.mass_solve(&q, &mut b), GeneratedSolve::Declined);
+        assert_eq!(
+            b,
+            SVector::from([1.0, -2.0, 3.0, 0.5]),
+            "b written on decline"
+        );
+        let mut state = moving_state();
+        let err = ZhangSkeel::<4>::new(0.1)
+            .unwrap()
+            .step(&model, &mut state)
+            .unwrap_err();
+        let expected = if singular {
+            matches!(
+                err,
+                StepError::Singular {
+                    matrix: "mass matrix",
+                    ..
+                }
+            )
+        } else {
+            matches!(
+                err,
+                StepError::NotPositiveDefinite {
+                    matrix: "mass matrix",
+                    row: 0,
+                    ..
+                }
+            )
+        };
+        assert!(expected, "m1 = {m1}: {err:?}");
+        assert_eq!(state, moving_state(), "state changed by a failed step");
+    }
 }
 
 /// Steps `model` with SPOOK along `steps` steps and, from each state, the generic kernels once;

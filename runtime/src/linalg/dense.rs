@@ -7,6 +7,7 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{check_solvable, LinalgError, LinearSolver};
+use crate::fma::mul_add;
 
 /// Returns the relative pivot tolerance `N·ε` below which a matrix counts as singular.
 fn pivot_tolerance(n: usize) -> f64 {
@@ -59,15 +60,15 @@ impl<const N: usize> Cholesky<N> {
     fn factor(a: &SMatrix<f64, N, N>) -> Result<Self, LinalgError> {
         let tolerance = pivot_tolerance(N);
         let mut l = columns(a);
-        let mut d = [0.0; N];
+        // u[j][i] = L_ij d_j before the division by the pivot (column-major like `l`): the
+        // unscaled column, reused by the later pivots and columns, so that the division is the
+        // only operation between one pivot and the next column.
+        let mut u = [[0.0; N]; N];
         let mut inverse_pivots = [0.0; N];
         for j in 0..N {
-            // w_k = L_jk D_k, reused for the column below the pivot.
-            let mut w = [0.0; N];
             let mut pivot = l[j][j];
             for k in 0..j {
-                w[k] = l[k][j] * d[k];
-                pivot -= w[k] * l[k][j];
+                pivot = mul_add(-u[k][j], l[k][j], pivot);
             }
             let threshold = tolerance * a[(j, j)].abs();
             if !(pivot.is_finite() && pivot > threshold) {
@@ -84,14 +85,14 @@ impl<const N: usize> Cholesky<N> {
                     }
                 });
             }
-            d[j] = pivot;
             let inverse = 1.0 / pivot;
             inverse_pivots[j] = inverse;
             for i in j + 1..N {
                 let mut s = l[j][i];
                 for k in 0..j {
-                    s -= l[k][i] * w[k];
+                    s = mul_add(-l[k][i], u[k][j], s);
                 }
+                u[j][i] = s;
                 l[j][i] = s * inverse;
             }
         }
@@ -105,11 +106,14 @@ impl<const N: usize> Cholesky<N> {
         }
     }
 
+    /// `L y = b`, `z = D⁻¹ y`, `Lᵀ x = z` in place. The back substitution subtracts the terms
+    /// of the last unknowns first: they are known earliest, so the unknown just found enters
+    /// last and the chain of dependent operations per unknown is one multiply-add.
     fn solve_array(&self, x: &mut [f64; N]) {
         let l = &self.l;
         for k in 0..N {
             for i in k + 1..N {
-                x[i] -= l[k][i] * x[k];
+                x[i] = mul_add(-l[k][i], x[k], x[i]);
             }
         }
         for i in 0..N {
@@ -117,8 +121,8 @@ impl<const N: usize> Cholesky<N> {
         }
         for k in (0..N).rev() {
             let mut s = x[k];
-            for i in k + 1..N {
-                s -= l[k][i] * x[i];
+            for i in (k + 1..N).rev() {
+                s = mul_add(-l[k][i], x[i], s);
             }
             x[k] = s;
         }

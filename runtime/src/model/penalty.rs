@@ -126,6 +126,11 @@ impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
         self.model.kinetic_energy(q, v)
     }
 
+    #[inline]
+    fn mass_solve(&self, q: &SVector<f64, N>, b: &mut SVector<f64, N>) -> GeneratedSolve {
+        self.model.mass_solve(q, b)
+    }
+
     fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
         if !self.omega.is_finite() {
             return Some(("omega", self.omega));

@@ -2,6 +2,7 @@
 //! runtime's capability traits with straight-line, fixed-size `f64` code.
 
 mod fallback;
+mod ordering;
 mod solve;
 
 pub use fallback::fallback;
@@ -269,6 +270,12 @@ impl<'a> Code<'a> {
         quote!([#(#mask),*])
     }
 
+    /// Returns whether the mass matrix is structurally diagonal (point masses).
+    fn diagonal_mass(&self, derived: &Derived) -> bool {
+        let n = self.model.dof();
+        (0..n).all(|i| (0..n).all(|j| i == j || self.store().is_zero(derived.mass[i][j])))
+    }
+
     fn inertia(&self, derived: &Derived) -> TokenStream {
         let model = self.model;
         let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
@@ -287,6 +294,8 @@ impl<'a> Code<'a> {
         let out = quote!(out);
         let mass = self.body(self.matrix(&out, &derived.mass), &[&out]);
         let kinetic = self.scalar_body(derived.kinetic);
+        let mass_solve = (derived.linear_solve && constant && self.diagonal_mass(derived))
+            .then(|| self.mass_solve_method(&derived.mass));
         let parameter_checks = model.parameters.iter().map(|p| {
             let (field, label) = (&p.name, p.name.to_string());
             quote! {
@@ -316,6 +325,8 @@ impl<'a> Code<'a> {
                 fn kinetic_energy(&self, q: &#rt::SVector<f64, #n>, v: &#rt::SVector<f64, #n>) -> f64 {
                     #kinetic
                 }
+
+                #mass_solve
             }
         }
     }
@@ -434,8 +445,7 @@ impl<'a> Code<'a> {
         });
         // SPOOK's Schur complement, specialized where `M` is constant and diagonal and there
         // are no nonholonomic rows (the common case of point masses and rods).
-        let diagonal_mass = (0..model.dof())
-            .all(|i| (0..model.dof()).all(|j| i == j || self.store().is_zero(derived.mass[i][j])));
+        let diagonal_mass = self.diagonal_mass(derived);
         let spook_solve = (derived.linear_solve
             && model.uses(Family::Spook)
             && model.nonholonomic.is_empty()

@@ -3,16 +3,18 @@
 //! gradient and `H` a Hessian the macro has already derived.
 //!
 //! The macro knows which entries of `M + c H` can be nonzero. It computes, once at expansion
-//! time, the pattern of the factor `L` of `M + c H = L D Lᵀ` (the nonzeros and their fill,
-//! eliminating in the coordinates' order), and emits straight-line code over exactly those
+//! time, an elimination order (the coordinates' own, or a nested dissection where that
+//! shortens the chain of dependent operations: `ordering`) and the pattern of the factor `L` of
+//! `P (M + c H) Pᵀ = L D Lᵀ` (the nonzeros and their fill), and emits straight-line code over exactly those
 //! entries: `g`, `H` and `M` evaluated together (shared subexpressions), the `LDLᵀ` without
 //! pivoting, the two triangular solves — no index arithmetic, no work on structural zeros.
 //!
-//! The emitted factorization is the runtime's root-free Cholesky (`linalg::Cholesky`) with the
-//! structural zeros left out: the same operations in the same order (`w_k = L_jk d_k`,
-//! `d_j = A_jj − Σ_k w_k L_jk`, `L_ij = (A_ij − Σ_k L_ik w_k) · (1/d_j)`, forward and back
-//! substitution with the reciprocal pivots), so where it succeeds its result equals the
-//! generic one. Where a pivot is not clearly positive (`d_j ≤ N·ε·|A_jj|`, the generic test)
+//! The emitted factorization is the runtime's root-free Cholesky (`linalg::Cholesky`) of the
+//! permuted matrix with the structural zeros left out: the same operations in the same order (see [`ldlt_solve`]; the
+//! unscaled column `u_ij = L_ij d_j` is kept, so that between one pivot and the next column
+//! there is only the division, and the back substitution subtracts the earliest-known unknowns
+//! first), so where it succeeds in the natural order its result equals the generic one bit for
+//! bit, and in a dissected order it is another backward-stable `LDLᵀ` of the same matrix. Where a pivot is not clearly positive (`d_j ≤ N·ε·|A_jj|`, the generic test)
 //! or a value is not finite it returns `GeneratedSolve::Declined` and the integrator runs its
 //! generic kernels, which fall back to pivoted LU or report the culprit.
 
@@ -22,94 +24,67 @@ use mechanism_cas::{Id, Output};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
+use super::ordering::{elimination_order, Factor};
 use super::{runtime, Code};
-
-/// The structural nonzeros of the factor `L` of a symmetric `n × n` pattern, row by row.
-struct Factor {
-    /// `rows[i]`: the columns `j < i` with `L_ij` structurally nonzero, ascending.
-    rows: Vec<Vec<usize>>,
-    /// `columns[j]`: the rows `i > j` with `L_ij` structurally nonzero, ascending.
-    columns: Vec<Vec<usize>>,
-}
-
-impl Factor {
-    /// Computes the pattern of `L` for the strictly lower entries `lower` (`i > j`):
-    /// `L_ij ≠ 0` if `A_ij ≠ 0` or `L_ik ≠ 0 ≠ L_jk` for some `k < j`.
-    fn analyse(n: usize, lower: &BTreeSet<(usize, usize)>) -> Factor {
-        let mut rows: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
-        for &(i, j) in lower {
-            rows[i].insert(j);
-        }
-        for j in 0..n {
-            let above: Vec<usize> = rows[j].iter().copied().collect();
-            for row in rows.iter_mut().skip(j + 1) {
-                if !row.contains(&j) && above.iter().any(|k| row.contains(k)) {
-                    row.insert(j);
-                }
-            }
-        }
-        let mut columns = vec![Vec::new(); n];
-        for (i, row) in rows.iter().enumerate() {
-            for &j in row {
-                columns[j].push(i);
-            }
-        }
-        Factor {
-            rows: rows.into_iter().map(|r| r.into_iter().collect()).collect(),
-            columns,
-        }
-    }
-
-    /// Returns the columns `k < j` where both rows `i` and `j` of `L` are nonzero, ascending.
-    fn common(&self, i: usize, j: usize) -> Vec<usize> {
-        let other: BTreeSet<usize> = self.rows[j].iter().copied().collect();
-        self.rows[i]
-            .iter()
-            .copied()
-            .filter(|k| *k < j && other.contains(k))
-            .collect()
-    }
-}
 
 fn l(i: usize, j: usize) -> Ident {
     format_ident!("__l_{}_{}", i, j)
 }
 
-fn w(j: usize, k: usize) -> Ident {
-    format_ident!("__w_{}_{}", j, k)
+/// The unscaled entry `u_ij = L_ij d_j` of column `j`, before the division by the pivot.
+fn u(i: usize, j: usize) -> Ident {
+    format_ident!("__u_{}_{}", i, j)
+}
+
+/// Returns `start − Σ x_k y_k` over `terms` in their order, as the runtime's kernels compute
+/// it: one `mul_add(−x, y, ·)` per term (fused where the target has FMA).
+fn subtract_products(start: TokenStream, terms: Vec<(Ident, Ident)>) -> TokenStream {
+    let rt = runtime();
+    terms.into_iter().fold(
+        start,
+        |acc, (x, y)| quote!(#rt::fma::mul_add(-#x, #y, #acc)),
+    )
 }
 
 /// Returns the statements that factor the symmetric `A = L D Lᵀ` (entries `a(i, j)`, `i ≥ j`,
 /// on the pattern of `factor`) and solve `A x = b` (entries `b(i)`) into `__x_0 … __x_{n−1}`:
-/// the runtime's root-free Cholesky and its substitutions, step for step, without the
-/// structural zeros. A pivot `d_j` that is not finite or not above `__tolerance · |A_jj|` (a
-/// local the caller defines) returns `Declined` from the enclosing function.
+/// the runtime's root-free Cholesky (`linalg::Cholesky`) and its substitutions, step for step,
+/// without the structural zeros:
+///
+/// ```text
+/// d_j  = A_jj − Σ_k u_jk L_jk,   u_ij = A_ij − Σ_k L_ik u_jk,   L_ij = u_ij · (1/d_j)
+/// y_i  = b_i − Σ_k L_ik y_k,     z_i = y_i · (1/d_i),           x_k = z_k − Σ_i L_ik x_i
+/// ```
+///
+/// with `k` ascending in the sums of the factorization and the forward substitution and `i`
+/// descending in the back substitution. A pivot `d_j` that is not finite or not above
+/// `__tolerance · |A_jj|` (a local the caller defines) returns `Declined` from the enclosing
+/// function.
 fn ldlt_solve(
-    n: usize,
+    order: &[usize],
     factor: &Factor,
     a: &dyn Fn(usize, usize) -> TokenStream,
     b: &dyn Fn(usize) -> TokenStream,
     rt_solve: &TokenStream,
 ) -> TokenStream {
+    let n = order.len();
+    // Entry (i, j) and b_i of the permuted system P A Pᵀ (P b), from the lower triangle of A.
+    let a = |i: usize, j: usize| {
+        let (p, q) = (order[i], order[j]);
+        a(p.max(q), p.min(q))
+    };
+    let b = |i: usize| b(order[i]);
     let mut factorization = Vec::new();
     for j in 0..n {
         let (d, inverse) = (format_ident!("__d_{}", j), format_ident!("__i_{}", j));
-        let ws: Vec<TokenStream> = factor.rows[j]
-            .iter()
-            .map(|&k| {
-                let (w, l, dk) = (w(j, k), l(j, k), format_ident!("__d_{}", k));
-                quote!(let #w = #l * #dk;)
-            })
-            .collect();
-        let terms = factor.rows[j].iter().map(|&k| {
-            let (w, l) = (w(j, k), l(j, k));
-            quote!(- #w * #l)
-        });
         let diagonal = a(j, j);
+        let pivot = subtract_products(
+            quote!(__a),
+            factor.rows[j].iter().map(|&k| (u(j, k), l(j, k))).collect(),
+        );
         factorization.push(quote! {
-            #(#ws)*
             let __a: f64 = #diagonal;
-            let #d: f64 = __a #(#terms)*;
+            let #d: f64 = #pivot;
             if !(#d.is_finite() && #d > __tolerance * __a.abs()) {
                 return #rt_solve::Declined;
             }
@@ -117,22 +92,31 @@ fn ldlt_solve(
         });
         for &i in &factor.columns[j] {
             let entry = a(i, j);
-            let terms = factor.common(i, j).into_iter().map(|k| {
-                let (l, w) = (l(i, k), w(j, k));
-                quote!(- #l * #w)
+            let unscaled = subtract_products(
+                entry,
+                factor
+                    .common(i, j)
+                    .into_iter()
+                    .map(|k| (l(i, k), u(j, k)))
+                    .collect(),
+            );
+            let (target, stored) = (l(i, j), u(i, j));
+            factorization.push(quote! {
+                let #stored: f64 = #unscaled;
+                let #target: f64 = #stored * #inverse;
             });
-            let target = l(i, j);
-            factorization.push(quote!(let #target: f64 = (#entry #(#terms)*) * #inverse;));
         }
     }
     let forward = (0..n).map(|i| {
         let y = format_ident!("__y_{}", i);
-        let bi = b(i);
-        let terms = factor.rows[i].iter().map(|&k| {
-            let (l, yk) = (l(i, k), format_ident!("__y_{}", k));
-            quote!(- #l * #yk)
-        });
-        quote!(let #y: f64 = #bi #(#terms)*;)
+        let value = subtract_products(
+            b(i),
+            factor.rows[i]
+                .iter()
+                .map(|&k| (l(i, k), format_ident!("__y_{}", k)))
+                .collect(),
+        );
+        quote!(let #y: f64 = #value;)
     });
     let scale = (0..n).map(|i| {
         let (z, y, inverse) = (
@@ -143,18 +127,30 @@ fn ldlt_solve(
         quote!(let #z: f64 = #y * #inverse;)
     });
     let back = (0..n).rev().map(|k| {
-        let (x, z) = (format_ident!("__x_{}", k), format_ident!("__z_{}", k));
-        let terms = factor.columns[k].iter().map(|&i| {
-            let (l, xi) = (l(i, k), format_ident!("__x_{}", i));
-            quote!(- #l * #xi)
-        });
-        quote!(let #x: f64 = #z #(#terms)*;)
+        let (x, z) = (format_ident!("__xp_{}", k), format_ident!("__z_{}", k));
+        let value = subtract_products(
+            quote!(#z),
+            factor.columns[k]
+                .iter()
+                .rev()
+                .map(|&i| (l(i, k), format_ident!("__xp_{}", i)))
+                .collect(),
+        );
+        quote!(let #x: f64 = #value;)
+    });
+    let unpermute = order.iter().enumerate().map(|(k, &unknown)| {
+        let (x, xp) = (
+            format_ident!("__x_{}", unknown),
+            format_ident!("__xp_{}", k),
+        );
+        quote!(let #x: f64 = #xp;)
     });
     quote! {
         #(#factorization)*
         #(#forward)*
         #(#scale)*
         #(#back)*
+        #(#unpermute)*
     }
 }
 
@@ -206,7 +202,7 @@ impl Code<'_> {
             .flat_map(|i| (0..i).map(move |j| (i, j)))
             .filter(|&(i, j)| nonzero(i, j))
             .collect();
-        let factor = Factor::analyse(n, &lower);
+        let (order, factor) = elimination_order(n, &lower);
         let rt = runtime();
         let rt_solve = quote!(#rt::GeneratedSolve);
 
@@ -259,7 +255,7 @@ impl Code<'_> {
             let i = Literal::usize_unsuffixed(i);
             quote!(__g[#i])
         };
-        let solve = ldlt_solve(n, &factor, &a, &rhs, &rt_solve);
+        let solve = ldlt_solve(&order, &factor, &a, &rhs, &rt_solve);
         let xs: Vec<Ident> = (0..n).map(|i| format_ident!("__x_{}", i)).collect();
         let indices = (0..n).map(Literal::usize_unsuffixed);
         quote! {
@@ -274,6 +270,51 @@ impl Code<'_> {
             }
             #(a[#indices] = -#xs;)*
             #rt_solve::Solved
+        }
+    }
+
+    /// Returns the provided method `Inertia::mass_solve` for a constant diagonal mass matrix
+    /// `mass`: `b_i · (1/M_ii)`, as the generic Cholesky of a diagonal computes it, with its
+    /// pivot test (`Declined` on a pivot that is not positive and finite).
+    pub(super) fn mass_solve_method(&self, mass: &[Vec<Id>]) -> TokenStream {
+        let rt = runtime();
+        let n = mass.len();
+        let lit = Literal::usize_unsuffixed;
+        let outputs = (0..n)
+            .map(|i| {
+                let il = lit(i);
+                Output {
+                    target: quote!(__m[#il]),
+                    value: mass[i][i],
+                }
+            })
+            .collect();
+        let evaluate = self.body(outputs, &[]);
+        let scale = (0..n).map(|i| {
+            let il = lit(i);
+            quote! {
+                let __d: f64 = __m[#il];
+                if !(__d.is_finite() && __d > __tolerance * __d.abs()) {
+                    return #rt::GeneratedSolve::Declined;
+                }
+                b[#il] *= 1.0 / __d;
+            }
+        });
+        let size = lit(n);
+        quote! {
+            #[inline]
+            #[allow(unused_mut)]
+            fn mass_solve(
+                &self,
+                q: &#rt::SVector<f64, #size>,
+                b: &mut #rt::SVector<f64, #size>,
+            ) -> #rt::GeneratedSolve {
+                let mut __m = [0.0f64; #size];
+                #evaluate
+                let __tolerance = (#size as f64) * f64::EPSILON;
+                #(#scale)*
+                #rt::GeneratedSolve::Solved
+            }
         }
     }
 
@@ -351,7 +392,7 @@ impl Code<'_> {
                     quote!(let #target: f64 = #sum;)
                 }
             });
-        let factor = Factor::analyse(rows, &lower);
+        let (order, factor) = elimination_order(rows, &lower);
         let entry = |a: usize, b: usize| -> TokenStream {
             if a == b || lower.contains(&(a, b)) {
                 let target = s(a, b);
@@ -376,7 +417,7 @@ impl Code<'_> {
             });
             quote!((rhs[#al] #(#terms)*))
         };
-        let solve = ldlt_solve(rows, &factor, &entry, &b, &rt_solve);
+        let solve = ldlt_solve(&order, &factor, &entry, &b, &rt_solve);
         let velocity: Vec<TokenStream> = (0..n)
             .map(|j| {
                 let (target, mr) = (format_ident!("__v_{}", j), format_ident!("__mr_{}", j));

@@ -92,9 +92,14 @@ where
         b: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        let (chol, factorizations) =
-            self.mass
-                .factor_at(model, &SVector::from_column_slice(x), t)?;
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut solution = SVector::<f64, N>::from_column_slice(b);
+        if model.mass_solve(&x, &mut solution) == GeneratedSolve::Solved {
+            // A scaling by the constant diagonal's reciprocals: no factorization.
+            b.copy_from_slice(solution.as_slice());
+            return Ok(0);
+        }
+        let (chol, factorizations) = self.mass.factor_at(model, &x, t)?;
         let solution = chol.solve(&SVector::from_column_slice(b));
         b.copy_from_slice(solution.as_slice());
         Ok(factorizations)
