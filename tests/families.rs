@@ -20,7 +20,7 @@ use mechanism::runtime::model::{
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
-    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError,
+    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError, StepReport,
 };
 
 #[global_allocator]
@@ -479,6 +479,24 @@ fn parameter_families_change_per_member_at_run_time() {
         rattle.step(&chain, &mut state),
         Err(StepError::BadParameter { name: "g", .. })
     ));
+    assert_eq!(state, before);
+    chain.g = 1.0;
+
+    // A family whose `Vec` no longer has one member per index (replaced or resized after
+    // `new`) is named with its length by every sparse integrator's step, before a kernel
+    // indexes it; evaluating the model directly reads NaN for a missing member, not a panic.
+    chain.m.pop();
+    let misfit = |result: Result<StepReport, StepError>, length: usize| matches!(result, Err(StepError::BadParameter { name: "m", value, .. }) if value == length as f64);
+    assert!(misfit(rattle.step(&chain, &mut state), n - 1));
+    let mut spook = SparseSpook::new(&chain, 0.01).unwrap();
+    assert!(misfit(spook.step(&chain, &mut state), n - 1));
+    assert_eq!(state, before);
+    let mut blocks = vec![0.0; 4 * n];
+    chain.mass_blocks(&state.q, &mut blocks);
+    assert!(blocks[4 * (n - 1)].is_nan());
+    assert!(blocks[..4 * (n - 1)].iter().all(|x| x.is_finite()));
+    chain.m.extend([1.0, 1.0]);
+    assert!(misfit(rattle.step(&chain, &mut state), n + 1));
     assert_eq!(state, before);
 }
 

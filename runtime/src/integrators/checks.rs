@@ -4,7 +4,7 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::error::StepError;
-use crate::model::Inertia;
+use crate::model::{Inertia, SparseInertia};
 use crate::state::{DynState, State};
 
 /// Returns `BadStepSize` unless `h` is a positive finite number.
@@ -57,6 +57,23 @@ pub(crate) fn check_dyn_state(state: &DynState, n: usize) -> Result<(), StepErro
 pub(crate) fn check_parameters<Model: Inertia<N> + ?Sized, const N: usize>(
     model: &Model,
 ) -> Result<(), StepError> {
+    check_parameter(model.non_finite_parameter())
+}
+
+/// Returns `BadParameter` naming a sparse-tier model's first parameter family whose length is
+/// not the size it was built with ([`SparseInertia::misfit_parameter_family`]; the value is the
+/// length found), else its first non-finite parameter.
+pub(crate) fn check_sparse_parameters<Model: SparseInertia + ?Sized>(
+    model: &Model,
+) -> Result<(), StepError> {
+    if let Some((name, length, _)) = model.misfit_parameter_family() {
+        return Err(StepError::BadParameter {
+            name,
+            value: length as f64,
+            requirement: "a parameter family needs one member per index of its size, as `new` \
+                          built it (the value is its length now); change members in place",
+        });
+    }
     check_parameter(model.non_finite_parameter())
 }
 

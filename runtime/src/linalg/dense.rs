@@ -31,6 +31,23 @@ fn columns<const N: usize>(a: &SMatrix<f64, N, N>) -> [[f64; N]; N] {
     a.data.0
 }
 
+/// Returns `a x`, summed column by column as nalgebra's product does, but inlined and unrolled
+/// over the const sizes: nalgebra's generic product of small matrices is an out-of-line call
+/// with run-time loops (13 % of a SPOOK step of the double pendulum).
+#[inline]
+pub(crate) fn mat_vec<const R: usize, const C: usize>(
+    a: &SMatrix<f64, R, C>,
+    x: &SVector<f64, C>,
+) -> SVector<f64, R> {
+    let mut y = [0.0; R];
+    for (column, &xj) in a.data.0.iter().zip(x.iter()) {
+        for (yi, &aij) in y.iter_mut().zip(column) {
+            *yi = mul_add(aij, xj, *yi);
+        }
+    }
+    SVector::from(y)
+}
+
 /// A root-free Cholesky factorization `A = L D Lᵀ` of a symmetric positive definite matrix.
 ///
 /// A non-finite entry is [`LinalgError::NonFinite`]; a pivot with `D_jj < −N·ε·|A_jj|`

@@ -26,6 +26,7 @@ mod error;
 mod sparse;
 
 pub use block::BlockCholesky;
+pub(crate) use dense::mat_vec;
 pub use dense::{Cholesky, Lu, SymmetricFactor};
 pub use error::LinalgError;
 pub use sparse::{PivotSign, SparseLdlt, SparseLu};

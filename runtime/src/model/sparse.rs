@@ -44,6 +44,14 @@ pub trait SparseInertia {
     fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
         None
     }
+
+    /// Returns the name, length and expected length of the model's first parameter family
+    /// whose length is not the size it was built with (its `Vec` replaced or resized after
+    /// `new`), if any, so that a step reports it instead of indexing past its end. `None` by
+    /// default.
+    fn misfit_parameter_family(&self) -> Option<(&'static str, usize, usize)> {
+        None
+    }
 }
 
 /// A potential energy `V(q)` and its gradient.
@@ -263,6 +271,9 @@ impl<Model: SparseInertia> SparseInertia for super::Penalized<Model> {
             return Some(("omega", self.omega));
         }
         self.model.non_finite_parameter()
+    }
+    fn misfit_parameter_family(&self) -> Option<(&'static str, usize, usize)> {
+        self.model.misfit_parameter_family()
     }
 }
 

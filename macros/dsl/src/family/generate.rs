@@ -121,6 +121,14 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let scalar_names: Vec<String> = scalar_parameters.iter().map(|p| p.to_string()).collect();
     let family_parameters: Vec<&Ident> = model.parameter_families.iter().map(|p| &p.name).collect();
     let family_names: Vec<String> = family_parameters.iter().map(|p| p.to_string()).collect();
+    // Each family's length as `new` made it, checked before a step (`misfit_parameter_family`).
+    let family_count = Literal::usize_unsuffixed(family_parameters.len());
+    let family_positions = (0..family_parameters.len()).map(Literal::usize_unsuffixed);
+    let family_sizes: Vec<&Ident> = model
+        .parameter_families
+        .iter()
+        .map(|p| &model.sizes[p.size].name)
+        .collect();
     let mut penalty_parts = Vec::new();
     let mut bias_code = Vec::new();
 
@@ -491,6 +499,18 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 )*
                 ::core::option::Option::None
             }
+            fn misfit_parameter_family(&self) -> ::core::option::Option<(&'static str, usize, usize)> {
+                #(
+                    if self.#family_parameters.len() != self.__family_lengths[#family_positions] {
+                        return ::core::option::Option::Some((
+                            #family_names,
+                            self.#family_parameters.len(),
+                            self.__family_lengths[#family_positions],
+                        ));
+                    }
+                )*
+                ::core::option::Option::None
+            }
             #[allow(unused_variables, clippy::all)]
             fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
                 blocks.fill(0.0);
@@ -538,6 +558,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             __body_sizes: ::std::vec::Vec<usize>,
             __rows: usize,
             __pattern: ::std::vec::Vec<(usize, usize)>,
+            __family_lengths: [usize; #family_count],
             #(#fields,)*
         }
 
@@ -571,6 +592,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                     __body_sizes,
                     __rows,
                     __pattern,
+                    __family_lengths: [#(#family_sizes as usize),*],
                     #(#table_names,)*
                     #(#kinetic_blocks,)*
                     #(#row_starts,)*

@@ -119,7 +119,12 @@ impl<'a> Emitter<'a> {
         for (k, &family) in parameter_families.iter().enumerate() {
             let name = &model.parameter_families[family].name;
             let position = Literal::usize_unsuffixed(slots + k);
-            map.insert(symbols.p[scalars + k], quote!(self.#name[__ix[#position]]));
+            // A family resized after `new` reads NaN rather than panicking out of bounds; the
+            // step reports it first (`SparseInertia::misfit_parameter_family`).
+            map.insert(
+                symbols.p[scalars + k],
+                quote!(self.#name.get(__ix[#position]).copied().unwrap_or(f64::NAN)),
+            );
         }
         Emitter {
             store,

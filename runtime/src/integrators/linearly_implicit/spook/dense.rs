@@ -10,7 +10,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::{factored, solve_vector, Cholesky, LinearSolver};
+use crate::linalg::{factored, mat_vec, solve_vector, Cholesky, LinearSolver};
 use crate::model::{
     AppliedForces, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential, Regularization,
 };
@@ -255,8 +255,8 @@ where
         check_finite(&self.nonholonomic, "nonholonomic matrix A", time)?;
         model.nonholonomic_drive(time, &mut self.s);
         check_finite(&self.s, "nonholonomic drive w", time)?;
-        self.jac_v = self.jac * v;
-        self.r = self.mass * v - grad * h + force * h;
+        self.jac_v = mat_vec(&self.jac, &v);
+        self.r = mat_vec(&self.mass, &v) - grad * h + force * h;
         Ok(())
     }
 
