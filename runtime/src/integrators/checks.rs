@@ -26,15 +26,34 @@ pub(crate) fn check_finite<const R: usize, const C: usize>(
 }
 
 /// Returns `NonFinite` for the first non-finite component of `x`, named `quantity`.
+///
+/// The test runs without early exit, so that it compiles to a few vector compares and one
+/// branch (every step checks its vectors); the index is searched only once something is wrong.
+#[inline]
 pub(crate) fn check_finite_slice(
     x: &[f64],
     quantity: &'static str,
     t: f64,
 ) -> Result<(), StepError> {
-    match x.iter().position(|c| !c.is_finite()) {
-        Some(index) => Err(StepError::NonFinite { quantity, index, t }),
-        None => Ok(()),
+    if all_finite(x) {
+        Ok(())
+    } else {
+        Err(first_non_finite(x, quantity, t))
     }
+}
+
+/// Returns whether every component of `x` is finite, without early exit.
+#[inline]
+pub(crate) fn all_finite(x: &[f64]) -> bool {
+    x.iter().fold(true, |all, c| all & c.is_finite())
+}
+
+/// Returns `NonFinite` for the first non-finite component of `x` (which has one).
+#[cold]
+#[inline(never)]
+fn first_non_finite(x: &[f64], quantity: &'static str, t: f64) -> StepError {
+    let index = x.iter().position(|c| !c.is_finite()).unwrap_or(0);
+    StepError::NonFinite { quantity, index, t }
 }
 
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite,

@@ -296,6 +296,7 @@ impl<'a> Code<'a> {
         let kinetic = self.scalar_body(derived.kinetic);
         let mass_solve = (derived.linear_solve && constant && self.diagonal_mass(derived))
             .then(|| self.mass_solve_method(&derived.mass));
+        let parameter_fields: Vec<&syn::Ident> = model.parameters.iter().map(|p| &p.name).collect();
         let parameter_checks = model.parameters.iter().map(|p| {
             let (field, label) = (&p.name, p.name.to_string());
             quote! {
@@ -312,6 +313,10 @@ impl<'a> Code<'a> {
 
                 #[inline]
                 fn non_finite_parameter(&self) -> ::core::option::Option<(&'static str, f64)> {
+                    // One branch for the common case; the culprit is searched only on failure.
+                    if true #(& self.#parameter_fields.is_finite())* {
+                        return ::core::option::Option::None;
+                    }
                     #(#parameter_checks)*
                     ::core::option::Option::None
                 }
