@@ -72,6 +72,22 @@ pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), 
     }
 }
 
+/// Returns `BadParameter` for the sparse model's first invalid parameter
+/// ([`SparseInertia::parameter_violation`](crate::model::SparseInertia::parameter_violation)):
+/// a non-finite one, or a cutoff's `on`/`off` out of order.
+pub(crate) fn check_sparse_parameters<Model: crate::model::SparseInertia + ?Sized>(
+    model: &Model,
+) -> Result<(), StepError> {
+    match model.parameter_violation() {
+        Some((name, value, requirement)) => Err(StepError::BadParameter {
+            name,
+            value,
+            requirement,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Returns `NonFinite` if the time or any component of `q` or `v` of `state` is not finite.
 pub(crate) fn check_state<const N: usize>(state: &State<N>) -> Result<(), StepError> {
     check_time_and_vectors(state.t, state.q.as_slice(), state.v.as_slice())

@@ -44,6 +44,17 @@ pub trait SparseInertia {
     fn non_finite_parameter(&self) -> Option<(&'static str, f64)> {
         None
     }
+
+    /// Returns the name and value of the model's first parameter that is not valid, with what
+    /// it must satisfy: by default the first non-finite one
+    /// ([`non_finite_parameter`](Self::non_finite_parameter)); a model with a pair-sum cutoff
+    /// also reports `on < 0` or `off ≤ on` ([`crate::switch::violation`]). Every sparse-tier
+    /// integrator asks before a step and returns
+    /// [`StepError::BadParameter`](crate::StepError::BadParameter) with it.
+    fn parameter_violation(&self) -> Option<(&'static str, f64, &'static str)> {
+        self.non_finite_parameter()
+            .map(|(name, value)| (name, value, "a model parameter must be finite"))
+    }
 }
 
 /// A potential energy `V(q)` and its gradient.
@@ -263,6 +274,12 @@ impl<Model: SparseInertia> SparseInertia for super::Penalized<Model> {
             return Some(("omega", self.omega));
         }
         self.model.non_finite_parameter()
+    }
+    fn parameter_violation(&self) -> Option<(&'static str, f64, &'static str)> {
+        if !self.omega.is_finite() {
+            return Some(("omega", self.omega, "a model parameter must be finite"));
+        }
+        self.model.parameter_violation()
     }
 }
 

@@ -24,7 +24,7 @@ use nalgebra::SMatrix;
 
 use self::ornstein_uhlenbeck::OrnsteinUhlenbeck;
 use super::checks::{
-    check_body_sizes, check_dyn_state, check_finite_slice, check_parameter, check_parameters,
+    check_body_sizes, check_dyn_state, check_finite_slice, check_sparse_parameters, check_parameters,
     check_state, check_step_size,
 };
 use super::{Integrator, SparseIntegrator, StepReport};
@@ -394,7 +394,7 @@ where
             "body sizes",
             model.body_sizes().len(),
         )?;
-        check_parameter(model.non_finite_parameter())?;
+        check_sparse_parameters(model)?;
         check_dyn_state(state, self.flow.coordinate_count())?;
         self.advance(
             model,

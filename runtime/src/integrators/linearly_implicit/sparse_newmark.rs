@@ -9,7 +9,7 @@ use super::carried::{
 use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_sparse_parameters,
     check_step_size,
 };
 use crate::integrators::{SparseIntegrator, StepReport};
@@ -168,7 +168,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "one-iteration Newmark")?;
-        check_parameter(model.non_finite_parameter())?;
+        check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;
         check_built_for(
             model.body_sizes() == self.system.body_sizes(),

@@ -8,7 +8,7 @@ use super::{
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
-    check_parameter, check_parameters, check_state,
+    check_sparse_parameters, check_parameters, check_state,
 };
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
@@ -304,7 +304,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "RATTLE")?;
-        check_parameter(model.non_finite_parameter())?;
+        check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;
         self.core.system.check_model(model)?;
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;

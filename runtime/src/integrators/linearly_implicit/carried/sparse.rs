@@ -28,7 +28,7 @@ use crate::error::StepError;
 use crate::integrators::block_mass::BlockMass;
 use crate::integrators::checks::{
     check_body_sizes, check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
-    check_parameter,
+    check_sparse_parameters,
 };
 use crate::integrators::saddle_point::mass_block_pattern;
 use crate::integrators::{SparseIntegrator, StepReport};
@@ -390,7 +390,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), R::NAME)?;
-        check_parameter(model.non_finite_parameter())?;
+        check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;
         check_built_for(
             model.body_sizes() == self.system.body_sizes.as_slice(),

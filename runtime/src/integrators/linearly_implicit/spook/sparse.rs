@@ -20,7 +20,7 @@
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_parameter,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_sparse_parameters,
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
@@ -359,7 +359,7 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "SPOOK")?;
-        check_parameter(model.non_finite_parameter())?;
+        check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.h;
