@@ -18,6 +18,7 @@ use syn::Ident;
 
 use crate::errors::Errors;
 use crate::family::assembly::{assemble_hessian, Part};
+use crate::family::cutoff::{self, Cutoff};
 use crate::family::index::{self, Value};
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
@@ -41,6 +42,15 @@ struct Derived {
 pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut errors = Errors::new();
     check_defaults(model, &mut errors);
+    let cutoffs: Vec<&Cutoff> = model.potential.iter().filter_map(|t| t.cutoff.as_ref()).collect();
+    if Needs::for_model(model).third_derivative {
+        for cutoff in &cutoffs {
+            errors.error_spanned(
+                &cutoff.source,
+                "full Z&S (`zs`) needs the contraction a·V‴·a, which a pair sum with a cutoff does not provide; step this model with `zss`, `zss_stiff`, `verlet`, `rattle`, `shake` or `spook` (list them in `integrators: [..]`), or drop the cutoff",
+            );
+        }
+    }
     let bodies = body_checks(model, &mut errors);
     errors.finish()?;
     let rt = runtime();
@@ -212,7 +222,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         )?;
         fields.push(field);
         builders.push(builder);
-        let mut part = Part::potential(table, &term.kernel);
+        let mut part = Part::potential(table, &term.kernel, term.cutoff.as_ref());
         potential_code.push(part.energy(model));
         gradient_code.push(part.gradient(model, quote!(grad)));
         potential_parts.push(part);
@@ -471,6 +481,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
          a family member index out of range.",
         size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
     );
+    let parameter_violation = cutoff::parameter_violation(&cutoffs);
     let integrator_impls = quote! {
         impl #rt::model::SparseInertia for #name {
             fn coordinate_count(&self) -> usize { self.__coordinates }
@@ -491,6 +502,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 )*
                 ::core::option::Option::None
             }
+            #parameter_violation
             #[allow(unused_variables, clippy::all)]
             fn mass_blocks(&self, q: &[f64], blocks: &mut [f64]) {
                 blocks.fill(0.0);

@@ -16,10 +16,12 @@
 
 pub mod assembly;
 pub mod checks;
+pub mod cutoff;
 pub mod generate;
 pub mod index;
 pub mod kernel_code;
 pub mod model;
+pub mod sums;
 
 use proc_macro2::TokenStream;
 
