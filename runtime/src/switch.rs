@@ -45,9 +45,15 @@ pub fn quintic(r: f64, on: f64, off: f64) -> (f64, f64, f64) {
 /// [`StepError::BadParameter`](crate::StepError::BadParameter) naming the culprit.
 pub fn violation(on: f64, off: f64) -> Option<(bool, &'static str)> {
     if !(on.is_finite() && on >= 0.0) {
-        Some((true, "a cutoff's `on` distance must be finite and non-negative"))
+        Some((
+            true,
+            "a cutoff's `on` distance must be finite and non-negative",
+        ))
     } else if !(off.is_finite() && off > on) {
-        Some((false, "a cutoff's `off` distance must be finite and greater than `on`"))
+        Some((
+            false,
+            "a cutoff's `off` distance must be finite and greater than `on`",
+        ))
     } else {
         None
     }

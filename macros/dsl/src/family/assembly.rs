@@ -147,7 +147,11 @@ impl Part {
         let (table, scale) = (&self.table, &self.scale);
         if let Some(switch) = &mut self.switch {
             // Inside `on` the body's gradient unchanged; in the shell S ∇E + E S' ∇r.
-            let (skip, factors, on) = (switch.distance_and_skip(model), switch.factors(), switch.on().clone());
+            let (skip, factors, on) = (
+                switch.distance_and_skip(model),
+                switch.factors(),
+                switch.on().clone(),
+            );
             let (r_slots, r_statements) = switch.gradient(model);
             let r_count = Literal::usize_unsuffixed(r_slots.len());
             let r_slots = r_slots.into_iter().map(Literal::usize_unsuffixed);
@@ -263,13 +267,22 @@ impl Part {
                 }
             }
         }
-        pairs.extend(hr.iter().filter(|p| !body.contains(p)).copied().collect::<Vec<_>>());
+        pairs.extend(
+            hr.iter()
+                .filter(|p| !body.contains(p))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
         pairs.dedup();
-        let inside = body.iter().enumerate().map(|(k, pair)| {
-            let at = pairs.iter().position(|p| p == pair).unwrap_or_default();
-            let (k, at) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(at));
-            quote!(__d[#at] = __h[#k];)
-        }).collect::<Vec<_>>();
+        let inside = body
+            .iter()
+            .enumerate()
+            .map(|(k, pair)| {
+                let at = pairs.iter().position(|p| p == pair).unwrap_or_default();
+                let (k, at) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(at));
+                quote!(__d[#at] = __h[#k];)
+            })
+            .collect::<Vec<_>>();
         let switched = switched_entries(&pairs, &body, &grad_slots, &dr, &hr);
         let positions = (0..pairs.len()).map(Literal::usize_unsuffixed);
         let value = Emitter::new(model, &self.kernel).emit(&[Output {
@@ -277,7 +290,8 @@ impl Part {
             value: self.value,
         }]);
         let g_count = Literal::usize_unsuffixed(grad.len());
-        let g_statements = Emitter::new(model, &self.kernel).emit(&indexed(quote!(__g), grad.iter().map(|&(_, g)| g)));
+        let g_statements = Emitter::new(model, &self.kernel)
+            .emit(&indexed(quote!(__g), grad.iter().map(|&(_, g)| g)));
         let count = Literal::usize_unsuffixed(pairs.len());
         Some((
             pairs,

@@ -89,11 +89,15 @@ pub fn parse(expr: &Expr, parameters: &[Parameter], errors: &mut Errors) -> Opti
         *slot = Some(&*assign.right);
     }
     let (Some(r), Some(on), Some(off)) = (r, on, off) else {
-        let missing: Vec<&str> = [("r", r.is_none()), ("on", on.is_none()), ("off", off.is_none())]
-            .into_iter()
-            .filter(|&(_, m)| m)
-            .map(|(name, _)| name)
-            .collect();
+        let missing: Vec<&str> = [
+            ("r", r.is_none()),
+            ("on", on.is_none()),
+            ("off", off.is_none()),
+        ]
+        .into_iter()
+        .filter(|&(_, m)| m)
+        .map(|(name, _)| name)
+        .collect();
         errors.error_spanned(
             call,
             format!("the cutoff misses `{}`; {FORM}", missing.join("`, `")),
@@ -254,7 +258,10 @@ impl Switch {
 
     /// Returns the slots of `∇r`, the nonzero entries `(a, b)` (`a ≤ b`, as slot pairs) of
     /// `Hess r`, and the statements that fill `__dr` and `__hr` with them.
-    pub fn hessian(&mut self, model: &FamilyModel) -> (Vec<usize>, Vec<(usize, usize)>, TokenStream) {
+    pub fn hessian(
+        &mut self,
+        model: &FamilyModel,
+    ) -> (Vec<usize>, Vec<(usize, usize)>, TokenStream) {
         let gradient = self.gradient_entries();
         let q = self.kernel.symbols.q.clone();
         let h = hessian(&mut self.kernel.store, self.r, &q);
@@ -314,9 +321,15 @@ pub fn switched_entries(
     dr: &[usize],
     hr: &[(usize, usize)],
 ) -> Vec<TokenStream> {
-    let at = |list: &[usize], s: usize| list.iter().position(|&x| x == s).map(Literal::usize_unsuffixed);
+    let at = |list: &[usize], s: usize| {
+        list.iter()
+            .position(|&x| x == s)
+            .map(Literal::usize_unsuffixed)
+    };
     let at2 = |list: &[(usize, usize)], p: (usize, usize)| {
-        list.iter().position(|&x| x == p).map(Literal::usize_unsuffixed)
+        list.iter()
+            .position(|&x| x == p)
+            .map(Literal::usize_unsuffixed)
     };
     pairs
         .iter()

@@ -42,7 +42,11 @@ struct Derived {
 pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut errors = Errors::new();
     check_defaults(model, &mut errors);
-    let cutoffs: Vec<&Cutoff> = model.potential.iter().filter_map(|t| t.cutoff.as_ref()).collect();
+    let cutoffs: Vec<&Cutoff> = model
+        .potential
+        .iter()
+        .filter_map(|t| t.cutoff.as_ref())
+        .collect();
     if Needs::for_model(model).third_derivative {
         for cutoff in &cutoffs {
             errors.error_spanned(

@@ -24,8 +24,8 @@ use nalgebra::SMatrix;
 
 use self::ornstein_uhlenbeck::OrnsteinUhlenbeck;
 use super::checks::{
-    check_body_sizes, check_dyn_state, check_finite_slice, check_sparse_parameters, check_parameters,
-    check_state, check_step_size,
+    check_body_sizes, check_dyn_state, check_finite_slice, check_parameters,
+    check_sparse_parameters, check_state, check_step_size,
 };
 use super::{Integrator, SparseIntegrator, StepReport};
 use crate::error::StepError;

@@ -9,8 +9,8 @@ use super::carried::{
 use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_sparse_parameters,
-    check_step_size,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_sparse_parameters, check_step_size,
 };
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::model::{SparseInertia, SparsePotential};

@@ -7,7 +7,7 @@ use super::{
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
-    check_sparse_parameters, check_parameters, check_state,
+    check_parameters, check_sparse_parameters, check_state,
 };
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{

@@ -5,7 +5,8 @@ use super::runge_kutta::{IndexOneSystem, IndexOneTier, RkScheme};
 use super::{Baumgarte, Metric, PostStabilization, Tableau};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_sparse_parameters,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_sparse_parameters,
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};

@@ -20,7 +20,8 @@
 use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
 use crate::integrators::checks::{
-    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant, check_sparse_parameters,
+    check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
+    check_sparse_parameters,
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
