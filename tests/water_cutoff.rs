@@ -71,12 +71,27 @@ fn the_switch_is_c2_at_both_ends() {
             (1.0 - s).abs() <= 10.0 * x.powi(3) * (1.0 + 1e-9) + f64::EPSILON,
             "1 − S at on + {x}w"
         );
-        assert!(ds.abs() <= 30.0 * x * x / w * (1.0 + 1e-9), "S' at on + {x}w");
-        assert!(dds.abs() <= 60.0 * x / (w * w) * (1.0 + 1e-9), "S'' at on + {x}w");
+        assert!(
+            ds.abs() <= 30.0 * x * x / w * (1.0 + 1e-9),
+            "S' at on + {x}w"
+        );
+        assert!(
+            dds.abs() <= 60.0 * x / (w * w) * (1.0 + 1e-9),
+            "S'' at on + {x}w"
+        );
         let (s, ds, dds) = quintic(off - x * w, on, off);
-        assert!(s.abs() <= 10.0 * x.powi(3) * (1.0 + 1e-9), "S at off − {x}w");
-        assert!(ds.abs() <= 30.0 * x * x / w * (1.0 + 1e-9), "S' at off − {x}w");
-        assert!(dds.abs() <= 60.0 * x / (w * w) * (1.0 + 1e-9), "S'' at off − {x}w");
+        assert!(
+            s.abs() <= 10.0 * x.powi(3) * (1.0 + 1e-9),
+            "S at off − {x}w"
+        );
+        assert!(
+            ds.abs() <= 30.0 * x * x / w * (1.0 + 1e-9),
+            "S' at off − {x}w"
+        );
+        assert!(
+            dds.abs() <= 60.0 * x / (w * w) * (1.0 + 1e-9),
+            "S'' at off − {x}w"
+        );
     }
 }
 
@@ -216,7 +231,10 @@ fn the_switched_potential_equals_a_hand_written_switched_loop() {
     let energy = hand_written_switched(&q, &mut reference, on, off);
     let v = model.potential(&q);
     let energy_scale = energy.abs().max(KC * 0.834 * 0.834 / 2.0);
-    assert!((v - energy).abs() < 1e-12 * energy_scale, "V {v} vs {energy}");
+    assert!(
+        (v - energy).abs() < 1e-12 * energy_scale,
+        "V {v} vs {energy}"
+    );
     let scale = max_abs(&reference);
     for (k, (g, r)) in generated.iter().zip(&reference).enumerate() {
         assert!((g - r).abs() < 1e-12 * scale, "∂V/∂q{k}: {g} vs {r}");
