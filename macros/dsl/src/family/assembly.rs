@@ -91,14 +91,22 @@ impl Part {
                 }
             },
             Some(switch) => {
-                let (skip, factors) = (switch.distance_and_skip(model), switch.factors());
+                let (skip, inside, factors) = (
+                    switch.distance_and_skip(model),
+                    switch.inside(),
+                    switch.factors(),
+                );
                 quote! {
                     for __ix in &self.#table {
                         #skip
                         let __value: f64;
                         { #statements }
-                        #factors
-                        __energy += #scale * (__s * __value);
+                        if #inside {
+                            __energy += #scale * __value;
+                        } else {
+                            #factors
+                            __energy += #scale * (__s * __value);
+                        }
                     }
                 }
             }
@@ -147,10 +155,10 @@ impl Part {
         let (table, scale) = (&self.table, &self.scale);
         if let Some(switch) = &mut self.switch {
             // Inside `on` the body's gradient unchanged; in the shell S ∇E + E S' ∇r.
-            let (skip, factors, on) = (
+            let (skip, factors, inside) = (
                 switch.distance_and_skip(model),
                 switch.factors(),
-                switch.on().clone(),
+                switch.inside(),
             );
             let (r_slots, r_statements) = switch.gradient(model);
             let r_count = Literal::usize_unsuffixed(r_slots.len());
@@ -165,7 +173,7 @@ impl Part {
                     let mut __d = [0.0f64; #count];
                     { #statements }
                     let __slots: [usize; #count] = [#(#slots),*];
-                    if __r <= self.#on {
+                    if #inside {
                         for (__j, &__s) in __slots.iter().enumerate() {
                             #target[__ix[__s]] += #scale * __d[__j];
                         }
@@ -252,10 +260,10 @@ impl Part {
             .filter(|&(_, g)| !self.kernel.store.is_zero(g))
             .collect();
         let grad_slots: Vec<usize> = grad.iter().map(|&(s, _)| s).collect();
-        let (skip, factors, on) = (
+        let (skip, factors, inside) = (
             switch.distance_and_skip(model),
             switch.factors(),
-            switch.on().clone(),
+            switch.inside(),
         );
         let (dr, hr, r_statements) = switch.hessian(model);
         let mut pairs = body.clone();
@@ -274,7 +282,7 @@ impl Part {
                 .collect::<Vec<_>>(),
         );
         pairs.dedup();
-        let inside = body
+        let unchanged = body
             .iter()
             .enumerate()
             .map(|(k, pair)| {
@@ -300,8 +308,8 @@ impl Part {
                 let mut __h = [0.0f64; #h_count];
                 { #statements }
                 let mut __d = [0.0f64; #count];
-                if __r <= self.#on {
-                    #(#inside)*
+                if #inside {
+                    #(#unchanged)*
                 } else {
                     let __value: f64;
                     { #value }

@@ -17,7 +17,7 @@
 //! The contraction `a·V‴·a` of full Z&S is not provided with a cutoff; the generator refuses
 //! that combination at the cutoff's tokens.
 
-use mechanism_cas::{gradient, hessian, Id, Output};
+use mechanism_cas::{gradient, hessian, Id, Math, Output};
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, ToTokens};
 use syn::{Expr, Ident};
@@ -174,6 +174,11 @@ pub struct Switch {
     kernel: KernelCopy,
     /// The switching distance.
     r: Id,
+    /// What the bounds are compared with: `u` for a distance written `sqrt(u)` (so that a pair
+    /// beyond `off` or inside `on` costs no square root), else `r`.
+    measure: Id,
+    /// Whether `measure` is the square of `r`.
+    squared: bool,
     /// The `on` parameter's field.
     on: Ident,
     /// The `off` parameter's field.
@@ -187,40 +192,65 @@ impl Switch {
     pub fn new(kernel: &Kernel, cutoff: &Cutoff) -> Switch {
         let copy = kernel_copy(kernel);
         let r = copy.values[1];
+        let (measure, squared) = match copy.store.node(r) {
+            Math::Sqrt(u) => (*u, true),
+            _ => (r, false),
+        };
         Switch {
             kernel: copy,
             r,
+            measure,
+            squared,
             on: cutoff.on.clone(),
             off: cutoff.off.clone(),
             gradient: None,
         }
     }
 
-    /// Returns the statements that bind `__r` and skip the pair (`continue`) beyond `off`.
+    /// Returns the bound `b` for the comparison of `measure` with the parameter `bound`:
+    /// `b·|b|` for a squared measure (`r ≥ b ⟺ u ≥ b|b|` for `r = √u ≥ 0`), else `b`.
+    fn bound(&self, bound: &Ident) -> TokenStream {
+        if self.squared {
+            quote!((self.#bound * self.#bound.abs()))
+        } else {
+            quote!(self.#bound)
+        }
+    }
+
+    /// Returns the statements that bind `__u` (the compared measure: `r`, or `r²` for a
+    /// distance written as a square root) and skip the pair (`continue`) beyond `off`.
     pub fn distance_and_skip(&self, model: &FamilyModel) -> TokenStream {
         let statements = Emitter::new(model, &self.kernel).emit(&[Output {
-            target: quote!(__r),
-            value: self.r,
+            target: quote!(__u),
+            value: self.measure,
         }]);
-        let off = &self.off;
+        let off = self.bound(&self.off);
         quote! {
-            let __r: f64;
+            let __u: f64;
             { #statements }
-            if __r >= self.#off { continue; }
+            if __u >= #off { continue; }
         }
     }
 
-    /// Returns `(S, S', S'')` at `__r` as the statement `let (__s, __ds, __dds) = …;`.
+    /// Returns the condition that the pair lies inside `on` (its body's terms unchanged).
+    pub fn inside(&self) -> TokenStream {
+        let on = self.bound(&self.on);
+        quote!(__u <= #on)
+    }
+
+    /// Returns the statements binding `__r` and `(S, S', S'')` at it,
+    /// `let (__s, __ds, __dds) = …;`.
     pub fn factors(&self) -> TokenStream {
         let (on, off) = (&self.on, &self.off);
+        let r = if self.squared {
+            quote!(__u.sqrt())
+        } else {
+            quote!(__u)
+        };
         quote! {
+            let __r: f64 = #r;
             let (__s, __ds, __dds) = ::mechanism::runtime::switch::quintic(__r, self.#on, self.#off);
         }
-    }
-
-    /// Returns the `on` parameter's field.
-    pub fn on(&self) -> &Ident {
-        &self.on
     }
 
     /// Returns `∇r`'s nonzero slots and entries (simplified once).
