@@ -4,7 +4,8 @@
 //! The switching distance `r` is a kernel of its own (lowered beside the body, so that both
 //! read the same slots and one instance table), never multiplied into the body's kernel: the
 //! body's value, gradient and Hessian are emitted exactly as without a cutoff, and a pair's
-//! loop iteration evaluates `r` first, skips the pair for `r ≥ off` (it contributes exactly
+//! loop iteration evaluates `r` first (or `u` for `r = sqrt(u)`, compared with the squared
+//! bounds), skips the pair for `r ≥ off` (it contributes exactly
 //! zero, and the body is not evaluated), adds the body's contributions unchanged for
 //! `r ≤ on`, and in between applies the product rule with the quintic switch `S(r)` of
 //! `mechanism::runtime::switch::quintic`:
