@@ -107,15 +107,15 @@
 //!   rule needs `E` beside `∇E`, and the larger kernel no longer simplified within the
 //!   e-graph's limits); now the O–O distance is a kernel of its own, evaluated first per pair,
 //!   and the body's kernel is unchanged. `cargo bench --bench water_forces` (n = 100, 4 950
-//!   pairs, one interleaved run while another build kept both cores busy): without a cutoff
-//!   generated 216.3 µs vs hand-written 187.5 µs, median ratio 1.10 (1.00 before the cutoff:
-//!   the O–O distance and the branch per pair cost ~10 %); with `--cutoff 8,10` on the grid
-//!   start (1 913 pairs inside, 925 switched, 2 112 skipped) 139.2 µs vs a hand-written loop
-//!   with the same switch 143.4 µs, ratio 1.09. A whole run, `--n 100 --t-end 100 --method
-//!   zss-stiff` (2 000 GLA steps after the quench): 2.05 s without, 1.73 s with
-//!   `--cutoff 8,10` (same loaded machine, before the squared comparison). A cutoff truncates the long-range Coulomb sum of
-//!   each molecule pair as a whole (dipoles, so the neglected tail falls like `r⁻³`), which
-//!   changes the model; it is not a neighbour list (every pair's distance is still computed).
+//!   pairs, one interleaved run on the quiet machine): without a cutoff generated 199.2 µs vs
+//!   hand-written 182.8 µs, median ratio 1.09 (1.00 before the cutoff: the O–O distance and
+//!   the branch per pair cost ~9 %); with `--cutoff 8,10` on the grid start (1 913 pairs
+//!   inside, 925 switched, 2 112 skipped) 137.1 µs vs a hand-written loop with the same switch
+//!   122.3 µs, ratio 1.12. A whole run, `--n 100 --t-end 100 --method zss-stiff` (2 000 GLA
+//!   steps after the quench): 0.66 s without, 0.55 s with `--cutoff 8,10`. A cutoff
+//!   truncates the long-range Coulomb sum of each molecule pair as a whole (dipoles, so the
+//!   neglected tail falls like `r⁻³`), which changes the model; it is not a neighbour list
+//!   (every pair's distance is still computed).
 
 mod common;
 #[path = "water/invariants.rs"]
