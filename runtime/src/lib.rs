@@ -90,6 +90,7 @@ pub mod observers;
 pub mod reference;
 pub mod simulation;
 pub mod state;
+pub mod switch;
 
 pub use discrete_gradient::{
     ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,

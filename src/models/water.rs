@@ -15,9 +15,15 @@ mechanism! {
     /// `(h1x, h1y, h1z)[i]`, `(h2x, h2y, h2z)[i]`, interleaved in `q` molecule by molecule
     /// (`ox[0], oy[0], oz[0], h1x[0], …, h2z[0], ox[1], …`). The potential is intermolecular
     /// only (eq. 24): for every pair of molecules `i < j` the 9 Coulomb site pairs
-    /// `K_c Q_a Q_b / r_ab` and the O–O Lennard-Jones `A/r¹² − C/r⁶`, with no cutoff, box or
-    /// Ewald sum, written as one pair-sum kernel (derived once, looped over the
-    /// `N(N − 1)/2` pairs). Each molecule is held rigid by three rows (eq. 25),
+    /// `K_c Q_a Q_b / r_ab` and the O–O Lennard-Jones `A/r¹² − C/r⁶`, with no box or Ewald
+    /// sum, written as one pair-sum kernel (derived once, looped over the
+    /// `N(N − 1)/2` pairs). An optional smooth cutoff on the O–O distance switches each
+    /// molecule pair's whole interaction off between `r_on` and `r_off` with the C² quintic
+    /// switch ([`switch::quintic`](crate::runtime::switch::quintic)); its default
+    /// (`r_on = 10⁶ Å`) lies beyond any cluster, so that every pair takes the unswitched
+    /// branch and the potential is the paper's all-pairs sum, bit for bit. Set `r_on` and
+    /// `r_off` to cut: pairs beyond `r_off` are skipped. Each molecule is held rigid by three
+    /// rows (eq. 25),
     /// `|H1 − O|² − r_OH²`, `|H2 − O|² − r_OH²`, `|H1 − H2|² − r_HH²`, exactly for SHAKE and
     /// RATTLE, or as the penalty `½ ω² |g|²` of eq. 26 through
     /// [`Penalized`](crate::runtime::Penalized) for stiff Z&Ss, whose stiff Hessian is
@@ -44,6 +50,13 @@ mechanism! {
             r_oh = 0.9572,
             /// H–H distance `r_HH = 2 r_OH sin(104.52°/2)` (Å).
             r_hh = 1.5139006545273224,
+            /// O–O distance where the pair cutoff's switch starts (Å): molecule pairs closer
+            /// than it interact fully. The default lies beyond any cluster: every pair is
+            /// summed, as in the paper.
+            r_on = 1.0e6,
+            /// O–O distance where the pair cutoff's switch ends (Å): molecule pairs this far
+            /// apart or farther do not interact (`r_on < r_off`).
+            r_off = 2.0e6,
         },
         kinetic: sum(0..N, |i| 0.5 * mo * (dot(ox[i]).powi(2) + dot(oy[i]).powi(2) + dot(oz[i]).powi(2))
             + 0.5 * mh * (dot(h1x[i]).powi(2) + dot(h1y[i]).powi(2) + dot(h1z[i]).powi(2))
@@ -58,7 +71,9 @@ mechanism! {
             + kc * qh * qh / ((h2x[i] - h1x[j]).powi(2) + (h2y[i] - h1y[j]).powi(2) + (h2z[i] - h1z[j]).powi(2)).sqrt()
             + kc * qh * qh / ((h2x[i] - h2x[j]).powi(2) + (h2y[i] - h2y[j]).powi(2) + (h2z[i] - h2z[j]).powi(2)).sqrt()
             + a / ((ox[i] - ox[j]).powi(2) + (oy[i] - oy[j]).powi(2) + (oz[i] - oz[j]).powi(2)).powi(6)
-            - c / ((ox[i] - ox[j]).powi(2) + (oy[i] - oy[j]).powi(2) + (oz[i] - oz[j]).powi(2)).powi(3)),
+            - c / ((ox[i] - ox[j]).powi(2) + (oy[i] - oy[j]).powi(2) + (oz[i] - oz[j]).powi(2)).powi(3),
+            cutoff(r = ((ox[i] - ox[j]).powi(2) + (oy[i] - oy[j]).powi(2) + (oz[i] - oz[j]).powi(2)).sqrt(),
+                on = r_on, off = r_off)),
         holonomic: {
             /// Molecule `i`'s rigid geometry: the two O–H bonds and the H–H distance (eq. 25).
             rigid[i in 0..N]: [

@@ -79,23 +79,6 @@ pub(crate) fn check_parameters<Model: Inertia<N> + ?Sized, const N: usize>(
     check_parameter(model.non_finite_parameter())
 }
 
-/// Returns `BadParameter` naming a sparse-tier model's first parameter family whose length is
-/// not the size it was built with ([`SparseInertia::misfit_parameter_family`]; the value is the
-/// length found), else its first non-finite parameter.
-pub(crate) fn check_sparse_parameters<Model: SparseInertia + ?Sized>(
-    model: &Model,
-) -> Result<(), StepError> {
-    if let Some((name, length, _)) = model.misfit_parameter_family() {
-        return Err(StepError::BadParameter {
-            name,
-            value: length as f64,
-            requirement: "a parameter family needs one member per index of its size, as `new` \
-                          built it (the value is its length now); change members in place",
-        });
-    }
-    check_parameter(model.non_finite_parameter())
-}
-
 /// Returns `BadParameter` for a non-finite parameter a model reported, by name.
 pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), StepError> {
     match found {
@@ -103,6 +86,23 @@ pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), 
             name,
             value,
             requirement: "a model parameter must be finite",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Returns `BadParameter` for the sparse model's first invalid parameter
+/// ([`SparseInertia::parameter_violation`](crate::model::SparseInertia::parameter_violation)):
+/// a parameter family of the wrong length, a non-finite one, or a cutoff's `on`/`off` out of
+/// order.
+pub(crate) fn check_sparse_parameters<Model: SparseInertia + ?Sized>(
+    model: &Model,
+) -> Result<(), StepError> {
+    match model.parameter_violation() {
+        Some((name, value, requirement)) => Err(StepError::BadParameter {
+            name,
+            value,
+            requirement,
         }),
         None => Ok(()),
     }

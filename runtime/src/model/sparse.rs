@@ -45,12 +45,17 @@ pub trait SparseInertia {
         None
     }
 
-    /// Returns the name, length and expected length of the model's first parameter family
-    /// whose length is not the size it was built with (its `Vec` replaced or resized after
-    /// `new`), if any, so that a step reports it instead of indexing past its end. `None` by
-    /// default.
-    fn misfit_parameter_family(&self) -> Option<(&'static str, usize, usize)> {
-        None
+    /// Returns the name and value of the model's first parameter that is not valid, with what
+    /// it must satisfy: by default the first non-finite one
+    /// ([`non_finite_parameter`](Self::non_finite_parameter)); a model with a pair-sum cutoff
+    /// also reports `on < 0` or `off ≤ on` ([`crate::switch::violation`]), and every generated
+    /// family model a parameter family whose length is no longer the size `new` built it with
+    /// (its `Vec` replaced or resized), before a kernel indexes it. Every sparse-tier
+    /// integrator asks before a step and returns
+    /// [`StepError::BadParameter`](crate::StepError::BadParameter) with it.
+    fn parameter_violation(&self) -> Option<(&'static str, f64, &'static str)> {
+        self.non_finite_parameter()
+            .map(|(name, value)| (name, value, "a model parameter must be finite"))
     }
 }
 
@@ -272,8 +277,11 @@ impl<Model: SparseInertia> SparseInertia for super::Penalized<Model> {
         }
         self.model.non_finite_parameter()
     }
-    fn misfit_parameter_family(&self) -> Option<(&'static str, usize, usize)> {
-        self.model.misfit_parameter_family()
+    fn parameter_violation(&self) -> Option<(&'static str, f64, &'static str)> {
+        if !self.omega.is_finite() {
+            return Some(("omega", self.omega, "a model parameter must be finite"));
+        }
+        self.model.parameter_violation()
     }
 }
 

@@ -16,6 +16,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
+use crate::family::cutoff::{indexed, switched_entries, Cutoff, Switch};
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{FamilyModel, Kernel};
 
@@ -31,11 +32,14 @@ pub struct Part {
     scale: TokenStream,
     /// The nonzero entries `(a, b, ∂²k/∂s_a∂s_b)` with `a ≤ b`, once computed.
     hessian: Option<Vec<(usize, usize, Id)>>,
+    /// A pair sum's cutoff: the switching distance's kernel, applied by the product rule.
+    switch: Option<Switch>,
 }
 
 impl Part {
-    /// The potential term `kernel` (one component), with its instance table `table`.
-    pub fn potential(table: Ident, kernel: &Kernel) -> Part {
+    /// The potential term `kernel` (its first component), with its instance table `table`
+    /// and, for a pair sum with a cutoff, its switch (the kernel's second component is `r`).
+    pub fn potential(table: Ident, kernel: &Kernel, cutoff: Option<&Cutoff>) -> Part {
         let copy = kernel_copy(kernel);
         let value = copy.values[0];
         Part {
@@ -44,6 +48,7 @@ impl Part {
             value,
             scale: quote!(1.0),
             hessian: None,
+            switch: cutoff.map(|c| Switch::new(kernel, c)),
         }
     }
 
@@ -66,6 +71,7 @@ impl Part {
             value,
             scale: quote!(omega * omega),
             hessian: None,
+            switch: None,
         }
     }
 
@@ -76,11 +82,33 @@ impl Part {
             value: self.value,
         }]);
         let (table, scale) = (&self.table, &self.scale);
-        quote! {
-            for __ix in &self.#table {
-                let __value: f64;
-                #statements
-                __energy += #scale * __value;
+        match &self.switch {
+            None => quote! {
+                for __ix in &self.#table {
+                    let __value: f64;
+                    #statements
+                    __energy += #scale * __value;
+                }
+            },
+            Some(switch) => {
+                let (skip, inside, factors) = (
+                    switch.distance_and_skip(model),
+                    switch.inside(),
+                    switch.factors(),
+                );
+                quote! {
+                    for __ix in &self.#table {
+                        #skip
+                        let __value: f64;
+                        { #statements }
+                        if #inside {
+                            __energy += #scale * __value;
+                        } else {
+                            #factors
+                            __energy += #scale * (__s * __value);
+                        }
+                    }
+                }
             }
         }
     }
@@ -103,7 +131,7 @@ impl Part {
 
     /// Returns the loop that adds `scale · entries[s]` to `target[ix_s]` for every slot `s`
     /// whose entry is not structurally zero (nothing when none is).
-    fn scatter(&self, model: &FamilyModel, entries: &[Id], target: TokenStream) -> TokenStream {
+    fn scatter(&mut self, model: &FamilyModel, entries: &[Id], target: TokenStream) -> TokenStream {
         let nonzero: Vec<usize> = (0..entries.len())
             .filter(|&s| !self.kernel.store.is_zero(entries[s]))
             .collect();
@@ -125,6 +153,47 @@ impl Part {
         let slots = nonzero.iter().map(|&s| Literal::usize_unsuffixed(s));
         let statements = Emitter::new(model, &self.kernel).emit(&outputs);
         let (table, scale) = (&self.table, &self.scale);
+        if let Some(switch) = &mut self.switch {
+            // Inside `on` the body's gradient unchanged; in the shell S ∇E + E S' ∇r.
+            let (skip, factors, inside) = (
+                switch.distance_and_skip(model),
+                switch.factors(),
+                switch.inside(),
+            );
+            let (r_slots, r_statements) = switch.gradient(model);
+            let r_count = Literal::usize_unsuffixed(r_slots.len());
+            let r_slots = r_slots.into_iter().map(Literal::usize_unsuffixed);
+            let value = Emitter::new(model, &self.kernel).emit(&[Output {
+                target: quote!(__value),
+                value: self.value,
+            }]);
+            return quote! {
+                for __ix in &self.#table {
+                    #skip
+                    let mut __d = [0.0f64; #count];
+                    { #statements }
+                    let __slots: [usize; #count] = [#(#slots),*];
+                    if #inside {
+                        for (__j, &__s) in __slots.iter().enumerate() {
+                            #target[__ix[__s]] += #scale * __d[__j];
+                        }
+                    } else {
+                        let __value: f64;
+                        { #value }
+                        #r_statements
+                        #factors
+                        for (__j, &__k) in __slots.iter().enumerate() {
+                            #target[__ix[__k]] += #scale * (__s * __d[__j]);
+                        }
+                        let __e = #scale * (__value * __ds);
+                        let __r_slots: [usize; #r_count] = [#(#r_slots),*];
+                        for (__j, &__k) in __r_slots.iter().enumerate() {
+                            #target[__ix[__k]] += __e * __dr[__j];
+                        }
+                    }
+                }
+            };
+        }
         quote! {
             for __ix in &self.#table {
                 let mut __d = [0.0f64; #count];
@@ -157,6 +226,102 @@ impl Part {
         }
         self.hessian.as_deref().unwrap_or_default()
     }
+
+    /// Returns the slot pairs `(a, b)`, `a ≤ b`, of the part's Hessian entries and the
+    /// statements of an instance's loop iteration that fill `__d` with them (which may
+    /// `continue` past a pair beyond its cutoff); `None` if the Hessian is structurally zero.
+    fn hessian_fill(&mut self, model: &FamilyModel) -> Option<(Vec<(usize, usize)>, TokenStream)> {
+        let entries = self.hessian_entries().to_vec();
+        let body: Vec<(usize, usize)> = entries.iter().map(|&(a, b, _)| (a, b)).collect();
+        let outputs = indexed(quote!(__h), entries.iter().map(|&(_, _, v)| v));
+        let statements = Emitter::new(model, &self.kernel).emit(&outputs);
+        let h_count = Literal::usize_unsuffixed(entries.len());
+        let Some(switch) = self.switch.as_mut() else {
+            if entries.is_empty() {
+                return None;
+            }
+            let outputs = indexed(quote!(__d), entries.iter().map(|&(_, _, v)| v));
+            let statements = Emitter::new(model, &self.kernel).emit(&outputs);
+            return Some((
+                body,
+                quote! {
+                    let mut __d = [0.0f64; #h_count];
+                    #statements
+                },
+            ));
+        };
+        // The switched entries: the body's, and those of ∇r with ∇E and with itself.
+        let q = self.kernel.symbols.q.clone();
+        let grad = gradient(&mut self.kernel.store, self.value, &q);
+        let grad = self.kernel.simplified(&grad);
+        let grad: Vec<(usize, Id)> = grad
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, g)| !self.kernel.store.is_zero(g))
+            .collect();
+        let grad_slots: Vec<usize> = grad.iter().map(|&(s, _)| s).collect();
+        let (skip, factors, inside) = (
+            switch.distance_and_skip(model),
+            switch.factors(),
+            switch.inside(),
+        );
+        let (dr, hr, r_statements) = switch.hessian(model);
+        let mut pairs = body.clone();
+        for &a in &dr {
+            for &b in grad_slots.iter().chain(&dr) {
+                let pair = (a.min(b), a.max(b));
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+        }
+        pairs.extend(
+            hr.iter()
+                .filter(|p| !body.contains(p))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        pairs.dedup();
+        let unchanged = body
+            .iter()
+            .enumerate()
+            .map(|(k, pair)| {
+                let at = pairs.iter().position(|p| p == pair).unwrap_or_default();
+                let (k, at) = (Literal::usize_unsuffixed(k), Literal::usize_unsuffixed(at));
+                quote!(__d[#at] = __h[#k];)
+            })
+            .collect::<Vec<_>>();
+        let switched = switched_entries(&pairs, &body, &grad_slots, &dr, &hr);
+        let positions = (0..pairs.len()).map(Literal::usize_unsuffixed);
+        let value = Emitter::new(model, &self.kernel).emit(&[Output {
+            target: quote!(__value),
+            value: self.value,
+        }]);
+        let g_count = Literal::usize_unsuffixed(grad.len());
+        let g_statements = Emitter::new(model, &self.kernel)
+            .emit(&indexed(quote!(__g), grad.iter().map(|&(_, g)| g)));
+        let count = Literal::usize_unsuffixed(pairs.len());
+        Some((
+            pairs,
+            quote! {
+                #skip
+                let mut __h = [0.0f64; #h_count];
+                { #statements }
+                let mut __d = [0.0f64; #count];
+                if #inside {
+                    #(#unchanged)*
+                } else {
+                    let __value: f64;
+                    { #value }
+                    let mut __g = [0.0f64; #g_count];
+                    { #g_statements }
+                    #r_statements
+                    #factors
+                    #(__d[#positions] = #switched;)*
+                }
+            },
+        ))
+    }
 }
 
 /// A symmetric Hessian assembled from parts: the fields that hold its pattern and each part's
@@ -184,16 +349,15 @@ pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]
     let mut builders = Vec::new();
     let mut code = Vec::new();
     for part in parts.iter_mut() {
-        let entries = part.hessian_entries().to_vec();
-        if entries.is_empty() {
+        let Some((entries, fill)) = part.hessian_fill(model) else {
             continue;
-        }
+        };
         let table = part.table.clone();
         let positions = format_ident!("__hessian_{}_{}", name, table);
         let count = Literal::usize_unsuffixed(entries.len());
         fields.push(quote!(#positions: ::std::vec::Vec<[usize; #count]>));
         names.push(positions.clone());
-        let pairs = entries.iter().map(|&(a, b, _)| {
+        let pairs = entries.iter().map(|&(a, b)| {
             let (a, b) = (Literal::usize_unsuffixed(a), Literal::usize_unsuffixed(b));
             quote!((#a, #b))
         });
@@ -214,23 +378,12 @@ pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]
                 })
                 .collect();
         });
-        let outputs: Vec<Output> = entries
-            .iter()
-            .enumerate()
-            .map(|(j, &(_, _, value))| {
-                let j = Literal::usize_unsuffixed(j);
-                Output {
-                    target: quote!(__d[#j]),
-                    value,
-                }
-            })
-            .collect();
         // A slot pair a < b naming one coordinate adds both (a, b) and (b, a) to the diagonal.
         let doubling = entries
             .iter()
             .enumerate()
-            .filter(|&(_, &(a, b, _))| a < b)
-            .map(|(j, &(a, b, _))| {
+            .filter(|&(_, &(a, b))| a < b)
+            .map(|(j, &(a, b))| {
                 let (j, a, b) = (
                     Literal::usize_unsuffixed(j),
                     Literal::usize_unsuffixed(a),
@@ -238,12 +391,10 @@ pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]
                 );
                 quote!(if __ix[#a] == __ix[#b] { __d[#j] *= 2.0; })
             });
-        let statements = Emitter::new(model, &part.kernel).emit(&outputs);
         let scale = &part.scale;
         code.push(quote! {
             for (__ix, __at) in self.#table.iter().zip(&self.#positions) {
-                let mut __d = [0.0f64; #count];
-                #statements
+                #fill
                 #(#doubling)*
                 for (__j, &__p) in __at.iter().enumerate() {
                     hess[__p] += #scale * __d[__j];

@@ -18,6 +18,7 @@ use syn::Ident;
 
 use crate::errors::Errors;
 use crate::family::assembly::{assemble_hessian, Part};
+use crate::family::cutoff::{self, Cutoff};
 use crate::family::index::{self, Value};
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
@@ -41,6 +42,19 @@ struct Derived {
 pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut errors = Errors::new();
     check_defaults(model, &mut errors);
+    let cutoffs: Vec<&Cutoff> = model
+        .potential
+        .iter()
+        .filter_map(|t| t.cutoff.as_ref())
+        .collect();
+    if Needs::for_model(model).third_derivative {
+        for cutoff in &cutoffs {
+            errors.error_spanned(
+                &cutoff.source,
+                "full Z&S (`zs`) needs the contraction a·V‴·a, which a pair sum with a cutoff does not provide; step this model with `zss`, `zss_stiff`, `verlet`, `rattle`, `shake` or `spook` (list them in `integrators: [..]`), or drop the cutoff",
+            );
+        }
+    }
     let bodies = body_checks(model, &mut errors);
     errors.finish()?;
     let rt = runtime();
@@ -121,7 +135,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let scalar_names: Vec<String> = scalar_parameters.iter().map(|p| p.to_string()).collect();
     let family_parameters: Vec<&Ident> = model.parameter_families.iter().map(|p| &p.name).collect();
     let family_names: Vec<String> = family_parameters.iter().map(|p| p.to_string()).collect();
-    // Each family's length as `new` made it, checked before a step (`misfit_parameter_family`).
+    // Each family's length as `new` made it, checked before a step (`parameter_violation`).
     let family_count = Literal::usize_unsuffixed(family_parameters.len());
     let family_positions = (0..family_parameters.len()).map(Literal::usize_unsuffixed);
     let family_sizes: Vec<&Ident> = model
@@ -220,7 +234,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         )?;
         fields.push(field);
         builders.push(builder);
-        let mut part = Part::potential(table, &term.kernel);
+        let mut part = Part::potential(table, &term.kernel, term.cutoff.as_ref());
         potential_code.push(part.energy(model));
         gradient_code.push(part.gradient(model, quote!(grad)));
         potential_parts.push(part);
@@ -479,6 +493,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
          a family member index out of range.",
         size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
     );
+    let cutoff_checks = cutoff::parameter_checks(&cutoffs);
     let integrator_impls = quote! {
         impl #rt::model::SparseInertia for #name {
             fn coordinate_count(&self) -> usize { self.__coordinates }
@@ -499,16 +514,22 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 )*
                 ::core::option::Option::None
             }
-            fn misfit_parameter_family(&self) -> ::core::option::Option<(&'static str, usize, usize)> {
+            fn parameter_violation(&self) -> ::core::option::Option<(&'static str, f64, &'static str)> {
                 #(
                     if self.#family_parameters.len() != self.__family_lengths[#family_positions] {
                         return ::core::option::Option::Some((
                             #family_names,
-                            self.#family_parameters.len(),
-                            self.__family_lengths[#family_positions],
+                            self.#family_parameters.len() as f64,
+                            "a parameter family needs one member per index of its size, as `new` built it (the value is its length now); change members in place",
                         ));
                     }
                 )*
+                if let ::core::option::Option::Some((__name, __value)) =
+                    #rt::model::SparseInertia::non_finite_parameter(self)
+                {
+                    return ::core::option::Option::Some((__name, __value, "a model parameter must be finite"));
+                }
+                #cutoff_checks
                 ::core::option::Option::None
             }
             #[allow(unused_variables, clippy::all)]

@@ -120,7 +120,7 @@ impl<'a> Emitter<'a> {
             let name = &model.parameter_families[family].name;
             let position = Literal::usize_unsuffixed(slots + k);
             // A family resized after `new` reads NaN rather than panicking out of bounds; the
-            // step reports it first (`SparseInertia::misfit_parameter_family`).
+            // step reports it first (`SparseInertia::parameter_violation`).
             map.insert(
                 symbols.p[scalars + k],
                 quote!(self.#name.get(__ix[#position]).copied().unwrap_or(f64::NAN)),

@@ -12,14 +12,18 @@
 //! `checks` tests the inertia at sample points; `generate` emits the struct, `new` (instance
 //! tables, patterns) and the traits, with `kernel_code` emitting one kernel's straight-line
 //! code and `assembly` summing scalar kernels into energies, gradients, `a·V‴·a` and Hessians
-//! on patterns built once.
+//! on patterns built once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum
+//! with a cutoff) and `cutoff` parses a pair sum's smooth cutoff and emits its switching
+//! distance's kernel and the product rule around the unchanged body kernel.
 
 pub mod assembly;
 pub mod checks;
+pub mod cutoff;
 pub mod generate;
 pub mod index;
 pub mod kernel_code;
 pub mod model;
+pub mod sums;
 
 use proc_macro2::TokenStream;
 

@@ -21,7 +21,9 @@ use syn::{Attribute, Expr, Ident, Visibility};
 
 use crate::ast::{Index, Mechanism, Named, RowFamily, SectionBody};
 use crate::errors::Errors;
+use crate::family::cutoff::{self, Cutoff};
 use crate::family::index;
+use crate::family::sums::{as_sum, split_sum};
 use crate::integrators::{self as families, Family};
 use crate::lower::{Context, Lowerer, Name, Symbols};
 use crate::model::Parameter;
@@ -133,8 +135,10 @@ pub struct Term {
     pub source: proc_macro2::TokenStream,
     /// The instances, `None` for a plain term.
     pub instances: Option<Instances>,
-    /// The term's kernel (one value).
+    /// The term's kernel: its value, and with a cutoff the switching distance `r` second.
     pub kernel: Kernel,
+    /// A pair sum's smooth cutoff, if any.
+    pub cutoff: Option<Cutoff>,
 }
 
 /// A constraint row or row family.
@@ -616,7 +620,18 @@ impl Scope<'_> {
         parts
             .into_iter()
             .filter_map(|part| match as_sum(part) {
-                Some(Ok((index, pair, range, body))) => {
+                Some(Ok((index, pair, range, body, cut))) => {
+                    let cut = match cut {
+                        None => None,
+                        Some(cut) => Some(cutoff::parse(cut, self.parameters, errors)?),
+                    };
+                    if let (Some(cut), None) = (&cut, pair) {
+                        errors.error_spanned(
+                            &cut.source,
+                            format!("a cutoff switches the pairs of a pair sum; write the sum over pairs, `sum(a..b, |{index}, j| body, cutoff(…))`, or drop the cutoff"),
+                        );
+                        return None;
+                    }
                     let mut instances = self.instances(index, range, None, &[], errors)?;
                     if let Some(pair) = pair {
                         if *pair == *index || self.sizes.iter().any(|s| s.name == *pair) {
@@ -628,12 +643,17 @@ impl Scope<'_> {
                         }
                         instances.pair = Some(pair.clone());
                     }
-                    let kernel =
-                        self.kernel(std::slice::from_ref(body), &instances.names(), what, errors)?;
+                    let mut components = vec![body.clone()];
+                    components.extend(cut.iter().map(|c| c.r.clone()));
+                    let kernel = self.kernel(&components, &instances.names(), what, errors)?;
+                    if let (Some(cut), Some(pair)) = (&cut, pair) {
+                        cutoff::check_distance(&kernel, cut, index, pair, errors);
+                    }
                     Some(Term {
                         source: part.to_token_stream(),
                         instances: Some(instances),
                         kernel,
+                        cutoff: cut,
                     })
                 }
                 Some(Err(error)) => {
@@ -646,6 +666,7 @@ impl Scope<'_> {
                         source: part.to_token_stream(),
                         instances: None,
                         kernel,
+                        cutoff: None,
                     })
                 }
             })
@@ -1046,48 +1067,5 @@ impl Instances {
         names.extend(self.pair.iter().map(|p| p.to_string()));
         names.extend(self.bindings.iter().map(|(n, _)| n.to_string()));
         names
-    }
-}
-
-/// Splits `a + b + c` into its terms.
-fn split_sum<'e>(expr: &'e Expr, parts: &mut Vec<&'e Expr>) {
-    match expr {
-        Expr::Binary(binary) if matches!(binary.op, syn::BinOp::Add(_)) => {
-            split_sum(&binary.left, parts);
-            split_sum(&binary.right, parts);
-        }
-        Expr::Paren(inner) if matches!(&*inner.expr, Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_))) => {
-            split_sum(&inner.expr, parts)
-        }
-        other => parts.push(other),
-    }
-}
-
-/// Recognizes `sum(a..b, |i| body)` and the pair sum `sum(a..b, |i, j| body)` (over `i < j`):
-/// `None` if `expr` is no call of `sum`, an error if it is a malformed one.
-#[allow(clippy::type_complexity)]
-fn as_sum(expr: &Expr) -> Option<syn::Result<(&Ident, Option<&Ident>, &Expr, &Expr)>> {
-    let Expr::Call(call) = expr else {
-        return None;
-    };
-    if !matches!(&*call.func, Expr::Path(p) if p.path.is_ident("sum")) {
-        return None;
-    }
-    let malformed = || {
-        syn::Error::new_spanned(
-            call,
-            "a sum is written `sum(a..b, |i| body)` (a half-open range and a closure of one index), or `sum(a..b, |i, j| body)` over the pairs i < j",
-        )
-    };
-    let args: Vec<&Expr> = call.args.iter().collect();
-    let [range, Expr::Closure(closure)] = args[..] else {
-        return Some(Err(malformed()));
-    };
-    match &closure.inputs.iter().collect::<Vec<_>>()[..] {
-        [syn::Pat::Ident(index)] => Some(Ok((&index.ident, None, range, &closure.body))),
-        [syn::Pat::Ident(index), syn::Pat::Ident(pair)] => {
-            Some(Ok((&index.ident, Some(&pair.ident), range, &closure.body)))
-        }
-        _ => Some(Err(malformed())),
     }
 }

@@ -1,0 +1,14 @@
+use mechanism::mechanism;
+
+mechanism! {
+    pub struct Bad {
+        sizes: { N = 4 },
+        coordinates: [x[N]],
+        parameters: { r_on = 1.0 },
+        kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+        potential: sum(0..N, |i, j| 1.0 / (1.0 + (x[i] - x[j]).powi(2)),
+            cutoff(r = ((x[i] - x[j]).powi(2) + 1.0).sqrt(), on = r_on)),
+    }
+}
+
+fn main() {}
