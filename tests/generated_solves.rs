@@ -261,19 +261,8 @@ fn chain_accelerations_against_lu(start: State<20>, steps: usize, stiff: bool) -
     );
     let (mut state, mut worst, mut declined) = (start, 0.0f64, 0);
     for _ in 0..steps {
-        let q = SVector::from(state.q);
-        let (mut mass, mut hess, mut grad) = (SMatrix::zeros(), SMatrix::zeros(), SVector::zeros());
-        model.mass_matrix(&q, &mut mass);
-        let mut a = SVector::zeros();
-        let result = if stiff {
-            model.penalized_potential_gradient(omega, &q, &mut grad);
-            model.penalty_hessian(omega, &q, &mut hess);
-            model.penalty_implicit_acceleration(omega, &q, c, &mut a)
-        } else {
-            model.penalized_potential_gradient_hessian(omega, &q, &mut grad, &mut hess);
-            model.penalized_implicit_acceleration(omega, &q, c, &mut a)
-        };
-        let expected = dense_solve(&mass, &hess, &grad, c);
+        let (result, a, mass, hess, expected) =
+            chain_solves(&model, omega, &SVector::from(state.q), c, stiff);
         let eigenvalues = (mass + hess * c).symmetric_eigenvalues();
         if eigenvalues.min() <= 0.0 {
             // Compressed rods make M + βh² Hess W indefinite: declined (and stepped by the
@@ -298,6 +287,37 @@ fn chain_accelerations_against_lu(start: State<20>, steps: usize, stiff: bool) -
     println!("chain of 10, stiff = {stiff}: {declined} of {steps} states declined");
     assert!(declined < steps / 10, "{declined} of {steps} declined");
     worst
+}
+
+/// The chain's generated acceleration at `q` (Z&Ss's, or stiff Z&Ss's with the penalty
+/// Hessian), with `M`, the Hessian it factors, and [`dense_solve`]'s answer from them.
+#[allow(clippy::type_complexity)]
+fn chain_solves(
+    model: &Chain10,
+    omega: f64,
+    q: &SVector<f64, 20>,
+    c: f64,
+    stiff: bool,
+) -> (
+    GeneratedSolve,
+    SVector<f64, 20>,
+    SMatrix<f64, 20, 20>,
+    SMatrix<f64, 20, 20>,
+    SVector<f64, 20>,
+) {
+    let (mut mass, mut hess, mut grad) = (SMatrix::zeros(), SMatrix::zeros(), SVector::zeros());
+    model.mass_matrix(q, &mut mass);
+    let mut a = SVector::zeros();
+    let result = if stiff {
+        model.penalized_potential_gradient(omega, q, &mut grad);
+        model.penalty_hessian(omega, q, &mut hess);
+        model.penalty_implicit_acceleration(omega, q, c, &mut a)
+    } else {
+        model.penalized_potential_gradient_hessian(omega, q, &mut grad, &mut hess);
+        model.penalized_implicit_acceleration(omega, q, c, &mut a)
+    };
+    let expected = dense_solve(&mass, &hess, &grad, c);
+    (result, a, mass, hess, expected)
 }
 
 /// Returns `−(M + c H)⁻¹ g` by nalgebra's LU of the assembled dense matrix.
@@ -325,20 +345,9 @@ fn a_generated_solve_agrees_with_an_lu_of_the_assembled_matrix() {
             -0.05 * k as f64
         };
     }
-    let (mut mass, mut hess, mut grad) = (SMatrix::zeros(), SMatrix::zeros(), SVector::zeros());
-    model.mass_matrix(&q, &mut mass);
     for (omega, stiff) in [(20.0, false), (20.0, true)] {
-        let mut a = SVector::zeros();
-        let result = if stiff {
-            model.penalized_potential_gradient(omega, &q, &mut grad);
-            model.penalty_hessian(omega, &q, &mut hess);
-            model.penalty_implicit_acceleration(omega, &q, c, &mut a)
-        } else {
-            model.penalized_potential_gradient_hessian(omega, &q, &mut grad, &mut hess);
-            model.penalized_implicit_acceleration(omega, &q, c, &mut a)
-        };
+        let (result, a, _, _, expected) = chain_solves(&model, omega, &q, c, stiff);
         assert_eq!(result, GeneratedSolve::Solved);
-        let expected = dense_solve(&mass, &hess, &grad, c);
         // κ(M + cH) ≈ 1 + c·8ω²·5 = 9 here: agreement to a few hundred ulps of |a|.
         let error = (a - expected).amax();
         assert!(

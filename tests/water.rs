@@ -5,6 +5,8 @@
 
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
+#[path = "support/water_clusters.rs"]
+mod water_clusters;
 
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::{
@@ -14,29 +16,10 @@ use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseLangevin, SparseRattle, SparseZhangSkeelStiff,
 };
 
+use water_clusters::{max_abs, perturbed_cluster, BETA_T};
+
 #[global_allocator]
 static GLOBAL: common::CountingAllocator = common::CountingAllocator;
-
-/// Inverse temperature of Tao–Owhadi §4.3 (AKMA units: 10.1 K).
-const BETA_T: f64 = 50.0;
-
-/// A cluster of `n` molecules at the exact TIP3P geometry with every coordinate then moved by
-/// up to `shake` Å, so that the constraint rows are not zero (`seed` picks both).
-fn perturbed_cluster(model: &WaterCluster, shake: f64, seed: u64) -> Vec<f64> {
-    let (mut q, _) = model.initial_cluster(BETA_T, seed);
-    let mut state = seed ^ 0x5DEE_CE66;
-    for x in &mut q {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *x += shake * (((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0);
-    }
-    q
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0, |m, v| m.max(v.abs()))
-}
 
 /// `∇V` against central differences of `V` at a random 3-molecule cluster. Step `1e-5` Å:
 /// truncation `~d²|V‴|/6 ~ 1e-8` (the closest sites are ~1.8 Å apart, `|V‴| ≲ 1e3`), rounding

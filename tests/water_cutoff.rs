@@ -7,6 +7,8 @@
 
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
+#[path = "support/water_clusters.rs"]
+mod water_clusters;
 #[path = "support/water_pairs.rs"]
 mod water_pairs;
 
@@ -18,31 +20,11 @@ use mechanism::runtime::switch::quintic;
 use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseZhangSkeelStiff, StepError,
 };
+use water_clusters::{max_abs, perturbed_cluster, BETA_T};
 use water_pairs::{hand_written_switched, KC};
 
 #[global_allocator]
 static GLOBAL: common::CountingAllocator = common::CountingAllocator;
-
-/// Inverse temperature of Tao–Owhadi §4.3 (AKMA units: 10.1 K).
-const BETA_T: f64 = 50.0;
-
-/// A cluster of `n` molecules at the exact geometry, each coordinate then moved by up to
-/// `shake` Å (`seed` picks both).
-fn perturbed_cluster(model: &WaterCluster, shake: f64, seed: u64) -> Vec<f64> {
-    let (mut q, _) = model.initial_cluster(BETA_T, seed);
-    let mut state = seed ^ 0x5DEE_CE66;
-    for x in &mut q {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *x += shake * (((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0);
-    }
-    q
-}
-
-fn max_abs(x: &[f64]) -> f64 {
-    x.iter().fold(0.0, |m, v| m.max(v.abs()))
-}
 
 /// The O–O distances, sorted.
 fn sorted_distances(model: &WaterCluster, q: &[f64]) -> Vec<f64> {

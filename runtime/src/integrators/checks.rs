@@ -44,7 +44,7 @@ pub(crate) fn check_finite_slice(
 
 /// Returns whether every component of `x` is finite, without early exit.
 #[inline]
-pub(crate) fn all_finite(x: &[f64]) -> bool {
+fn all_finite(x: &[f64]) -> bool {
     x.iter().fold(true, |all, c| all & c.is_finite())
 }
 

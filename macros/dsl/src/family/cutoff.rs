@@ -25,7 +25,7 @@ use syn::{Expr, Ident};
 
 use crate::errors::Errors;
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
-use crate::family::model::{FamilyModel, Kernel, Slot};
+use crate::family::model::{member_indices, mentions_index, FamilyModel, Kernel};
 use crate::model::Parameter;
 
 /// A pair sum's cutoff as written: the switching distance and the scalar parameters that
@@ -141,25 +141,15 @@ pub fn check_distance(
     errors: &mut Errors,
 ) {
     let r = kernel.values[1];
-    let read: Vec<String> = kernel
-        .slots
-        .iter()
-        .zip(&kernel.symbols.q)
-        .filter(|&(_, &s)| kernel.store.depends_on(r, s))
-        .filter_map(|(slot, _)| match slot {
-            Slot::Member { index, .. } => Some(index.to_token_stream().to_string()),
-            Slot::Scalar(_) => None,
-        })
-        .collect();
-    let mentions = |name: &Ident| {
-        let name = name.to_string();
-        read.iter().any(|index| {
-            index
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|word| word == name)
-        })
-    };
-    if !(mentions(first) && mentions(second)) {
+    let read = member_indices(
+        kernel
+            .slots
+            .iter()
+            .zip(&kernel.symbols.q)
+            .filter(|&(_, &s)| kernel.store.depends_on(r, s))
+            .map(|(slot, _)| slot),
+    );
+    if !(mentions_index(&read, first) && mentions_index(&read, second)) {
         errors.error_spanned(
             &cutoff.r,
             format!(

@@ -705,22 +705,8 @@ impl Scope<'_> {
         let kernel = self.kernel(&components, &names, &what, errors)?;
         if let Some(instances) = &instances {
             // Which index names the members read.
-            let read: Vec<String> = kernel
-                .slots
-                .iter()
-                .filter_map(|slot| match slot {
-                    Slot::Member { index, .. } => Some(index.to_token_stream().to_string()),
-                    Slot::Scalar(_) => None,
-                })
-                .collect();
-            let mentions = |name: &Ident| {
-                let name = name.to_string();
-                read.iter().any(|index| {
-                    index
-                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .any(|word| word == name)
-                })
-            };
+            let read = member_indices(kernel.slots.iter());
+            let mentions = |name: &Ident| mentions_index(&read, name);
             let depends = mentions(&instances.index)
                 || instances.bindings.iter().any(|(name, _)| mentions(name));
             if !depends {
@@ -1068,4 +1054,24 @@ impl Instances {
         names.extend(self.bindings.iter().map(|(n, _)| n.to_string()));
         names
     }
+}
+
+/// Returns the index expressions of the members among `slots`, as written (e.g. `"i - 1"`).
+pub fn member_indices<'a>(slots: impl Iterator<Item = &'a Slot>) -> Vec<String> {
+    slots
+        .filter_map(|slot| match slot {
+            Slot::Member { index, .. } => Some(index.to_token_stream().to_string()),
+            Slot::Scalar(_) => None,
+        })
+        .collect()
+}
+
+/// Returns whether one of the index expressions `read` mentions the index name `name`.
+pub fn mentions_index(read: &[String], name: &Ident) -> bool {
+    let name = name.to_string();
+    read.iter().any(|index| {
+        index
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == name)
+    })
 }

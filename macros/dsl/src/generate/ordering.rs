@@ -235,21 +235,25 @@ fn level_structure(
     inside: &BTreeSet<usize>,
 ) -> Vec<Vec<usize>> {
     let mut seen = BTreeSet::from([root]);
-    let mut levels = vec![vec![root]];
+    let mut levels = Vec::new();
+    let mut current = vec![root];
     loop {
         let mut next: BTreeSet<usize> = BTreeSet::new();
-        for &u in levels.last().expect("a level") {
+        for &u in &current {
             for &w in &adjacent[u] {
                 if inside.contains(&w) && !seen.contains(&w) {
                     next.insert(w);
                 }
             }
         }
+        levels.push(std::mem::replace(
+            &mut current,
+            next.iter().copied().collect(),
+        ));
         if next.is_empty() {
             return levels;
         }
-        seen.extend(next.iter().copied());
-        levels.push(next.into_iter().collect());
+        seen.extend(next);
     }
 }
 
