@@ -7,8 +7,8 @@
 //! - where the generated `LDLᵀ` eliminates in the coordinates' order (the double pendulum's
 //!   dense matrix) it does the generic root-free Cholesky's operations in its order with the
 //!   structural zeros left out, so whole trajectories agree exactly (`==` on every component,
-//!   which also equates `0.0` and `−0.0`); where it eliminates in a nested dissection order
-//!   (the chain's banded matrix) one step from the same state agrees to rounding;
+//!   which also equates `0.0` and `−0.0`); where it eliminates in another order (the
+//!   chain's banded matrix, from both ends or dissected) one step from the same state agrees to rounding;
 //! - one solve agrees with nalgebra's LU of the assembled matrix to the conditioning;
 //! - an indefinite `M + βh² H` (compressed rods) is declined by the generated code and stepped
 //!   by the generic pivoted LU, again exactly as without the generated code;
@@ -232,8 +232,8 @@ fn generated_solves_step_exactly_as_the_generic_kernels() {
         chain.stiff_implicit_acceleration(&q, c, &mut a),
         GeneratedSolve::Solved
     );
-    // The chain's banded matrix is factored in a nested dissection order (a shallower chain of
-    // divisions), so its sums run in another order than the generic kernel's and the
+    // The chain's banded matrix is factored in another order (from both ends or dissected: a
+    // shallower chain of divisions), so its sums run in another order than the generic kernel's and the
     // trajectories part by rounding: along the generic trajectory, each generated acceleration
     // is checked against an LU of the assembled matrix instead.
     for stiff in [false, true] {

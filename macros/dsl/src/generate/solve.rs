@@ -3,8 +3,9 @@
 //! gradient and `H` a Hessian the macro has already derived.
 //!
 //! The macro knows which entries of `M + c H` can be nonzero. It computes, once at expansion
-//! time, an elimination order (the coordinates' own, or a nested dissection where that
-//! shortens the chain of dependent operations: `ordering`) and the pattern of the factor `L` of
+//! time, an elimination order (the coordinates' own, or one from both ends or a nested
+//! dissection where that shortens the chain of dependent operations: `ordering`) and the
+//! pattern of the factor `L` of
 //! `P (M + c H) Pᵀ = L D Lᵀ` (the nonzeros and their fill), and emits straight-line code over exactly those
 //! entries: `g`, `H` and `M` evaluated together (shared subexpressions), the `LDLᵀ` without
 //! pivoting, the two triangular solves — no index arithmetic, no work on structural zeros.
@@ -14,7 +15,7 @@
 //! unscaled column `u_ij = L_ij d_j` is kept, so that between one pivot and the next column
 //! there is only the division, and the back substitution subtracts the earliest-known unknowns
 //! first), so where it succeeds in the natural order its result equals the generic one bit for
-//! bit, and in a dissected order it is another backward-stable `LDLᵀ` of the same matrix. Where a pivot is not clearly positive (`d_j ≤ N·ε·|A_jj|`, the generic test)
+//! bit, and in another order it is another backward-stable `LDLᵀ` of the same matrix. Where a pivot is not clearly positive (`d_j ≤ N·ε·|A_jj|`, the generic test)
 //! or a value is not finite it returns `GeneratedSolve::Declined` and the integrator runs its
 //! generic kernels, which fall back to pivoted LU or report the culprit.
 
