@@ -6,6 +6,7 @@ use crate::integrators::linearly_implicit::{
     AccelerationRule, CarriedScheme, DenseSystem, MassSolve, RuleDefaults, SparseSystem,
 };
 use crate::integrators::StepReport;
+use crate::model::GeneratedSolve;
 
 /// Velocity Verlet (Störmer–Verlet, "kick–drift–kick") for `M q̈ = −∇V(q)`:
 ///
@@ -82,5 +83,23 @@ impl<Model: ?Sized, S: MassSolve<Model>> AccelerationRule<Model, S> for Explicit
             factorizations,
             newton_iterations: 0,
         })
+    }
+
+    #[inline]
+    fn generated_acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        _beta_h2: f64,
+        out: &mut [f64],
+        _scratch: &mut [f64],
+    ) -> Option<StepReport> {
+        system.gradient(model, x, out);
+        if system.generated_solve_mass(model, x, out) != GeneratedSolve::Solved {
+            return None;
+        }
+        out.iter_mut().for_each(|a| *a = -*a);
+        Some(StepReport::default())
     }
 }

@@ -8,6 +8,7 @@ use super::carried::{
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
 use crate::integrators::StepReport;
+use crate::model::GeneratedSolve;
 
 /// Zhang and Skeel's symplectic method, Z&S (Tao–Owhadi 2014, Integrator 1, eq. 3).
 ///
@@ -128,6 +129,34 @@ where
         check_finite_slice(out, "acceleration", t)?;
         Ok(StepReport {
             factorizations: implicit + mass,
+            newton_iterations: 0,
+        })
+    }
+
+    #[inline]
+    fn generated_acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) -> Option<StepReport> {
+        if system.generated_implicit_acceleration(model, x, beta_h2, out) != GeneratedSolve::Solved
+        {
+            return None;
+        }
+        system.third_contraction(model, x, out, scratch);
+        if system.generated_solve_mass(model, x, scratch) != GeneratedSolve::Solved {
+            return None;
+        }
+        let scale = 0.5 * beta_h2 * beta_h2;
+        for (f, c) in out.iter_mut().zip(&*scratch) {
+            *f -= scale * c;
+        }
+        Some(StepReport {
+            factorizations: 1,
             newton_iterations: 0,
         })
     }

@@ -92,17 +92,26 @@ where
         b: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut solution = SVector::<f64, N>::from_column_slice(b);
-        if model.mass_solve(&x, &mut solution) == GeneratedSolve::Solved {
+        if self.generated_solve_mass(model, x, b) == GeneratedSolve::Solved {
             // A scaling by the constant diagonal's reciprocals: no factorization.
-            b.copy_from_slice(solution.as_slice());
             return Ok(0);
         }
+        let x = SVector::<f64, N>::from_column_slice(x);
         let (chol, factorizations) = self.mass.factor_at(model, &x, t)?;
         let solution = chol.solve(&SVector::from_column_slice(b));
         b.copy_from_slice(solution.as_slice());
         Ok(factorizations)
+    }
+
+    #[inline]
+    fn generated_solve_mass(&mut self, model: &Model, x: &[f64], b: &mut [f64]) -> GeneratedSolve {
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut solution = SVector::<f64, N>::from_column_slice(b);
+        let solved = model.mass_solve(&x, &mut solution);
+        if solved == GeneratedSolve::Solved {
+            b.copy_from_slice(solution.as_slice());
+        }
+        solved
     }
 }
 
@@ -118,18 +127,33 @@ where
         out: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut a = SVector::<f64, N>::zeros();
-        if model.implicit_acceleration(&x, beta_h2, &mut a) == GeneratedSolve::Solved {
-            out.copy_from_slice(a.as_slice());
+        if self.generated_implicit_acceleration(model, x, beta_h2, out) == GeneratedSolve::Solved {
             return Ok(1);
         }
+        let x = SVector::<f64, N>::from_column_slice(x);
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(&x, &mut mass);
         let mut grad = SVector::<f64, N>::zeros();
         let mut hess = SMatrix::<f64, N, N>::zeros();
         model.potential_gradient_hessian(&x, &mut grad, &mut hess);
         self.solve_implicit(&(mass + hess * beta_h2), &grad, IMPLICIT_MATRIX, out, t)
+    }
+
+    #[inline]
+    fn generated_implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+    ) -> GeneratedSolve {
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut a = SVector::<f64, N>::zeros();
+        let solved = model.implicit_acceleration(&x, beta_h2, &mut a);
+        if solved == GeneratedSolve::Solved {
+            out.copy_from_slice(a.as_slice());
+        }
+        solved
     }
 }
 
@@ -145,18 +169,33 @@ where
         out: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError> {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut a = SVector::<f64, N>::zeros();
-        if model.stiff_implicit_acceleration(&x, beta_h2, &mut a) == GeneratedSolve::Solved {
-            out.copy_from_slice(a.as_slice());
+        if self.generated_implicit_acceleration(model, x, beta_h2, out) == GeneratedSolve::Solved {
             return Ok(1);
         }
+        let x = SVector::<f64, N>::from_column_slice(x);
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(&x, &mut mass);
         let mut grad = SVector::<f64, N>::zeros();
         let mut stiff = SMatrix::<f64, N, N>::zeros();
         model.potential_gradient_stiff_hessian(&x, &mut grad, &mut stiff);
         self.solve_implicit(&(mass + stiff * beta_h2), &grad, STIFF_MATRIX, out, t)
+    }
+
+    #[inline]
+    fn generated_implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+    ) -> GeneratedSolve {
+        let x = SVector::<f64, N>::from_column_slice(x);
+        let mut a = SVector::<f64, N>::zeros();
+        let solved = model.stiff_implicit_acceleration(&x, beta_h2, &mut a);
+        if solved == GeneratedSolve::Solved {
+            out.copy_from_slice(a.as_slice());
+        }
+        solved
     }
 }
 

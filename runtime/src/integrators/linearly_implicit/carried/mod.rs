@@ -21,6 +21,7 @@ pub use sparse::{SparseHessian, SparseSystem};
 use crate::error::StepError;
 use crate::integrators::checks::{check_finite_slice, check_step_size};
 use crate::integrators::StepReport;
+use crate::model::GeneratedSolve;
 
 /// A velocity-Verlet-like scheme with a carried acceleration, over a tier `S` and an
 /// acceleration rule `R`: the one implementation behind [`Verlet`](crate::Verlet),
@@ -90,6 +91,27 @@ pub trait AccelerationRule<Model: ?Sized, S> {
         scratch: &mut [f64],
         t: f64,
     ) -> Result<StepReport, StepError>;
+
+    /// Writes `a(x)` into `out` with the code `mechanism!` generated for the model alone — no
+    /// generic kernel, no check, no error — and returns its cost; `None` where the model has
+    /// no such code or the code declined (a pivot that is not clearly positive, a value that
+    /// is not finite). The scheme then runs [`acceleration`](Self::acceleration), which
+    /// either succeeds with its generic kernels or reports the culprit, so a `Some` here only
+    /// saves time: it is the same arithmetic as `acceleration`'s generated branch. The default
+    /// has none.
+    #[inline]
+    fn generated_acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) -> Option<StepReport> {
+        let _ = (system, model, x, beta_h2, out, scratch);
+        None
+    }
 }
 
 /// The defaults of a rule: `β` and the rule's settings.
@@ -115,6 +137,14 @@ pub trait MassSolve<Model: ?Sized> {
         b: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError>;
+
+    /// Overwrites `b` with `M(x)⁻¹ b` with the code `mechanism!` generated for the model
+    /// (`Inertia::mass_solve`), or says why not; the default has none.
+    #[inline]
+    fn generated_solve_mass(&mut self, model: &Model, x: &[f64], b: &mut [f64]) -> GeneratedSolve {
+        let _ = (model, x, b);
+        GeneratedSolve::NotGenerated
+    }
 }
 
 /// Which Hessian an [`ImplicitSolve`] factors with `M`: `Hess V` (Z&S, Z&Ss) ...
@@ -137,6 +167,21 @@ pub trait ImplicitSolve<Model: ?Sized, Which> {
         out: &mut [f64],
         t: f64,
     ) -> Result<u32, StepError>;
+
+    /// Writes `−(M(x) + βh² H(x))⁻¹ ∇V(x)` into `out` with the code `mechanism!` generated
+    /// for the model (`implicit_acceleration` and its stiff and penalized kin), or says why
+    /// not; the default has none.
+    #[inline]
+    fn generated_implicit_acceleration(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+    ) -> GeneratedSolve {
+        let _ = (model, x, beta_h2, out);
+        GeneratedSolve::NotGenerated
+    }
 }
 
 /// The seam of one-iteration Newmark: one Newton iteration on `M a + ∇V(y) = 0` with the
@@ -196,6 +241,23 @@ where
             factorizations,
             newton_iterations: 0,
         })
+    }
+
+    #[inline]
+    fn generated_acceleration(
+        &mut self,
+        system: &mut S,
+        model: &Model,
+        x: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        _scratch: &mut [f64],
+    ) -> Option<StepReport> {
+        (system.generated_implicit_acceleration(model, x, beta_h2, out) == GeneratedSolve::Solved)
+            .then_some(StepReport {
+                factorizations: 1,
+                newton_iterations: 0,
+            })
     }
 }
 
@@ -265,6 +327,11 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     }
 
     /// Runs one step from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on success.
+    ///
+    /// The step is first tried with the code `mechanism!` generated for the model alone
+    /// ([`generated_advance`](Self::generated_advance)); where that has nothing to offer, or
+    /// anything in it is not finite, the step is run again here with the generic kernels and
+    /// every check, which give the same result or the error with its culprit.
     pub(crate) fn advance<Model: ?Sized>(
         &mut self,
         model: &Model,
@@ -275,6 +342,9 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     where
         R: AccelerationRule<Model, S>,
     {
+        if let Some(report) = self.generated_advance(model, q, v) {
+            return Ok(report);
+        }
         let h = self.h;
         let beta_h2 = self.beta * h * h;
         let mut report = StepReport::default();
@@ -328,6 +398,61 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         std::mem::swap(&mut self.carried_x, &mut self.x_next);
         std::mem::swap(&mut self.carried_a, &mut self.a_next);
         Ok(report)
+    }
+}
+
+impl<S: CarriedTier, R> CarriedScheme<S, R> {
+    /// Runs the step of [`advance`](Self::advance) on its fast path: with the acceleration
+    /// carried at exactly `q`, the update, the generated acceleration at `x_{k+1}`
+    /// ([`AccelerationRule::generated_acceleration`]) and one finiteness check of `x_{k+1}`,
+    /// `a_{k+1}` and `v_{k+1}` together at the end. Returns `None`, with nothing written,
+    /// where there is no carried acceleration, no generated code, or a value that is not
+    /// finite; the arithmetic is `advance`'s, so a `Some` is its result bit for bit.
+    #[inline]
+    fn generated_advance<Model: ?Sized>(
+        &mut self,
+        model: &Model,
+        q: &mut [f64],
+        v: &mut [f64],
+    ) -> Option<StepReport>
+    where
+        R: AccelerationRule<Model, S>,
+    {
+        let h = self.h;
+        let beta_h2 = self.beta * h * h;
+        self.carried_at(q)?;
+        let a_k = self.carried_a.as_ref();
+        for (((x, q), v), a) in self.x_next.as_mut().iter_mut().zip(&*q).zip(&*v).zip(a_k) {
+            *x = q + h * v + 0.5 * h * h * a;
+        }
+        let report = self.rule.generated_acceleration(
+            &mut self.system,
+            model,
+            self.x_next.as_ref(),
+            beta_h2,
+            self.a_next.as_mut(),
+            self.scratch.as_mut(),
+        )?;
+        let (a_k, a_next) = (self.carried_a.as_ref(), self.a_next.as_ref());
+        for (((v_next, v), a), b) in self
+            .v_next
+            .as_mut()
+            .iter_mut()
+            .zip(&*v)
+            .zip(a_k)
+            .zip(a_next)
+        {
+            *v_next = v + 0.5 * h * (a + b);
+        }
+        let finite = |values: &[f64]| values.iter().fold(0.0, |sum, x| sum + x * 0.0) == 0.0;
+        if !(finite(self.x_next.as_ref()) && finite(a_next) && finite(self.v_next.as_ref())) {
+            return None;
+        }
+        q.copy_from_slice(self.x_next.as_ref());
+        v.copy_from_slice(self.v_next.as_ref());
+        std::mem::swap(&mut self.carried_x, &mut self.x_next);
+        std::mem::swap(&mut self.carried_a, &mut self.a_next);
+        Some(report)
     }
 }
 
