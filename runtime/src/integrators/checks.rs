@@ -42,9 +42,10 @@ pub(crate) fn check_finite_slice(
     }
 }
 
-/// Returns whether every component of `x` is finite, without early exit.
+/// Returns whether every component of `x` is finite, without early exit (so that it
+/// vectorizes).
 #[inline]
-fn all_finite(x: &[f64]) -> bool {
+pub(crate) fn all_finite(x: &[f64]) -> bool {
     x.iter().fold(true, |all, c| all & c.is_finite())
 }
 

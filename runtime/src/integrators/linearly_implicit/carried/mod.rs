@@ -19,7 +19,7 @@ pub use dense::DenseSystem;
 pub use sparse::{SparseHessian, SparseSystem};
 
 use crate::error::StepError;
-use crate::integrators::checks::{check_finite_slice, check_step_size};
+use crate::integrators::checks::{all_finite, check_finite_slice, check_step_size};
 use crate::integrators::StepReport;
 use crate::model::GeneratedSolve;
 
@@ -316,13 +316,14 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
 
     /// Returns the carried acceleration if it was computed at exactly `q`.
     pub(crate) fn carried_at(&self, q: &[f64]) -> Option<&[f64]> {
+        // Without early exit, so that it vectorizes.
         let same = self.carried
             && self
                 .carried_x
                 .as_ref()
                 .iter()
                 .zip(q)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
+                .fold(true, |same, (a, b)| same & (a.to_bits() == b.to_bits()));
         same.then_some(self.carried_a.as_ref())
     }
 
@@ -444,14 +445,17 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         {
             *v_next = v + 0.5 * h * (a + b);
         }
-        let finite = |values: &[f64]| values.iter().fold(0.0, |sum, x| sum + x * 0.0) == 0.0;
-        if !(finite(self.x_next.as_ref()) && finite(a_next) && finite(self.v_next.as_ref())) {
+        if !(all_finite(self.x_next.as_ref())
+            & all_finite(a_next)
+            & all_finite(self.v_next.as_ref()))
+        {
             return None;
         }
+        // Copies rather than `advance`'s swaps: half the memory traffic for large `n`.
         q.copy_from_slice(self.x_next.as_ref());
         v.copy_from_slice(self.v_next.as_ref());
-        std::mem::swap(&mut self.carried_x, &mut self.x_next);
-        std::mem::swap(&mut self.carried_a, &mut self.a_next);
+        self.carried_x.as_mut().copy_from_slice(q);
+        self.carried_a.as_mut().copy_from_slice(a_next);
         Some(report)
     }
 }
