@@ -241,14 +241,22 @@ impl Code<'_> {
             }
         }
         let evaluate = self.body(outputs, &[]);
-        // A = M + c H, exactly as the generic `mass + hess * c`.
+        // A = M + c H, as the generic `mass + hess * c`, without the terms that are structurally
+        // zero: `m + 0·c` is `m` (`c = βh²` is finite) and `0 + h·c` is `h·c` but for the sign
+        // of a zero, which no later sum or product can tell apart from the other zero (pivots
+        // are never zero).
         let a = |i: usize, j: usize| -> TokenStream {
-            match slot(i, j) {
-                Some(k) => {
-                    let k = Literal::usize_unsuffixed(k);
-                    quote!((__m[#k] + __h[#k] * c))
-                }
-                None => quote!(0.0f64),
+            let Some(k) = slot(i, j) else {
+                return quote!(0.0f64);
+            };
+            let (has_mass, has_hessian) =
+                (!store.is_zero(mass[i][j]), !store.is_zero(hessian[i][j]));
+            let k = Literal::usize_unsuffixed(k);
+            match (has_mass, has_hessian) {
+                (true, true) => quote!((__m[#k] + __h[#k] * c)),
+                (true, false) => quote!(__m[#k]),
+                (false, true) => quote!((__h[#k] * c)),
+                (false, false) => quote!(0.0f64),
             }
         };
 
