@@ -75,6 +75,10 @@ fn ldlt_solve(
         a(p.max(q), p.min(q))
     };
     let b = |i: usize| b(order[i]);
+    // The forward substitution and the scaling of row `j` are emitted right after pivot `j`,
+    // where their operands are ready: the same operations in the same order as after the whole
+    // factorization, but the compiler sees them beside the factorization (which splits into a
+    // block per pivot test), so their chain overlaps it and `b` dies early.
     let mut factorization = Vec::new();
     for j in 0..n {
         let (d, inverse) = (format_ident!("__d_{}", j), format_ident!("__i_{}", j));
@@ -83,6 +87,14 @@ fn ldlt_solve(
             quote!(__a),
             factor.rows[j].iter().map(|&k| (u(j, k), l(j, k))).collect(),
         );
+        let (y, z) = (format_ident!("__y_{}", j), format_ident!("__z_{}", j));
+        let forward = subtract_products(
+            b(j),
+            factor.rows[j]
+                .iter()
+                .map(|&k| (l(j, k), format_ident!("__y_{}", k)))
+                .collect(),
+        );
         factorization.push(quote! {
             let __a: f64 = #diagonal;
             let #d: f64 = #pivot;
@@ -90,6 +102,8 @@ fn ldlt_solve(
                 return #rt_solve::Declined;
             }
             let #inverse = 1.0 / #d;
+            let #y: f64 = #forward;
+            let #z: f64 = #y * #inverse;
         });
         for &i in &factor.columns[j] {
             let entry = a(i, j);
@@ -108,25 +122,6 @@ fn ldlt_solve(
             });
         }
     }
-    let forward = (0..n).map(|i| {
-        let y = format_ident!("__y_{}", i);
-        let value = subtract_products(
-            b(i),
-            factor.rows[i]
-                .iter()
-                .map(|&k| (l(i, k), format_ident!("__y_{}", k)))
-                .collect(),
-        );
-        quote!(let #y: f64 = #value;)
-    });
-    let scale = (0..n).map(|i| {
-        let (z, y, inverse) = (
-            format_ident!("__z_{}", i),
-            format_ident!("__y_{}", i),
-            format_ident!("__i_{}", i),
-        );
-        quote!(let #z: f64 = #y * #inverse;)
-    });
     let back = (0..n).rev().map(|k| {
         let (x, z) = (format_ident!("__xp_{}", k), format_ident!("__z_{}", k));
         let value = subtract_products(
@@ -148,8 +143,6 @@ fn ldlt_solve(
     });
     quote! {
         #(#factorization)*
-        #(#forward)*
-        #(#scale)*
         #(#back)*
         #(#unpermute)*
     }
