@@ -18,26 +18,43 @@
 //! - the banded 10-link chain is solved by the generated code (it does not decline);
 //! - SPOOK's generated step agrees with the generic one from the same state to a few ulps
 //!   (the sums of `G M⁻¹ Gᵀ` may run in another order than nalgebra's product), along a
-//!   trajectory of the double pendulum and of the chain.
+//!   trajectory of the double pendulum and of the chain;
+//! - SPOOK's generated whole step (`Holonomic::spook_step`: `∇V`, `f`, `g`, `G`, the Schur
+//!   solve, `q_{k+1}` and the guard's rows in one function) is the generic step around the
+//!   generated Schur solve bit for bit (where multiply-adds are not fused), multipliers included,
+//!   on the double pendulum, the chain and a pendulum with dissipation, a force of time and
+//!   per-row regularization; its `Σ`, `Υ` kept between steps follow the model stepped; and
+//!   every failure (non-finite parameter or state, a diverging step, a mass that is not
+//!   positive, an ideal row at a singular point) is the generic step's, with the state
+//!   unchanged.
 
 #[path = "../benches/peer/chain10.rs"]
 mod chain10;
 
 use chain10::Chain10;
+use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
     AppliedForces, GeneratedSolve, Holonomic, Inertia, Integrator, Nonholonomic, Penalized,
     PenalizedHessian, PenalizedPotential, PenaltyHessian, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, SMatrix, SVector, SplitPotential, Spook, State,
-    StepError, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    PotentialThirdDerivative, Regularization, Relaxation, SMatrix, SVector, SplitPotential, Spook,
+    SpookCoefficients, SpookStep, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    ZhangSkeelStiff,
 };
 
 /// A model seen only through the runtime's traits, without its generated solves (the
 /// provided methods keep their default, `NotGenerated`): the integrators then run their generic
 /// dense kernels.
-struct Generic<'a, Model>(&'a Model);
+///
+/// With `KEEP_SPOOK_SOLVE` the view keeps the generated Schur solve of SPOOK
+/// (`Holonomic::spook_solve`) and hides only the generated whole step (`spook_step`): SPOOK
+/// then runs its generic step around the generated solve, which the generated step must
+/// reproduce.
+struct Generic<'a, Model, const KEEP_SPOOK_SOLVE: bool = false>(&'a Model);
 
-impl<const N: usize, Model: Inertia<N>> Inertia<N> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: Inertia<N>> Inertia<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     const CONSTANT_MASS: bool = Model::CONSTANT_MASS;
     fn mass_matrix(&self, q: &SVector<f64, N>, m: &mut SMatrix<f64, N, N>) {
         self.0.mass_matrix(q, m);
@@ -47,7 +64,9 @@ impl<const N: usize, Model: Inertia<N>> Inertia<N> for Generic<'_, Model> {
     }
 }
 
-impl<const N: usize, Model: Potential<N>> Potential<N> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: Potential<N>> Potential<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     fn potential(&self, q: &SVector<f64, N>) -> f64 {
         self.0.potential(q)
     }
@@ -56,7 +75,9 @@ impl<const N: usize, Model: Potential<N>> Potential<N> for Generic<'_, Model> {
     }
 }
 
-impl<const N: usize, Model: PotentialHessian<N>> PotentialHessian<N> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: PotentialHessian<N>> PotentialHessian<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     fn potential_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.0.potential_hessian(q, hess);
     }
@@ -70,8 +91,8 @@ impl<const N: usize, Model: PotentialHessian<N>> PotentialHessian<N> for Generic
     }
 }
 
-impl<const N: usize, Model: PotentialThirdDerivative<N>> PotentialThirdDerivative<N>
-    for Generic<'_, Model>
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: PotentialThirdDerivative<N>>
+    PotentialThirdDerivative<N> for Generic<'_, Model, KEEP_SPOOK_SOLVE>
 {
     fn potential_third_contraction(
         &self,
@@ -83,14 +104,16 @@ impl<const N: usize, Model: PotentialThirdDerivative<N>> PotentialThirdDerivativ
     }
 }
 
-impl<const N: usize, Model: SplitPotential<N>> SplitPotential<N> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: SplitPotential<N>> SplitPotential<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     fn stiff_hessian(&self, q: &SVector<f64, N>, hess: &mut SMatrix<f64, N, N>) {
         self.0.stiff_hessian(q, hess);
     }
 }
 
-impl<const N: usize, const M: usize, Model: Holonomic<N, M>> Holonomic<N, M>
-    for Generic<'_, Model>
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, const M: usize, Model: Holonomic<N, M>>
+    Holonomic<N, M> for Generic<'_, Model, KEEP_SPOOK_SOLVE>
 {
     const CONSTRAINTS: [&'static str; M] = Model::CONSTRAINTS;
     fn constraints(&self, q: &SVector<f64, N>, t: f64, g: &mut SVector<f64, M>) {
@@ -111,9 +134,27 @@ impl<const N: usize, const M: usize, Model: Holonomic<N, M>> Holonomic<N, M>
     fn regularization(&self, row: usize) -> Regularization {
         self.0.regularization(row)
     }
+    fn spook_solve(
+        &self,
+        mass: &SMatrix<f64, N, N>,
+        jac: &SMatrix<f64, M, N>,
+        r: &SVector<f64, N>,
+        sigma: &SVector<f64, M>,
+        rhs: &SVector<f64, M>,
+        v: &mut SVector<f64, N>,
+        lambda: &mut SVector<f64, M>,
+    ) -> GeneratedSolve {
+        if KEEP_SPOOK_SOLVE {
+            self.0.spook_solve(mass, jac, r, sigma, rhs, v, lambda)
+        } else {
+            GeneratedSolve::NotGenerated
+        }
+    }
 }
 
-impl<const N: usize, Model: Nonholonomic<N, 0>> Nonholonomic<N, 0> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: Nonholonomic<N, 0>> Nonholonomic<N, 0>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     const NONHOLONOMIC: [&'static str; 0] = [];
     fn nonholonomic_matrix(&self, q: &SVector<f64, N>, a: &mut SMatrix<f64, 0, N>) {
         self.0.nonholonomic_matrix(q, a);
@@ -123,7 +164,9 @@ impl<const N: usize, Model: Nonholonomic<N, 0>> Nonholonomic<N, 0> for Generic<'
     }
 }
 
-impl<const N: usize, Model: AppliedForces<N>> AppliedForces<N> for Generic<'_, Model> {
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: AppliedForces<N>> AppliedForces<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
     fn applied_force(
         &self,
         q: &SVector<f64, N>,
@@ -501,4 +544,248 @@ fn spooks_generated_schur_complement_agrees_with_the_generic_one() {
         spook_one_step_differences::<20, 10, _>(&chain, State::new(0.0, q, [0.0; 20]), 0.05, 1000);
     println!("SPOOK, chain of 10: largest one-step difference {worst:.1e}");
     assert!(worst < 1e-12, "{worst:e}");
+}
+
+mechanism! {
+    /// The double pendulum with friction, a periodic push on the lower bob and a softer, slower
+    /// upper rod: SPOOK's generated step with every term of `r = M v − h ∇V + h f` (dissipation
+    /// and a time-dependent force) and a row-specific regularization.
+    pub struct PushedPendulum {
+        coordinates: [x1, y1, x2, y2],
+        parameters: { c = 0.05, f0 = 0.3, w = 2.0 },
+        kinetic: 0.5 * (dot(x1).powi(2) + dot(y1).powi(2))
+            + (dot(x2).powi(2) + dot(y2).powi(2)),
+        potential: y1 + 2.0 * y2,
+        holonomic: {
+            #[spook(epsilon = 1e-6, tau = 0.05)]
+            rod1: x1.powi(2) + y1.powi(2) - 1.0,
+            rod2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - 2.0,
+        },
+        dissipation: 0.5 * c * (dot(x1).powi(2) + dot(y1).powi(2) + dot(x2).powi(2)
+            + dot(y2).powi(2)),
+        forces: { x2: f0 * (w * t).cos() },
+        integrators: [spook],
+    }
+}
+
+/// Steps `model` with SPOOK at step size `h` (with the regularization `overrides` of some rows)
+/// through its generated step (`Holonomic::spook_step`, which must solve at every state) and
+/// through the generic step around the generated Schur solve (the view `Generic<_, true>`), from
+/// the same state at every step, for `steps` steps; asserts the same new state and multipliers,
+/// and the generated step's own output committed unchanged.
+///
+/// Both do the same operations in the same order, so they agree bit for bit (`==`) where
+/// `fma::mul_add` is a plain `a * b + c`. Where the target fuses it, the one emission of `∇V`,
+/// `g` and `G` that the generated step shares may fuse other products than the separate
+/// emissions the generic step calls (a shared product is not fused), so there they agree to
+/// `tolerance` relative to the state's size.
+fn spook_lockstep<const N: usize, const M: usize, Model>(
+    model: &Model,
+    (h, overrides): (f64, [Option<Regularization>; M]),
+    start: State<N>,
+    steps: usize,
+    tolerance: f64,
+) where
+    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
+{
+    let tolerance = if cfg!(target_feature = "fma") {
+        tolerance
+    } else {
+        0.0
+    };
+    let view = Generic::<Model, true>(model);
+    let mut spook = Spook::<N, M>::new(h).unwrap();
+    let mut coefficients = SpookCoefficients::default();
+    for (row, overridden) in overrides.into_iter().enumerate() {
+        if let Some(regularization) = overridden {
+            spook = spook.with_regularization(row, regularization).unwrap();
+        }
+        (coefficients.sigma[row], coefficients.upsilon[row]) = overridden
+            .unwrap_or_else(|| model.regularization(row))
+            .spook_coefficients(h);
+    }
+    let (mut generated, mut generic) = (spook, spook);
+    let mut state = start;
+    for k in 0..steps {
+        let mut out = SpookStep::default();
+        assert_eq!(
+            model.spook_step(&state.q, &state.v, state.t, h, &coefficients, &mut out),
+            GeneratedSolve::Solved,
+            "step {k}"
+        );
+        let mut other = state;
+        let (x, y) = (
+            Integrator::<Model, N>::step(&mut generated, model, &mut state),
+            Integrator::<Generic<Model, true>, N>::step(&mut generic, &view, &mut other),
+        );
+        assert_eq!(x, y, "step {k}");
+        assert!(
+            state.q == out.q && state.v == out.v && *generated.multipliers() == out.lambda,
+            "step {k}: the generated step's output is not what was committed"
+        );
+        let scale = state
+            .q
+            .iter()
+            .chain(&state.v)
+            .chain(generated.multipliers())
+            .fold(1.0f64, |m, x| m.max(x.abs()));
+        let difference = state
+            .q
+            .iter()
+            .zip(&other.q)
+            .chain(state.v.iter().zip(&other.v))
+            .chain(generated.multipliers().iter().zip(generic.multipliers()))
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            difference <= tolerance * scale && state.t == other.t,
+            "step {k}: {state:?} {:?} vs {other:?} {:?}",
+            generated.multipliers(),
+            generic.multipliers()
+        );
+        state = other;
+    }
+}
+
+#[test]
+fn spooks_generated_step_is_the_generic_step() {
+    let h = 1.0 / 60.0;
+    let start = DoublePendulum::initial_state();
+    spook_lockstep(
+        &DoublePendulum::default(),
+        (h, [None; 2]),
+        start,
+        2000,
+        1e-14,
+    );
+    let mut q = [0.0; 20];
+    for k in 0..10 {
+        q[2 * k] = 5f64.sqrt() * (k + 1) as f64;
+    }
+    let start = State::new(0.0, q, [0.0; 20]);
+    spook_lockstep(&Chain10::default(), (0.05, [None; 10]), start, 1000, 1e-12);
+    // Dissipation, a force of time, a row's own regularization, and an override.
+    let pushed = PushedPendulum::default();
+    let start = State::new(0.0, [0.0, -1.0, 1.0, -2.0], [0.5, 0.0, 0.0, 0.3]);
+    spook_lockstep(&pushed, (h, [None; 2]), start, 1000, 1e-14);
+    let soft = Regularization {
+        epsilon: 1e-4,
+        tau: Relaxation::Seconds(0.1),
+    };
+    spook_lockstep(&pushed, (h, [None, Some(soft)]), start, 1000, 1e-14);
+}
+
+#[test]
+fn spooks_coefficients_follow_the_model_stepped() {
+    // One stepper for two models whose rows are regularized differently: its Σ and Υ, kept
+    // between steps, are recomputed for each model's rows, so the two trajectories are those
+    // of a stepper per model.
+    let (pendulum, pushed) = (DoublePendulum::default(), PushedPendulum::default());
+    let h = 1.0 / 60.0;
+    let mut shared = Spook::<4, 2>::new(h).unwrap();
+    let (mut own_pendulum, mut own_pushed) = (shared, shared);
+    let start = DoublePendulum::initial_state();
+    let (mut a, mut b, mut c, mut d) = (start, start, start, start);
+    for _ in 0..200 {
+        shared.step(&pendulum, &mut a).unwrap();
+        own_pendulum.step(&pendulum, &mut c).unwrap();
+        shared.step(&pushed, &mut b).unwrap();
+        own_pushed.step(&pushed, &mut d).unwrap();
+        assert!(a == c && b == d, "{a:?} {c:?}, {b:?} {d:?}");
+    }
+}
+
+#[test]
+fn spooks_generated_step_fails_as_the_generic_step() {
+    // Each case through the stepper with the generated step and through the generic step around
+    // the generated Schur solve (the code that stepped these models before the generated step):
+    // the same result, and on failure the same error with the state unchanged.
+    let h = 1.0 / 60.0;
+    let moving = DoublePendulum::initial_state();
+    let mut at_two = moving;
+    at_two.t = 2.0;
+    let mut not_finite = moving;
+    not_finite.v[2] = f64::NAN;
+    let mut on_the_pivot = moving;
+    // The upper rod's Jacobian vanishes at the pivot: with ε = 0 its Schur pivot is zero.
+    on_the_pivot.q = SVector::from([0.0, 0.0, 1.0, -2.0]);
+    let ideal = Regularization {
+        epsilon: 0.0,
+        tau: Relaxation::Steps(2.0),
+    };
+    let cases = [
+        (
+            "non-finite parameter",
+            DoublePendulum {
+                l1: f64::NAN,
+                ..DoublePendulum::default()
+            },
+            h,
+            moving,
+            None,
+        ),
+        (
+            "non-finite state",
+            DoublePendulum::default(),
+            h,
+            not_finite,
+            None,
+        ),
+        (
+            "diverging step",
+            DoublePendulum::default(),
+            1e6,
+            at_two,
+            None,
+        ),
+        (
+            "negative mass",
+            DoublePendulum {
+                m1: -1.0,
+                ..DoublePendulum::default()
+            },
+            h,
+            moving,
+            None,
+        ),
+        (
+            "massless bob",
+            DoublePendulum {
+                m1: 0.0,
+                ..DoublePendulum::default()
+            },
+            h,
+            moving,
+            None,
+        ),
+        (
+            "ideal row at its singular point",
+            DoublePendulum::default(),
+            h,
+            on_the_pivot,
+            Some(ideal),
+        ),
+    ];
+    for (name, model, h, start, regularization) in cases {
+        let mut spook = Spook::<4, 2>::new(h).unwrap();
+        if let Some(regularization) = regularization {
+            spook = spook.with_regularization(0, regularization).unwrap();
+        }
+        let (mut generated, mut generic) = (spook, spook);
+        let view = Generic::<DoublePendulum, true>(&model);
+        let (mut a, mut b) = (start, start);
+        let x = Integrator::<DoublePendulum, 4>::step(&mut generated, &model, &mut a);
+        let y = Integrator::<Generic<DoublePendulum, true>, 4>::step(&mut generic, &view, &mut b);
+        println!("{name}: {x:?}");
+        assert_eq!(format!("{x:?}"), format!("{y:?}"), "{name}");
+        // Debug strings, so that a NaN left in a state compares equal to itself.
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+        assert_eq!(generated.multipliers(), generic.multipliers(), "{name}");
+        if x.is_err() {
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{start:?}"),
+                "{name}: state changed"
+            );
+        }
+    }
 }

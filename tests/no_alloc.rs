@@ -9,9 +9,10 @@ use mechanism::runtime::integrators::stabilized::{
     Baumgarte, PostStabilization, DOPRI5, HEUN, RK4,
 };
 use mechanism::runtime::{
-    Dopri5, Integrator, Livens, Newmark, NewmarkOneIteration, Penalized, PushForwardNewmark,
-    Rattle, Shake, Spook, StabilizedRk, State, SymplecticEuler, Verlet, ZhangSkeel,
-    ZhangSkeelSimplified, ZhangSkeelStiff,
+    Dopri5, GeneratedSolve, Holonomic, Integrator, Livens, Newmark, NewmarkOneIteration, Penalized,
+    PushForwardNewmark, Rattle, Regularization, SVector, Shake, Spook, SpookCoefficients,
+    SpookStep, StabilizedRk, State, SymplecticEuler, Verlet, ZhangSkeel, ZhangSkeelSimplified,
+    ZhangSkeelStiff,
 };
 
 #[global_allocator]
@@ -48,9 +49,27 @@ fn counter_sees_allocations() {
 
 #[test]
 fn spook_step_does_not_allocate() {
+    // The generated double pendulum has the whole step `mechanism!` generates, which SPOOK runs;
+    // the hand-written reference pendulum has none, so SPOOK runs its generic step.
     let model = DoublePendulum::default();
-    let mut spook = Spook::<4, 2>::new(1.0 / 60.0).expect("valid step size");
+    let (h, state) = (1.0 / 60.0, DoublePendulum::initial_state());
+    let coefficients = SpookCoefficients {
+        sigma: SVector::from([Regularization::default().spook_coefficients(h).0; 2]),
+        upsilon: SVector::from([Regularization::default().spook_coefficients(h).1; 2]),
+    };
+    let solved = model.spook_step(
+        &state.q,
+        &state.v,
+        state.t,
+        h,
+        &coefficients,
+        &mut SpookStep::default(),
+    );
+    assert_eq!(solved, GeneratedSolve::Solved, "the generated step runs");
+    let mut spook = Spook::<4, 2>::new(h).expect("valid step size");
     assert_eq!(allocations_in_steps(&mut spook, &model, 1000), 0);
+    let reference = mechanism::runtime::reference::double_pendulum::DoublePendulum::default();
+    assert_eq!(allocations_in_steps(&mut spook, &reference, 1000), 0);
 }
 
 #[test]

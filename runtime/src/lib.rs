@@ -118,7 +118,7 @@ pub use model::{
     AppliedForces, Configuration, Dissipation, Forces, GeneratedSolve, Holonomic,
     HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,
     PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation,
+    PotentialThirdDerivative, Regularization, Relaxation, SpookCoefficients, SpookStep,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use state::{DynState, State};

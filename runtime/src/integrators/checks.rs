@@ -256,7 +256,7 @@ impl DivergenceGuard {
 
     /// Returns `Diverged` if row `row`'s `ρᵢ` exceeds the limit, from `gᵢ(q_k)`, `|Gᵢ(q_k)|₁`,
     /// `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the guard of one row, for any storage.
-    pub(crate) fn check_row(
+    fn check_row(
         &self,
         row: usize,
         g: f64,
@@ -276,6 +276,28 @@ impl DivergenceGuard {
                 limit: self.limit,
                 t,
             });
+        }
+        Ok(())
+    }
+
+    /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit, from `q_k`, `q_{k+1}`
+    /// and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: [`check_row`](Self::check_row)
+    /// over every row, with `max(|q_k|∞, |q_{k+1}|∞)` formed once.
+    pub(crate) fn check_rows(
+        &self,
+        q: &[f64],
+        q_next: &[f64],
+        g: &[f64],
+        jacobian_row_norms: &[f64],
+        g_next: &[f64],
+        t: f64,
+    ) -> Result<(), StepError> {
+        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let q_scale = amax(q).max(amax(q_next));
+        for (row, ((&g, &norm), &g_next)) in
+            g.iter().zip(jacobian_row_norms).zip(g_next).enumerate()
+        {
+            self.check_row(row, g, norm, g_next, q_scale, t)?;
         }
         Ok(())
     }

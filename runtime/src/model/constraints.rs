@@ -35,6 +35,91 @@ impl Relaxation {
     }
 }
 
+impl Regularization {
+    /// Returns `(Σᵢᵢ, Υᵢᵢ)` of SPOOK's eq. 27 for this row at step size `h`:
+    /// `Υᵢᵢ = 1 / (1 + 4τᵢ/h)` and `Σᵢᵢ = (4/h²) εᵢ Υᵢᵢ` (Lacoursière 2007). The one formula of
+    /// both tiers' generic step and of the coefficients the fixed-size tier keeps for
+    /// [`Holonomic::spook_step`].
+    #[inline]
+    pub fn spook_coefficients(&self, h: f64) -> (f64, f64) {
+        let upsilon = 1.0 / (1.0 + 4.0 * self.tau.at_step(h) / h);
+        (4.0 / (h * h) * self.epsilon * upsilon, upsilon)
+    }
+
+    /// Returns whether `self` and `other` are the same bit for bit (so `−0.0 ≠ 0.0` and
+    /// `NaN = NaN`): the test for "are coefficients computed from `other` still valid".
+    pub(crate) fn same_bits(&self, other: &Regularization) -> bool {
+        let tau = match (self.tau, other.tau) {
+            (Relaxation::Seconds(a), Relaxation::Seconds(b))
+            | (Relaxation::Steps(a), Relaxation::Steps(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        };
+        tau && self.epsilon.to_bits() == other.epsilon.to_bits()
+    }
+}
+
+/// Returns the holonomic right-hand side of row `i` of SPOOK's eq. 29,
+/// `tᵢ = Υᵢᵢ ((G v_k)ᵢ − (4/h) gᵢ(q_k))`, from `Υᵢᵢ`, `(G v_k)ᵢ` and `gᵢ(q_k)`: the one formula
+/// of the generic step and of the step `mechanism!` generates ([`Holonomic::spook_step`]).
+#[inline(always)]
+pub fn spook_rhs(upsilon: f64, jac_v: f64, g: f64, h: f64) -> f64 {
+    upsilon * (jac_v - 4.0 / h * g)
+}
+
+/// SPOOK's coefficients of eq. 27 for the holonomic rows at one step size: the diagonals of
+/// `Σ` and `Υ` ([`Regularization::spook_coefficients`] row by row), the input of
+/// [`Holonomic::spook_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpookCoefficients<const M: usize> {
+    /// The diagonal of `Σ = (4/h²) diag(εᵢ / (1 + 4τᵢ/h))`.
+    pub sigma: SVector<f64, M>,
+    /// The diagonal of `Υ = diag(1 / (1 + 4τᵢ/h))`.
+    pub upsilon: SVector<f64, M>,
+}
+
+impl<const M: usize> Default for SpookCoefficients<M> {
+    /// Returns zero coefficients.
+    fn default() -> Self {
+        SpookCoefficients {
+            sigma: SVector::zeros(),
+            upsilon: SVector::zeros(),
+        }
+    }
+}
+
+/// What one SPOOK step from `(q_k, v_k, t_k)` computes: the new state and multipliers, and
+/// what the [`DivergenceGuard`](crate::DivergenceGuard) reads. Written by
+/// [`Holonomic::spook_step`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpookStep<const N: usize, const M: usize> {
+    /// `q_{k+1} = q_k + h v_{k+1}`.
+    pub q: SVector<f64, N>,
+    /// `v_{k+1}`.
+    pub v: SVector<f64, N>,
+    /// The multipliers `λ` of eq. 29 (an impulse over the step).
+    pub lambda: SVector<f64, M>,
+    /// `g(q_k, t_k)`.
+    pub g: SVector<f64, M>,
+    /// The row norms `|Gᵢ(q_k)|₁`.
+    pub row_norms: SVector<f64, M>,
+    /// `g(q_{k+1}, t_k + h)`.
+    pub g_next: SVector<f64, M>,
+}
+
+impl<const N: usize, const M: usize> Default for SpookStep<N, M> {
+    /// Returns a step of zeros.
+    fn default() -> Self {
+        SpookStep {
+            q: SVector::zeros(),
+            v: SVector::zeros(),
+            lambda: SVector::zeros(),
+            g: SVector::zeros(),
+            row_norms: SVector::zeros(),
+            g_next: SVector::zeros(),
+        }
+    }
+}
+
 impl Default for Regularization {
     /// Returns Lacoursière's defaults: `ε = 1e-8`, `τ = 2h` (§6 of the SPOOK paper).
     fn default() -> Self {
@@ -110,6 +195,42 @@ pub trait Holonomic<const N: usize, const M: usize> {
         lambda: &mut SVector<f64, M>,
     ) -> GeneratedSolve {
         let _ = (mass, jac, r, sigma, rhs, v, lambda);
+        GeneratedSolve::NotGenerated
+    }
+
+    /// Computes one whole SPOOK step without nonholonomic rows from `(q_k, v_k, t_k)` with
+    /// step size `h` and the coefficients `Σ`, `Υ` of eq. 27 (Lacoursière 2007, eq. 27–30):
+    ///
+    /// ```text
+    /// r = M v_k − h ∇V(q_k) + h f(q_k, v_k, t_k),     t = Υ (G v_k − (4/h) g(q_k))
+    /// S = G M⁻¹ Gᵀ + Σ,   λ = S⁻¹ (t − G M⁻¹ r),   v_{k+1} = M⁻¹ (r + Gᵀ λ)
+    /// q_{k+1} = q_k + h v_{k+1}
+    /// ```
+    ///
+    /// with `M`, `G` at `q_k`, and for the divergence guard `g(q_k)`, the row norms
+    /// `|Gᵢ(q_k)|₁` and `g(q_{k+1}, t_k + h)`; all of it into `out`. It is the generic step of
+    /// [`Spook`](crate::Spook) (its `evaluate`, [`spook_solve`](Self::spook_solve) and
+    /// `configuration_after`) as one function, with the same operations in the same order, and
+    /// without the run-time checks between them: it returns
+    /// [`GeneratedSolve::Declined`] on a mass or Schur pivot that is not clearly positive
+    /// (`d_j ≤ n·ε·|A_jj|`, the generic Cholesky's test) or on any non-finite output, and then
+    /// writes nothing; the integrator then runs its generic step, which reports the culprit.
+    ///
+    /// `mechanism!` generates it where it generates `spook_solve` (a constant diagonal `M`,
+    /// no nonholonomic rows, SPOOK among the model's integrators), with `∇V`, `f` (dissipation
+    /// and the `forces` section), `M`, `g` and `G` at `q_k` from one emission that shares
+    /// their subexpressions. The default has no such code.
+    #[inline]
+    fn spook_step(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        h: f64,
+        coefficients: &SpookCoefficients<M>,
+        out: &mut SpookStep<N, M>,
+    ) -> GeneratedSolve {
+        let _ = (q, v, t, h, coefficients, out);
         GeneratedSolve::NotGenerated
     }
 }

@@ -17,7 +17,8 @@ mod rigid;
 pub mod sparse;
 
 pub use constraints::{
-    Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
+    spook_rhs, Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
+    SpookCoefficients, SpookStep,
 };
 pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{Inertia, InertiaGradient};

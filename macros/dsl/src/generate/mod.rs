@@ -448,8 +448,9 @@ impl<'a> Code<'a> {
                 }
             }
         });
-        // SPOOK's Schur complement, specialized where `M` is constant and diagonal and there
-        // are no nonholonomic rows (the common case of point masses and rods).
+        // SPOOK's Schur complement and its whole step, specialized where `M` is constant and
+        // diagonal and there are no nonholonomic rows (the common case of point masses and
+        // rods).
         let diagonal_mass = self.diagonal_mass(derived);
         let spook_solve = (derived.linear_solve
             && model.uses(Family::Spook)
@@ -458,7 +459,22 @@ impl<'a> Code<'a> {
             && !model.configuration_dependent_mass())
         .then(|| {
             let body = self.spook_solve(&derived.jacobian, model.dof());
+            let step = self.spook_step(derived);
             quote! {
+                #[inline]
+                #[allow(unused_mut)]
+                fn spook_step(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    t: f64,
+                    h: f64,
+                    coefficients: &#rt::SpookCoefficients<#m>,
+                    out: &mut #rt::SpookStep<#n, #m>,
+                ) -> #rt::GeneratedSolve {
+                    #step
+                }
+
                 #[inline]
                 #[allow(clippy::too_many_arguments)]
                 fn spook_solve(

@@ -559,13 +559,8 @@ impl<Sys: IndexOneTier, const S: usize> RkScheme<Sys, S> {
             t,
         )?;
         if !self.guard.is_disabled() {
-            let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let q_scale = amax(q).max(amax(q_new));
             let (g, norms, g_next) = self.system.guard_rows(model, (q, t), (q_new, t_next));
-            for row in 0..g.len() {
-                self.guard
-                    .check_row(row, g[row], norms[row], g_next[row], q_scale, t)?;
-            }
+            self.guard.check_rows(q, q_new, g, norms, g_next, t)?;
         }
         q.copy_from_slice(q_new);
         v.copy_from_slice(v_new);

@@ -3,7 +3,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
+use super::{check_regularization, scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_finite, check_parameters, check_state,
@@ -13,6 +13,7 @@ use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{factored, mat_vec, solve_vector, Cholesky, LinearSolver};
 use crate::model::{
     AppliedForces, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential, Regularization,
+    SpookCoefficients, SpookStep,
 };
 use crate::state::State;
 
@@ -28,8 +29,6 @@ pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
     jac: SMatrix<f64, M, N>,
     /// `A(q_k)`.
     nonholonomic: SMatrix<f64, K, N>,
-    /// `g(q_k)`.
-    g: SVector<f64, M>,
     /// `G v_k`.
     jac_v: SVector<f64, M>,
     /// The diagonal of `Σ`.
@@ -44,14 +43,17 @@ pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
     t: SVector<f64, M>,
     /// Whether `M` is constant (from the model's `Inertia::CONSTANT_MASS`).
     constant_mass: bool,
-    /// The solution `v_{k+1}`, `α`, `λ` of the last solve.
-    v_next: SVector<f64, N>,
+    /// `g(q_k)`, the solution `v_{k+1}`, `λ` of the last solve, `q_{k+1}`, and for the
+    /// divergence guard `g(q_{k+1})` and the row norms `|Gᵢ(q_k)|₁`: written by the generic
+    /// step and by the generated one alike.
+    step: SpookStep<N, M>,
+    /// The nonholonomic multipliers `α` of the last solve.
     alpha: SVector<f64, K>,
-    lambda: SVector<f64, M>,
-    /// `q_{k+1}`, and for the divergence guard `g(q_{k+1})` and the row norms `|Gᵢ(q_k)|₁`.
-    q_next: SVector<f64, N>,
-    g_next: SVector<f64, M>,
-    row_norms: SVector<f64, M>,
+    /// `Σ` and `Υ` for the generated step, valid for the step size `coefficients_h` (`NaN`
+    /// before the first) and the rows' regularizations `coefficients_for`.
+    coefficients: SpookCoefficients<M>,
+    coefficients_h: f64,
+    coefficients_for: [Regularization; M],
     /// The multipliers of the last successful step.
     multipliers: SVector<f64, M>,
     nonholonomic_multipliers: SVector<f64, K>,
@@ -66,7 +68,6 @@ impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M
             mass: SMatrix::zeros(),
             jac: SMatrix::zeros(),
             nonholonomic: SMatrix::zeros(),
-            g: SVector::zeros(),
             jac_v: SVector::zeros(),
             sigma: SVector::zeros(),
             gamma: SVector::zeros(),
@@ -74,12 +75,11 @@ impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M
             s: SVector::zeros(),
             t: SVector::zeros(),
             constant_mass: false,
-            v_next: SVector::zeros(),
+            step: SpookStep::default(),
             alpha: SVector::zeros(),
-            lambda: SVector::zeros(),
-            q_next: SVector::zeros(),
-            g_next: SVector::zeros(),
-            row_norms: SVector::zeros(),
+            coefficients: SpookCoefficients::default(),
+            coefficients_h: f64::NAN,
+            coefficients_for: [Regularization::default(); M],
             multipliers: SVector::zeros(),
             nonholonomic_multipliers: SVector::zeros(),
             mass_factor: MassFactor::default(),
@@ -124,6 +124,62 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
     }
 }
 
+impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M, K>> {
+    /// Runs the step `mechanism!` generated for the model ([`Holonomic::spook_step`]) and
+    /// commits it as [`advance`](SpookScheme::advance) would; returns `None`, with `state`
+    /// unchanged, where the model has no such step (or has nonholonomic rows), a row's
+    /// regularization is invalid, the generated step declines or the divergence guard rejects
+    /// its result: the generic step then runs and reports the error with its culprit.
+    ///
+    /// The generic step's parameter and state checks come first (in
+    /// [`Integrator::step`]); `Σ` and `Υ` are computed again only when the step size or a
+    /// row's regularization changed.
+    fn generated_step<Model: Holonomic<N, M>>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+    ) -> Option<StepReport> {
+        if K != 0 || !self.system.refresh_coefficients(model, self.h) {
+            return None;
+        }
+        let system = &mut self.system;
+        let solved = model.spook_step(
+            &state.q,
+            &state.v,
+            state.t,
+            self.h,
+            &system.coefficients,
+            &mut system.step,
+        );
+        if solved != GeneratedSolve::Solved {
+            return None;
+        }
+        let step = &system.step;
+        if !self.guard.is_disabled()
+            && self
+                .guard
+                .check_rows(
+                    state.q.as_slice(),
+                    step.q.as_slice(),
+                    step.g.as_slice(),
+                    step.row_norms.as_slice(),
+                    step.g_next.as_slice(),
+                    state.t,
+                )
+                .is_err()
+        {
+            return None;
+        }
+        state.q = step.q;
+        state.v = step.v;
+        system.multipliers = step.lambda;
+        Some(StepReport {
+            factorizations: 1,
+            newton_iterations: 0,
+        })
+    }
+}
+
 impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpook<N, M, K> {
     fn overrides_mut(&mut self) -> &mut [Option<Regularization>] {
         &mut self.overrides
@@ -134,6 +190,34 @@ impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpo
 }
 
 impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
+    /// Brings `Σ` and `Υ` of eq. 27 up to date for step size `h` and each row's regularization
+    /// (its override, else the model's), computing a row again only when `h` or the row's `ε`
+    /// or `τ` changed bit for bit; returns `false` if a row's regularization is invalid (the
+    /// generic step reports it).
+    fn refresh_coefficients<Model: Holonomic<N, M> + ?Sized>(
+        &mut self,
+        model: &Model,
+        h: f64,
+    ) -> bool {
+        let same_h = self.coefficients_h.to_bits() == h.to_bits();
+        for row in 0..M {
+            let regularization = self.overrides[row].unwrap_or_else(|| model.regularization(row));
+            if same_h && regularization.same_bits(&self.coefficients_for[row]) {
+                continue;
+            }
+            if check_regularization(&regularization).is_err() {
+                self.coefficients_h = f64::NAN;
+                return false;
+            }
+            let (sigma, upsilon) = regularization.spook_coefficients(h);
+            self.coefficients.sigma[row] = sigma;
+            self.coefficients.upsilon[row] = upsilon;
+            self.coefficients_for[row] = regularization;
+        }
+        self.coefficients_h = h;
+        true
+    }
+
     /// Solves through the Schur complements (`M` invertible); returns the number of
     /// factorizations.
     fn solve_schur(&mut self, mass_factor: &Cholesky<N>, time: f64) -> Result<u32, StepError> {
@@ -153,8 +237,8 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         let b_g = self.t - jac * minv_r;
         let b_a = self.s - a * minv_r;
         if K == 0 {
-            self.lambda = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
-            self.v_next = minv_r + minv_jac_t * self.lambda;
+            self.step.lambda = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
+            self.step.v = minv_r + minv_jac_t * self.step.lambda;
             self.alpha = SVector::zeros();
             return Ok(1);
         }
@@ -173,9 +257,9 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         let s_gg_inv_b_g = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
         self.alpha =
             solve_vector(&mut reduced, &(b_a - s_ag * s_gg_inv_b_g)).map_err(&wrap_reduced)?;
-        self.lambda =
+        self.step.lambda =
             solve_vector(&mut s_gg, &(b_g - s_ag.transpose() * self.alpha)).map_err(&wrap_gg)?;
-        self.v_next = minv_r + minv_a_t * self.alpha + minv_jac_t * self.lambda;
+        self.step.v = minv_r + minv_a_t * self.alpha + minv_jac_t * self.step.lambda;
         Ok(if M == 0 { 1 } else { 2 })
     }
 
@@ -218,9 +302,9 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         let rhs = self.r
             + self.jac.transpose() * sigma_inv_t
             + self.nonholonomic.transpose() * gamma_inv_s;
-        self.v_next = solve_vector(&mut factor, &rhs).map_err(&wrap)?;
-        self.lambda = sigma_inv_t - sigma_inv_jac * self.v_next;
-        self.alpha = gamma_inv_s - gamma_inv_a * self.v_next;
+        self.step.v = solve_vector(&mut factor, &rhs).map_err(&wrap)?;
+        self.step.lambda = sigma_inv_t - sigma_inv_jac * self.step.v;
+        self.alpha = gamma_inv_s - gamma_inv_a * self.step.v;
         Ok(())
     }
 }
@@ -248,8 +332,8 @@ where
         let mut force = SVector::<f64, N>::zeros();
         model.applied_force(&q, &v, time, &mut force);
         check_finite(&force, "applied force", time)?;
-        model.constraints_and_jacobian(&q, time, &mut self.g, &mut self.jac);
-        check_finite(&self.g, "constraints", time)?;
+        model.constraints_and_jacobian(&q, time, &mut self.step.g, &mut self.jac);
+        check_finite(&self.step.g, "constraints", time)?;
         check_finite(&self.jac, "constraint jacobian", time)?;
         model.nonholonomic_matrix(&q, &mut self.nonholonomic);
         check_finite(&self.nonholonomic, "nonholonomic matrix A", time)?;
@@ -270,7 +354,7 @@ where
 
     fn rows(&mut self) -> SpookRows<'_> {
         SpookRows {
-            g: self.g.as_slice(),
+            g: self.step.g.as_slice(),
             jac_v: self.jac_v.as_slice(),
             sigma: self.sigma.as_mut_slice(),
             rhs: self.t.as_mut_slice(),
@@ -289,8 +373,8 @@ where
                 &self.r,
                 &self.sigma,
                 &self.t,
-                &mut self.v_next,
-                &mut self.lambda,
+                &mut self.step.v,
+                &mut self.step.lambda,
             ) == GeneratedSolve::Solved
         {
             self.alpha = SVector::zeros();
@@ -310,8 +394,8 @@ where
 
     fn solution(&self) -> (&[f64], &[f64], &[f64]) {
         (
-            self.v_next.as_slice(),
-            self.lambda.as_slice(),
+            self.step.v.as_slice(),
+            self.step.lambda.as_slice(),
             self.alpha.as_slice(),
         )
     }
@@ -324,29 +408,29 @@ where
         t_next: f64,
         guarded: bool,
     ) {
-        self.q_next = SVector::<f64, N>::from_column_slice(q) + self.v_next * h;
+        self.step.q = SVector::<f64, N>::from_column_slice(q) + self.step.v * h;
         if guarded {
-            model.constraints(&self.q_next, t_next, &mut self.g_next);
+            model.constraints(&self.step.q, t_next, &mut self.step.g_next);
             for row in 0..M {
-                self.row_norms[row] = self.jac.row(row).lp_norm(1);
+                self.step.row_norms[row] = self.jac.row(row).lp_norm(1);
             }
         }
     }
 
     fn next_configuration(&self) -> &[f64] {
-        self.q_next.as_slice()
+        self.step.q.as_slice()
     }
 
     fn guard_rows(&self) -> (&[f64], &[f64], &[f64]) {
         (
-            self.g.as_slice(),
-            self.row_norms.as_slice(),
-            self.g_next.as_slice(),
+            self.step.g.as_slice(),
+            self.step.row_norms.as_slice(),
+            self.step.g_next.as_slice(),
         )
     }
 
     fn accept(&mut self) {
-        self.multipliers = self.lambda;
+        self.multipliers = self.step.lambda;
         self.nonholonomic_multipliers = self.alpha;
     }
 }
@@ -361,12 +445,15 @@ where
         check_constant_mass::<Model, N>("SPOOK")?;
         check_parameters(model)?;
         check_state(state)?;
-        let report = self.advance(
-            model,
-            state.t,
-            state.q.as_mut_slice(),
-            state.v.as_mut_slice(),
-        )?;
+        let report = match self.generated_step(model, state) {
+            Some(report) => report,
+            None => self.advance(
+                model,
+                state.t,
+                state.q.as_mut_slice(),
+                state.v.as_mut_slice(),
+            )?,
+        };
         state.t += self.h;
         Ok(report)
     }

@@ -22,7 +22,7 @@ pub use sparse::SparseSpookSystem;
 use crate::error::StepError;
 use crate::integrators::checks::{check_finite_slice, check_step_size};
 use crate::integrators::{DivergenceGuard, StepReport};
-use crate::model::{Regularization, Relaxation};
+use crate::model::{spook_rhs, Regularization, Relaxation};
 
 /// SPOOK for `M` holonomic and `K` nonholonomic constraints on `N` coordinates: one linear
 /// solve per step.
@@ -61,6 +61,14 @@ use crate::model::{Regularization, Relaxation};
 /// (S_AA − S_AG S_GG⁻¹ S_AGᵀ) α = (s − A M⁻¹ r) − S_AG S_GG⁻¹ (t − G M⁻¹ r)
 /// λ = S_GG⁻¹ (t − G M⁻¹ r − S_AGᵀ α),    v_{k+1} = M⁻¹ (r + Aᵀ α + Gᵀ λ)
 /// ```
+///
+/// Where `mechanism!` generated the whole step for the model
+/// ([`Holonomic::spook_step`](crate::model::Holonomic::spook_step): a constant diagonal `M`, no
+/// nonholonomic rows), the fixed-size tier runs that instead — the same operations in the same
+/// order, specialized to the structural nonzeros, with `Σ` and `Υ` kept between steps — and
+/// runs the generic step wherever the generated one declines (a pivot that is not clearly
+/// positive, a non-finite value) or the divergence guard rejects its result, so that errors
+/// are reported as without it.
 ///
 /// Both factored matrices are symmetric positive definite as soon as `Σ > 0` and `Γ > 0`, even
 /// when `G` or `A` is rank deficient (redundant constraints; the scheme is then still linearly
@@ -163,7 +171,8 @@ pub type SparseSpook = SpookScheme<SparseSpookSystem>;
 /// factor the whole quasi-definite matrix on a pattern analysed once. Both tiers are checked
 /// against each other in `runtime/tests/sparse_spook.rs`. (The dense Schur path is O(N³): on
 /// the chain of 10 pendula the sparse tier is already about 4× faster, see
-/// `benches/sparse_scaling.rs`; generating the fixed-size solve is a separate issue.)
+/// `benches/sparse_scaling.rs`, unless the model has the solve or the whole step `mechanism!`
+/// generates, see [`Spook`].)
 #[derive(Clone, Copy, Debug)]
 pub struct SpookScheme<S> {
     h: f64,
@@ -270,9 +279,9 @@ impl<S> SpookScheme<S> {
             let regularization =
                 rows.overrides[row].unwrap_or_else(|| S::model_regularization(model, row));
             check_regularization(&regularization)?;
-            let upsilon = 1.0 / (1.0 + 4.0 * regularization.tau.at_step(h) / h);
-            rows.sigma[row] = 4.0 / (h * h) * regularization.epsilon * upsilon;
-            rows.rhs[row] = upsilon * (rows.jac_v[row] - 4.0 / h * rows.g[row]);
+            let (sigma, upsilon) = regularization.spook_coefficients(h);
+            rows.sigma[row] = sigma;
+            rows.rhs[row] = spook_rhs(upsilon, rows.jac_v[row], rows.g[row], h);
         }
         for row in 0..rows.gamma.len() {
             let compliance =
@@ -291,13 +300,8 @@ impl<S> SpookScheme<S> {
         let q_next = self.system.next_configuration();
         check_finite_slice(q_next, "q", t)?;
         if guarded {
-            let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let q_scale = amax(q).max(amax(q_next));
             let (g, norms, g_next) = self.system.guard_rows();
-            for row in 0..g.len() {
-                self.guard
-                    .check_row(row, g[row], norms[row], g_next[row], q_scale, t)?;
-            }
+            self.guard.check_rows(q, q_next, g, norms, g_next, t)?;
         }
         q.copy_from_slice(self.system.next_configuration());
         v.copy_from_slice(self.system.solution().0);
