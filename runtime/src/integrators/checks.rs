@@ -283,6 +283,7 @@ impl DivergenceGuard {
     /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit, from `q_k`, `q_{k+1}`
     /// and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: [`check_row`](Self::check_row)
     /// over every row, with `max(|q_k|∞, |q_{k+1}|∞)` formed once.
+    #[inline]
     pub(crate) fn check_rows(
         &self,
         q: &[f64],

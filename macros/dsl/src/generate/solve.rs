@@ -48,6 +48,18 @@ fn subtract_products(start: TokenStream, terms: Vec<(Ident, Ident)>) -> TokenStr
     )
 }
 
+/// Returns the test that every one of `values` is finite, as groups of four `is_finite()`
+/// joined by `&` and the groups by `&&`: LLVM vectorizes a group into one 256-bit compare, but
+/// fuses longer runs into 512-bit instructions where the target has AVX-512, and those made the
+/// `-C target-cpu=native` build of a SPOOK step twice as slow as the portable one.
+fn all_finite_by_fours<'a>(values: impl IntoIterator<Item = &'a Ident>) -> TokenStream {
+    let values: Vec<&Ident> = values.into_iter().collect();
+    let groups = values
+        .chunks(4)
+        .map(|group| quote!((true #(& #group.is_finite())*)));
+    quote!(true #(&& #groups)*)
+}
+
 /// Returns the statements that factor the symmetric `A = L D Lᵀ` (entries `a(i, j)`, `i ≥ j`,
 /// on the pattern of `factor`) and solve `A x = b` (entries `b(i)`) into `__x_0 … __x_{n−1}`:
 /// the runtime's root-free Cholesky (`linalg::Cholesky`) and its substitutions, step for step,
@@ -260,6 +272,7 @@ impl Code<'_> {
         };
         let solve = ldlt_solve(&order, &factor, &a, &rhs, &rt_solve);
         let xs: Vec<Ident> = (0..n).map(|i| format_ident!("__x_{}", i)).collect();
+        let all_finite = all_finite_by_fours(&xs);
         let indices = (0..n).map(Literal::usize_unsuffixed);
         quote! {
             let mut __g = [0.0f64; #size];
@@ -268,7 +281,7 @@ impl Code<'_> {
             #evaluate
             let __tolerance = (#size as f64) * f64::EPSILON;
             #solve
-            if !(true #(&& #xs.is_finite())*) {
+            if !(#all_finite) {
                 return #rt_solve::Declined;
             }
             #(a[#indices] = -#xs;)*
@@ -494,12 +507,7 @@ impl Code<'_> {
             derived.forces.as_ref().map(|_| &forces),
         ];
         let applied = applied.iter().flatten();
-        let finite = vs
-            .iter()
-            .chain(&xs)
-            .chain(&q_next)
-            .chain(&norms)
-            .map(|x| quote!(#x.is_finite()));
+        let finite = all_finite_by_fours(vs.iter().chain(&xs).chain(&q_next).chain(&norms));
         quote! {
             let mut #mass = [0.0f64; #size];
             let mut #grad = [0.0f64; #size];
@@ -519,10 +527,9 @@ impl Code<'_> {
                 let t = t + h;
                 #evaluate_next
             }
-            if !(true
-                #(& #finite)*
-                & #g.iter().fold(true, |all, x| all & x.is_finite())
-                & #g_next.iter().fold(true, |all, x| all & x.is_finite()))
+            if !(#finite
+                && #g.iter().fold(true, |all, x| all & x.is_finite())
+                && #g_next.iter().fold(true, |all, x| all & x.is_finite()))
             {
                 return #rt_solve::Declined;
             }
