@@ -39,6 +39,26 @@ pub struct DenseSystem<const N: usize> {
 
 impl<const N: usize> CarriedTier for DenseSystem<N> {
     type Vector = [f64; N];
+    const GENERATED: bool = true;
+}
+
+/// Runs a solve `mechanism!` generated for the model on stack vectors: `solve(x, y)` with `y`
+/// starting as `io`, written back to `io` only when it is
+/// [`Solved`](GeneratedSolve::Solved) — the slice seams' view of the model's `SVector`
+/// methods.
+#[inline(always)]
+fn generated_on_slices<const N: usize>(
+    x: &[f64],
+    io: &mut [f64],
+    solve: impl FnOnce(&SVector<f64, N>, &mut SVector<f64, N>) -> GeneratedSolve,
+) -> GeneratedSolve {
+    let x = SVector::<f64, N>::from_column_slice(x);
+    let mut y = SVector::<f64, N>::from_column_slice(io);
+    let solved = solve(&x, &mut y);
+    if solved == GeneratedSolve::Solved {
+        io.copy_from_slice(y.as_slice());
+    }
+    solved
 }
 
 impl<const N: usize, R: RuleDefaults> CarriedScheme<DenseSystem<N>, R> {
@@ -105,13 +125,7 @@ where
 
     #[inline]
     fn generated_solve_mass(&mut self, model: &Model, x: &[f64], b: &mut [f64]) -> GeneratedSolve {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut solution = SVector::<f64, N>::from_column_slice(b);
-        let solved = model.mass_solve(&x, &mut solution);
-        if solved == GeneratedSolve::Solved {
-            b.copy_from_slice(solution.as_slice());
-        }
-        solved
+        generated_on_slices(x, b, |x, b| model.mass_solve(x, b))
     }
 }
 
@@ -147,13 +161,7 @@ where
         beta_h2: f64,
         out: &mut [f64],
     ) -> GeneratedSolve {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut a = SVector::<f64, N>::zeros();
-        let solved = model.implicit_acceleration(&x, beta_h2, &mut a);
-        if solved == GeneratedSolve::Solved {
-            out.copy_from_slice(a.as_slice());
-        }
-        solved
+        generated_on_slices(x, out, |x, a| model.implicit_acceleration(x, beta_h2, a))
     }
 }
 
@@ -189,13 +197,9 @@ where
         beta_h2: f64,
         out: &mut [f64],
     ) -> GeneratedSolve {
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let mut a = SVector::<f64, N>::zeros();
-        let solved = model.stiff_implicit_acceleration(&x, beta_h2, &mut a);
-        if solved == GeneratedSolve::Solved {
-            out.copy_from_slice(a.as_slice());
-        }
-        solved
+        generated_on_slices(x, out, |x, a| {
+            model.stiff_implicit_acceleration(x, beta_h2, a)
+        })
     }
 }
 

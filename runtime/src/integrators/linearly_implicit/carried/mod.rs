@@ -79,6 +79,11 @@ pub struct CarriedScheme<S: CarriedTier, R> {
 pub trait CarriedTier {
     /// A vector of the model's `n` coordinates: `[f64; N]` or `Vec<f64>`.
     type Vector: AsRef<[f64]> + AsMut<[f64]> + Clone + std::fmt::Debug;
+
+    /// Whether the tier's seams can run code `mechanism!` generated for a model (the
+    /// fixed-size tier's), so that a step tries the fast path first; the sparse tier has none
+    /// and skips it.
+    const GENERATED: bool;
 }
 
 /// How a method computes the acceleration `a(x)` that the scheme carries, on tier `S`.
@@ -352,7 +357,10 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     where
         R: AccelerationRule<Model, S>,
     {
-        if let Some(report) = self.generated_advance(model, q, v) {
+        if let Some(report) = S::GENERATED
+            .then(|| self.generated_advance(model, q, v))
+            .flatten()
+        {
             return Ok(report);
         }
         let h = self.h;

@@ -71,6 +71,7 @@ pub struct SparseSystem {
 
 impl CarriedTier for SparseSystem {
     type Vector = Vec<f64>;
+    const GENERATED: bool = false;
 }
 
 impl SparseSystem {
