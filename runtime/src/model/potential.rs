@@ -67,9 +67,11 @@ pub trait PotentialHessian<const N: usize>: Potential<N> {
 /// succeed where the specialized code cannot (an indefinite matrix, factored by pivoted LU) or
 /// report the error with its culprit.
 ///
-/// The generated `LDLᵀ` performs the generic root-free Cholesky's operations in the same order
-/// with the structural zeros left out, so where it succeeds its result is the generic one bit
-/// for bit.
+/// The generated `LDLᵀ` eliminates over the structural nonzeros only, in an order chosen for
+/// a short chain of dependent operations, with `2 × 2` pivots along paths of the elimination
+/// tree (one division for two unknowns). It is backward stable like the generic Cholesky, so
+/// where it succeeds its result agrees with the generic one to the conditioning of the system,
+/// not bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GeneratedSolve {
     /// The solution was written.

@@ -13,9 +13,14 @@
 //! and keeps the best only where the unrolled code's estimated cycles (the longer of its
 //! critical path, [`critical_path`], and its work) are clearly fewer than in the natural
 //! order; otherwise (dense or small matrices, such as the double pendulum's) the natural order
-//! is kept, and with it the generic kernels' bits.
+//! is kept. In every order, an unknown and its parent in the elimination tree are eliminated
+//! together as one `2 × 2` pivot where the parent has no other child ([`paired`]): one
+//! division instead of two in sequence.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Per row, the cycle at which each of its entries (by column) is ready.
+type Ready = Vec<BTreeMap<usize, u32>>;
 
 /// Latency of an addition, multiplication or fused multiply-add, in cycles (the estimate's unit).
 const FLOP: u32 = 4;
@@ -24,98 +29,223 @@ const DIVISION: u32 = 14;
 /// Cycles per multiply-add of straight-line code at the throughput it reaches, as the ratio
 /// `(numerator, denominator)`: ¾. Fitted to the peer benchmark's penalized chains (Z&Ss steps,
 /// portable build, ns per step for the natural order / from both ends / dissected one level /
-/// fully): 278 / 204 / 182 / 179 at 10 links, 1 695 / 1 433 / 2 012 / 2 500 at 50. With
-/// ¾ the estimate picks the fastest order of both (one level of dissection at 10 links, both
-/// ends at 50); any weight from 0.69 to 0.86 would.
+/// two levels), first with `1 × 1` pivots only: 278 / 204 / 182 / 179 at 10 links,
+/// 1 695 / 1 433 / 2 012 / 2 500 at 50, where ¾ picks the fastest order of both (any weight
+/// from 0.69 to 0.86 would). With the `2 × 2` pivots of [`paired`]: 233 / 190 / 193 / 196 at
+/// 10 links, 1 073 / 857 / 1 184 / 1 620 at 50; ¾ picks both ends for both, the fastest.
 const CYCLES_PER_OPERATION: (u32, u32) = (3, 4);
 /// Below this many unknowns a part is eliminated in its natural order.
 const SMALLEST_PART: usize = 4;
 
-/// The structural nonzeros of the factor `L` of a symmetric `n × n` pattern, row by row, in
-/// the elimination order (index `k` is the `k`-th unknown eliminated).
+/// The pivot blocks and the structural nonzeros of the factor of a symmetric `n × n` pattern
+/// in the elimination order (index `k` is the `k`-th unknown eliminated): the block `LDLᵀ`
+/// `P A Pᵀ = L D Lᵀ` with `D` block diagonal, of `1 × 1` pivots and `2 × 2` pivots (an unknown
+/// and its parent in the elimination tree, eliminated together: [`paired`]).
 pub(super) struct Factor {
-    /// `rows[i]`: the columns `j < i` with `L_ij` structurally nonzero, ascending.
+    /// The pivot blocks in order, as `(first position, size)` with size 1 or 2.
+    pub blocks: Vec<(usize, usize)>,
+    /// `rows[i]`: the columns `j` of earlier blocks with `L_ij` structurally nonzero, ascending.
     pub rows: Vec<Vec<usize>>,
-    /// `columns[j]`: the rows `i > j` with `L_ij` structurally nonzero, ascending.
+    /// `columns[j]`: the rows `i` below `j`'s block with `L_ij` structurally nonzero,
+    /// ascending (for both columns of a `2 × 2` pivot, the rows where either is nonzero).
     pub columns: Vec<Vec<usize>>,
+    /// `unscaled[j]`: the rows `i` below `j`'s block whose updated entry `u_ij` (the entry
+    /// after the elimination of the earlier blocks, `L_iJ = U_iJ D_J⁻¹`) is structurally
+    /// nonzero, ascending; `columns[j]` itself for a `1 × 1` pivot.
+    pub unscaled: Vec<Vec<usize>>,
+    /// `block_of[k]`: the index in `blocks` of position `k`'s block.
+    block_of: Vec<usize>,
 }
 
 impl Factor {
-    /// Computes the pattern of `L` for the strictly lower entries `lower` (`i > j`):
-    /// `L_ij ≠ 0` if `A_ij ≠ 0` or `L_ik ≠ 0 ≠ L_jk` for some `k < j`.
+    /// Computes the pattern of the scalar `L` (every pivot `1 × 1`) for the strictly lower
+    /// entries `lower` (`i > j`): `L_ij ≠ 0` if `A_ij ≠ 0` or `L_ik ≠ 0 ≠ L_jk` for some `k < j`.
     pub fn analyse(n: usize, lower: &BTreeSet<(usize, usize)>) -> Factor {
-        let mut rows: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+        Factor::analyse_blocks(&vec![1; n], lower)
+    }
+
+    /// Computes the pattern of the block `L` with pivot blocks of the sizes `sizes` (in
+    /// order, summing to `n`) for the strictly lower entries `lower`: a block's rows below it
+    /// are those where any of its columns is nonzero after the earlier blocks' fill, and its
+    /// elimination fills every pair of them.
+    pub fn analyse_blocks(sizes: &[usize], lower: &BTreeSet<(usize, usize)>) -> Factor {
+        let n = sizes.iter().sum();
+        let mut pattern: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
         for &(i, j) in lower {
-            rows[i].insert(j);
+            pattern[j].insert(i);
         }
-        for j in 0..n {
-            let above: Vec<usize> = rows[j].iter().copied().collect();
-            for row in rows.iter_mut().skip(j + 1) {
-                if !row.contains(&j) && above.iter().any(|k| row.contains(k)) {
-                    row.insert(j);
+        let (mut blocks, mut block_of) = (Vec::new(), Vec::with_capacity(n));
+        let mut columns = vec![Vec::new(); n];
+        let mut unscaled = vec![Vec::new(); n];
+        let mut start = 0;
+        for &size in sizes {
+            let end = start + size;
+            let below: BTreeSet<usize> = (start..end)
+                .flat_map(|k| pattern[k].range(end..).copied().collect::<Vec<_>>())
+                .collect();
+            for k in start..end {
+                unscaled[k] = pattern[k].range(end..).copied().collect();
+                columns[k] = below.iter().copied().collect();
+                block_of.push(blocks.len());
+            }
+            for &i in &below {
+                for &lower_row in below.range(..i) {
+                    pattern[lower_row].insert(i);
                 }
             }
+            blocks.push((start, size));
+            start = end;
         }
-        let mut columns = vec![Vec::new(); n];
-        for (i, row) in rows.iter().enumerate() {
-            for &j in row {
-                columns[j].push(i);
+        let mut rows = vec![Vec::new(); n];
+        for (j, column) in columns.iter().enumerate() {
+            for &i in column {
+                rows[i].push(j);
             }
         }
         Factor {
-            rows: rows.into_iter().map(|r| r.into_iter().collect()).collect(),
+            blocks,
+            rows,
             columns,
+            unscaled,
+            block_of,
         }
     }
 
-    /// Returns the columns `k < j` where both rows `i` and `j` of `L` are nonzero, ascending.
+    /// Returns the columns `k` of blocks before `j`'s where `L_ik` and the updated entry
+    /// `u_jk` are both nonzero, ascending: the terms `L_ik u_jk` of the update of entry
+    /// `(i, j)` (`i ≥ j`) by the earlier blocks.
     pub fn common(&self, i: usize, j: usize) -> Vec<usize> {
-        let other: BTreeSet<usize> = self.rows[j].iter().copied().collect();
         self.rows[i]
             .iter()
             .copied()
-            .filter(|k| *k < j && other.contains(k))
+            .filter(|&k| {
+                self.block_of[k] < self.block_of[j] && self.unscaled[k].binary_search(&j).is_ok()
+            })
             .collect()
     }
 
     /// Returns the multiply-adds of the factorization and both substitutions.
     fn operations(&self) -> usize {
-        let factor: usize = (0..self.rows.len())
-            .map(|j| {
-                self.rows[j].len()
-                    + self.columns[j]
-                        .iter()
-                        .map(|&i| self.common(i, j).len() + 1)
-                        .sum::<usize>()
+        let pivots: usize = self
+            .blocks
+            .iter()
+            .map(|&(start, size)| {
+                if size == 2 {
+                    8 + self.common(start + 1, start).len()
+                } else {
+                    1
+                }
             })
             .sum();
-        let substitutions: usize = self.rows.iter().map(|r| 2 * r.len() + 1).sum();
-        factor + substitutions
+        let factor: usize = (0..self.rows.len())
+            .map(|j| {
+                let scaling = if self.blocks[self.block_of[j]].1 == 2 {
+                    3
+                } else {
+                    1
+                };
+                self.common(j, j).len()
+                    + self.unscaled[j]
+                        .iter()
+                        .map(|&i| self.common(i, j).len())
+                        .sum::<usize>()
+                    + scaling * self.columns[j].len()
+            })
+            .sum();
+        let substitutions: usize = self.rows.iter().map(|r| 2 * r.len()).sum();
+        pivots + factor + substitutions
     }
+}
+
+/// Returns `order` with each unknown followed by its parent in the elimination tree where the
+/// parent has no other child, and the sizes of the pivot blocks those pairs make (2, else 1).
+///
+/// A `2 × 2` pivot `[p q; q r]` costs one division (of its determinant `pr − q²`) where the
+/// two `1 × 1` pivots it replaces cost two in sequence: in straight-line code, which waits for
+/// each division, that halves the chain along a path of the elimination tree. Moving a parent
+/// whose only child is the unknown just before it up to that child keeps the order a
+/// topological order of the tree, so the fill is that of `order`.
+pub(super) fn paired(
+    order: &[usize],
+    lower: &BTreeSet<(usize, usize)>,
+) -> (Vec<usize>, Vec<usize>) {
+    let n = order.len();
+    let scalar = Factor::analyse(n, &permuted(lower, order));
+    let parent: Vec<Option<usize>> = scalar.columns.iter().map(|c| c.first().copied()).collect();
+    let mut children = vec![0usize; n];
+    for p in parent.iter().flatten() {
+        children[*p] += 1;
+    }
+    let mut taken = vec![false; n];
+    let (mut paired, mut sizes) = (Vec::with_capacity(n), Vec::new());
+    for j in 0..n {
+        if taken[j] {
+            continue;
+        }
+        taken[j] = true;
+        paired.push(order[j]);
+        match parent[j] {
+            Some(p) if children[p] == 1 && !taken[p] => {
+                taken[p] = true;
+                paired.push(order[p]);
+                sizes.push(2);
+            }
+            _ => sizes.push(1),
+        }
+    }
+    (paired, sizes)
 }
 
 /// Returns the estimated length, in cycles, of the longest chain of dependent operations of
 /// the unrolled factorization and solve that [`super::solve`] emits for `factor`: each
-/// multiply-add waits for its operands, each pivot's reciprocal for a division, in the order
-/// the emitted sums run (ascending in the factorization and the forward substitution,
+/// multiply-add waits for its operands, each pivot block's reciprocal for a division, in the
+/// order the emitted sums run (ascending in the factorization and the forward substitution,
 /// descending in the back substitution).
 pub(super) fn critical_path(factor: &Factor) -> u32 {
     let n = factor.rows.len();
-    let mut l = vec![std::collections::BTreeMap::<usize, u32>::new(); n];
-    let mut u = vec![std::collections::BTreeMap::<usize, u32>::new(); n];
+    let (mut l, mut u): (Ready, Ready) = (vec![BTreeMap::new(); n], vec![BTreeMap::new(); n]);
     let mut inverse = vec![0u32; n];
-    for j in 0..n {
-        let pivot = factor.rows[j]
-            .iter()
-            .fold(0, |acc, &k| acc.max(u[j][&k]).max(l[j][&k]) + FLOP);
-        inverse[j] = pivot + DIVISION;
-        for &i in &factor.columns[j] {
-            let unscaled = factor
-                .common(i, j)
-                .into_iter()
-                .fold(0, |acc, k| acc.max(l[i][&k]).max(u[j][&k]) + FLOP);
-            u[i].insert(j, unscaled);
-            l[i].insert(j, unscaled.max(inverse[j]) + FLOP);
+    let mut pivot = vec![0u32; n];
+    let updated = |i: usize, j: usize, l: &Ready, u: &Ready| {
+        factor
+            .common(i, j)
+            .into_iter()
+            .fold(0, |acc, k| acc.max(l[i][&k]).max(u[j][&k]) + FLOP)
+    };
+    for &(start, size) in &factor.blocks {
+        let members = start..start + size;
+        for j in members.clone() {
+            pivot[j] = updated(j, j, &l, &u);
+        }
+        let ready = if size == 2 {
+            // q, then the determinant pr − q² (a product and a multiply-add).
+            let q = updated(start + 1, start, &l, &u);
+            pivot[start].max(pivot[start + 1]).max(q) + 2 * FLOP
+        } else {
+            pivot[start]
+        };
+        for j in members.clone() {
+            inverse[j] = ready + DIVISION;
+        }
+        for j in members.clone() {
+            for &i in &factor.unscaled[j] {
+                let unscaled = updated(i, j, &l, &u);
+                u[i].insert(j, unscaled);
+            }
+        }
+        for j in members {
+            for &i in &factor.columns[j] {
+                let scaled = if size == 2 {
+                    // (r u_i0 − q u_i1) or (p u_i1 − q u_i0): a product and a multiply-add.
+                    let both = members_max(&u[i], start, size)
+                        .max(pivot[start])
+                        .max(pivot[start + 1]);
+                    both + 2 * FLOP
+                } else {
+                    u[i].get(&j).copied().unwrap_or(0)
+                };
+                l[i].insert(j, scaled.max(inverse[j]) + FLOP);
+            }
         }
     }
     let mut y = vec![0u32; n];
@@ -124,15 +254,35 @@ pub(super) fn critical_path(factor: &Factor) -> u32 {
             .iter()
             .fold(0, |acc, &k| acc.max(l[i][&k]).max(y[k]) + FLOP);
     }
+    let mut z = vec![0u32; n];
+    for &(start, size) in &factor.blocks {
+        let members = start..start + size;
+        let solved = if size == 2 {
+            members.clone().map(|k| y[k]).max().unwrap_or(0) + 2 * FLOP
+        } else {
+            y[start]
+        };
+        for k in members {
+            z[k] = solved.max(inverse[k]) + FLOP;
+        }
+    }
     let mut x = vec![0u32; n];
     for k in (0..n).rev() {
-        let z = y[k].max(inverse[k]) + FLOP;
         x[k] = factor.columns[k]
             .iter()
             .rev()
-            .fold(z, |acc, &i| acc.max(l[i][&k]).max(x[i]) + FLOP);
+            .fold(z[k], |acc, &i| acc.max(l[i][&k]).max(x[i]) + FLOP);
     }
     x.into_iter().max().unwrap_or(0)
+}
+
+/// Returns the latest of the updated entries `u_ik` of row `i` in the columns of a pivot
+/// block (`start`, `size`), zero where none is structurally nonzero.
+fn members_max(u: &BTreeMap<usize, u32>, start: usize, size: usize) -> u32 {
+    (start..start + size)
+        .filter_map(|k| u.get(&k).copied())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Returns the estimated cycles of the unrolled factorization and solve: the longer of its
@@ -150,25 +300,30 @@ fn estimated_cycles(factor: &Factor) -> u32 {
 /// fewest [`estimated_cycles`], where it makes them a fifth fewer or less than the natural
 /// order's; else the natural order.
 ///
-/// The estimate is the longer of the dependency chain and the work, because a dissection's
-/// fill adds work: on the peer benchmark's chains one level of dissection shortens the chain
-/// from 512 to 208 cycles at 10 links, and the order from both ends to 304 with no fill; at 50
-/// links the dissection's work grows from 1 280 to 1 952 multiply-adds and more with each
-/// level, while the order from both ends halves the chain (2 592 → 1 344) at the natural
-/// order's work (measurements at [`CYCLES_PER_OPERATION`]).
+/// Each candidate is [`paired`] into `2 × 2` pivots before it is estimated. The estimate is the
+/// longer of the dependency chain and the work, because a dissection's fill adds work: on the
+/// peer benchmark's chains, paired, the order from both ends shortens the chain from 512
+/// cycles (natural, scalar) to 236 at 10 links and from 2 592 to 1 076 at 50 with no fill,
+/// while at 50 links a dissection's fill adds half the work again with each level
+/// (measurements at [`CYCLES_PER_OPERATION`]).
 pub(super) fn elimination_order(
     n: usize,
     lower: &BTreeSet<(usize, usize)>,
 ) -> (Vec<usize>, Factor) {
     let natural: Vec<usize> = (0..n).collect();
-    let natural_factor = Factor::analyse(n, lower);
+    let analysed = |order: &[usize]| -> (Vec<usize>, Factor, u32) {
+        let (order, sizes) = paired(order, lower);
+        let factor = Factor::analyse_blocks(&sizes, &permuted(lower, &order));
+        let cycles = estimated_cycles(&factor);
+        (order, factor, cycles)
+    };
     let mut adjacent = vec![BTreeSet::new(); n];
     for &(i, j) in lower {
         adjacent[i].insert(j);
         adjacent[j].insert(i);
     }
-    let natural_cycles = estimated_cycles(&natural_factor);
-    let mut best = (natural.clone(), natural_factor, natural_cycles);
+    let mut best = analysed(&natural);
+    let natural_cycles = best.2;
     let mut previous = natural.clone();
     for depth in 0..=usize::BITS - n.leading_zeros() {
         let mut candidate = Vec::with_capacity(n);
@@ -176,10 +331,9 @@ pub(super) fn elimination_order(
         if depth > 0 && candidate == previous {
             break;
         }
-        let factor = Factor::analyse(n, &permuted(lower, &candidate));
-        let cycles = estimated_cycles(&factor);
-        if 5 * cycles <= 4 * natural_cycles && cycles < best.2 {
-            best = (candidate.clone(), factor, cycles);
+        let found = analysed(&candidate);
+        if 5 * found.2 <= 4 * natural_cycles && found.2 < best.2 {
+            best = found;
         }
         previous = candidate;
     }
@@ -368,34 +522,85 @@ mod tests {
         sorted == (0..n).collect::<Vec<_>>()
     }
 
-    #[test]
-    fn a_short_chain_is_dissected_and_a_long_one_eliminated_from_both_ends() {
-        let (n, lower) = chain(10);
-        let natural = Factor::analyse(n, &lower);
-        let (order, factor) = elimination_order(n, &lower);
-        assert!(is_permutation(&order, n));
-        let (before, after) = (critical_path(&natural), critical_path(&factor));
-        println!(
-            "10 links: critical path {before} → {after}, operations {} → {}",
-            natural.operations(),
-            factor.operations()
-        );
-        assert!(2 * after <= before, "{before} → {after}");
-        assert!(
-            factor.operations() > natural.operations(),
-            "dissected: some fill"
-        );
+    /// Asserts that the block factor of `order` has the fill of the scalar factor of the same
+    /// order: each column's rows below its block are the scalar column's, without the partner
+    /// of a `2 × 2` pivot.
+    fn assert_scalar_fill(
+        n: usize,
+        lower: &BTreeSet<(usize, usize)>,
+        order: &[usize],
+        factor: &Factor,
+    ) {
+        let scalar = Factor::analyse(n, &permuted(lower, order));
+        for &(start, size) in &factor.blocks {
+            for k in start..start + size {
+                let expected: Vec<usize> = scalar.columns[k]
+                    .iter()
+                    .copied()
+                    .filter(|&i| i >= start + size)
+                    .collect();
+                let union: BTreeSet<usize> = (start..start + size)
+                    .flat_map(|j| scalar.columns[j].iter().copied())
+                    .filter(|&i| i >= start + size)
+                    .collect();
+                assert_eq!(factor.unscaled[k], expected, "column {k}");
+                assert_eq!(
+                    factor.columns[k],
+                    union.into_iter().collect::<Vec<_>>(),
+                    "column {k}"
+                );
+            }
+        }
+    }
 
-        let (n, lower) = chain(50);
-        let natural = Factor::analyse(n, &lower);
-        let (order, factor) = elimination_order(n, &lower);
-        assert!(is_permutation(&order, n));
-        // From both ends: the two end blocks first, no fill, half the chain.
-        assert_eq!(&order[..4], &[0, n - 2, n - 1, 1]);
-        assert_eq!(factor.operations(), natural.operations(), "no fill");
-        let (before, after) = (critical_path(&natural), critical_path(&factor));
-        println!("50 links: critical path {before} → {after}");
-        assert!(100 * after <= 55 * before, "{before} → {after}");
+    #[test]
+    fn chains_are_eliminated_from_both_ends_in_pairs() {
+        for links in [10, 50] {
+            let (n, lower) = chain(links);
+            let natural = Factor::analyse(n, &lower);
+            let (order, factor) = elimination_order(n, &lower);
+            assert!(is_permutation(&order, n));
+            assert_scalar_fill(n, &lower, &order, &factor);
+            let pairs = factor.blocks.iter().filter(|b| b.1 == 2).count();
+            let (before, after) = (critical_path(&natural), critical_path(&factor));
+            println!(
+                "{links} links: {pairs} pairs, critical path {before} → {after}, order {order:?}"
+            );
+            // Each end of the band is a path of the elimination tree: all but the middle
+            // level's unknowns pair up.
+            assert!(2 * pairs + 4 >= n, "{pairs} pairs of {n}");
+            assert!(2 * after <= before, "{before} → {after}");
+        }
+    }
+
+    #[test]
+    fn a_path_of_the_elimination_tree_pairs_up_and_halves_the_divisions() {
+        // Dense 4 × 4 (the double pendulum's M + βh² H): the tree is the path 0–1–2–3.
+        let n = 4;
+        let lower: BTreeSet<(usize, usize)> =
+            (0..n).flat_map(|i| (0..i).map(move |j| (i, j))).collect();
+        let (order, sizes) = paired(&(0..n).collect::<Vec<_>>(), &lower);
+        assert_eq!((order, sizes.clone()), (vec![0, 1, 2, 3], vec![2, 2]));
+        let (scalar, blocks) = (
+            Factor::analyse(n, &lower),
+            Factor::analyse_blocks(&sizes, &lower),
+        );
+        assert_eq!(blocks.blocks, vec![(0, 2), (2, 2)]);
+        assert_eq!(
+            (blocks.columns[0].clone(), blocks.unscaled[1].clone()),
+            (vec![2, 3], vec![2, 3])
+        );
+        assert!(blocks.unscaled[2].is_empty() && blocks.columns[3].is_empty());
+        // Two divisions on the chain instead of four.
+        let (before, after) = (critical_path(&scalar), critical_path(&blocks));
+        assert!(
+            after + 2 * DIVISION <= before + 4 * FLOP,
+            "{before} → {after}"
+        );
+        // A star (0 joined to 1, 2, 3): the centre, last, has three children and pairs with
+        // none; the leaves have no edge between them.
+        let star: BTreeSet<(usize, usize)> = [(3, 0), (3, 1), (3, 2)].into_iter().collect();
+        assert_eq!(paired(&[0, 1, 2, 3], &star).1, vec![1, 1, 1, 1]);
     }
 
     #[test]

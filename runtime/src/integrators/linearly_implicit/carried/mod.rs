@@ -56,8 +56,8 @@ use crate::model::GeneratedSolve;
 /// update, the generated acceleration and one finiteness test per vector at the end, with no
 /// generic kernel, copy through `SMatrix` or intermediate check. Anything it cannot finish (no
 /// carried acceleration, a declined pivot, a value that is not finite) reruns the step on the
-/// checked path, which gives the same bits or the error with its culprit; the double
-/// pendulum's trajectories are equal with and without the generated code
+/// checked path, which gives the same bits (it calls the same generated solve) or the error
+/// with its culprit; one step with and without the generated code agrees to rounding
 /// (`tests/generated_solves.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct CarriedScheme<S: CarriedTier, R> {
