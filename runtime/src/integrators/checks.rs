@@ -44,9 +44,14 @@ pub(crate) fn check_finite_slice(
 
 /// Returns whether every component of `x` is finite, without early exit (so that it
 /// vectorizes).
+///
+/// `c · 0 = 0` exactly for every finite `c` (a signed zero) and is NaN for `±∞` and NaN. That
+/// test compiles to a multiplication and a floating-point compare per pair of components;
+/// `is_finite()` becomes a 64-bit integer compare of the bits, which SSE2 has no instruction
+/// for (about a third more instructions).
 #[inline]
 pub(crate) fn all_finite(x: &[f64]) -> bool {
-    x.iter().fold(true, |all, c| all & c.is_finite())
+    x.iter().fold(true, |all, c| all & (c * 0.0 == 0.0))
 }
 
 /// Returns `NonFinite` for the first non-finite component of `x` (which has one).

@@ -79,11 +79,6 @@ pub struct CarriedScheme<S: CarriedTier, R> {
 pub trait CarriedTier {
     /// A vector of the model's `n` coordinates: `[f64; N]` or `Vec<f64>`.
     type Vector: AsRef<[f64]> + AsMut<[f64]> + Clone + std::fmt::Debug;
-
-    /// Whether the tier's seams can run code `mechanism!` generated for a model (the
-    /// fixed-size tier's), so that a step tries the fast path first; the sparse tier has none
-    /// and skips it.
-    const GENERATED: bool;
 }
 
 /// How a method computes the acceleration `a(x)` that the scheme carries, on tier `S`.
@@ -341,12 +336,12 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         same.then_some(self.carried_a.as_ref())
     }
 
-    /// Runs one step from `(t, q, v)`; writes `q_{k+1}`, `v_{k+1}` only on success.
+    /// Runs one step from `(t, q, v)` with every check; writes `q_{k+1}`, `v_{k+1}` only on
+    /// success.
     ///
-    /// The step is first tried with the code `mechanism!` generated for the model alone
-    /// ([`generated_advance`](Self::generated_advance)); where that has nothing to offer, or
-    /// anything in it is not finite, the step is run again here with the generic kernels and
-    /// every check, which give the same result or the error with its culprit.
+    /// The fixed-size tier first tries [`generated_advance`](Self::generated_advance); where
+    /// that has nothing to offer, or anything in it is not finite, it runs this step, which
+    /// gives the same result or the error with its culprit.
     pub(crate) fn advance<Model: ?Sized>(
         &mut self,
         model: &Model,
@@ -357,12 +352,6 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     where
         R: AccelerationRule<Model, S>,
     {
-        if let Some(report) = S::GENERATED
-            .then(|| self.generated_advance(model, q, v))
-            .flatten()
-        {
-            return Ok(report);
-        }
         let h = self.h;
         let beta_h2 = self.beta * h * h;
         let mut report = StepReport::default();
@@ -426,8 +415,11 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     /// `a_{k+1}` and `v_{k+1}` together at the end. Returns `None`, with nothing written,
     /// where there is no carried acceleration, no generated code, or a value that is not
     /// finite; the arithmetic is `advance`'s, so a `Some` is its result bit for bit.
+    ///
+    /// It needs no check of the state: it runs only from the `q` its last step produced (bit
+    /// for bit, and that was finite), and a `v` that is not finite makes `v_{k+1}` not finite.
     #[inline]
-    fn generated_advance<Model: ?Sized>(
+    pub(crate) fn generated_advance<Model: ?Sized>(
         &mut self,
         model: &Model,
         q: &mut [f64],

@@ -71,7 +71,6 @@ pub struct SparseSystem {
 
 impl CarriedTier for SparseSystem {
     type Vector = Vec<f64>;
-    const GENERATED: bool = false;
 }
 
 impl SparseSystem {
