@@ -62,7 +62,7 @@ fn all_finite_by_fours<'a>(values: impl IntoIterator<Item = &'a Ident>) -> Token
     let values: Vec<&Ident> = values.into_iter().collect();
     let groups = values
         .chunks(4)
-        .map(|group| quote!((true #(& #group.is_finite())*)));
+        .map(|group| quote!((true #(& (#group * 0.0 == 0.0))*)));
     quote!(true #(&& #groups)*)
 }
 
@@ -609,8 +609,8 @@ impl Code<'_> {
                 #evaluate_next
             }
             if !(#finite
-                && #g.iter().fold(true, |all, x| all & x.is_finite())
-                && #g_next.iter().fold(true, |all, x| all & x.is_finite()))
+                && #g.iter().fold(true, |all, x| all & (x * 0.0 == 0.0))
+                && #g_next.iter().fold(true, |all, x| all & (x * 0.0 == 0.0)))
             {
                 return #rt_solve::Declined;
             }

@@ -131,9 +131,10 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
     /// regularization is invalid, the generated step declines or the divergence guard rejects
     /// its result: the generic step then runs and reports the error with its culprit.
     ///
-    /// The generic step's parameter and state checks come first (in
-    /// [`Integrator::step`]); `Σ` and `Υ` are computed again only when the step size or a
-    /// row's regularization changed.
+    /// The generic step's parameter check comes first (in [`Integrator::step`]); its state
+    /// check is not needed (a `q` or `v` that is not finite makes an output not finite, and
+    /// the step declines), only a finite `t`. `Σ` and `Υ` are computed again only when the
+    /// step size or a row's regularization changed.
     fn generated_step<Model: Holonomic<N, M>>(
         &mut self,
         model: &Model,
@@ -444,15 +445,24 @@ where
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SPOOK")?;
         check_parameters(model)?;
-        check_state(state)?;
-        let report = match self.generated_step(model, state) {
+        // The generated step needs no check of q and v: one that is not finite makes its
+        // outputs not finite, and it declines.
+        let generated = if state.t.is_finite() {
+            self.generated_step(model, state)
+        } else {
+            None
+        };
+        let report = match generated {
             Some(report) => report,
-            None => self.advance(
-                model,
-                state.t,
-                state.q.as_mut_slice(),
-                state.v.as_mut_slice(),
-            )?,
+            None => {
+                check_state(state)?;
+                self.advance(
+                    model,
+                    state.t,
+                    state.q.as_mut_slice(),
+                    state.v.as_mut_slice(),
+                )?
+            }
         };
         state.t += self.h;
         Ok(report)
