@@ -9,10 +9,10 @@ use mechanism::runtime::integrators::stabilized::{
     Baumgarte, PostStabilization, DOPRI5, HEUN, RK4,
 };
 use mechanism::runtime::{
-    Dopri5, GeneratedSolve, Holonomic, Integrator, Livens, Newmark, NewmarkOneIteration, Penalized,
-    PushForwardNewmark, Rattle, Regularization, SVector, Shake, Spook, SpookCoefficients,
-    SpookStep, StabilizedRk, State, SymplecticEuler, Verlet, ZhangSkeel, ZhangSkeelSimplified,
-    ZhangSkeelStiff,
+    DivergenceGuard, Dopri5, GeneratedSolve, Holonomic, Integrator, Livens, Newmark,
+    NewmarkOneIteration, Penalized, PushForwardNewmark, Rattle, Regularization, SVector, Shake,
+    Spook, SpookCoefficients, StabilizedRk, State, SymplecticEuler, Verlet, ZhangSkeel,
+    ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 
 #[global_allocator]
@@ -57,13 +57,15 @@ fn spook_step_does_not_allocate() {
         sigma: SVector::from([Regularization::default().spook_coefficients(h).0; 2]),
         upsilon: SVector::from([Regularization::default().spook_coefficients(h).1; 2]),
     };
+    let (mut q, mut v, mut lambda) = (state.q, state.v, SVector::zeros());
     let solved = model.spook_step(
-        &state.q,
-        &state.v,
+        &mut q,
+        &mut v,
         state.t,
         h,
         &coefficients,
-        &mut SpookStep::default(),
+        &DivergenceGuard::default(),
+        &mut lambda,
     );
     assert_eq!(solved, GeneratedSolve::Solved, "the generated step runs");
     let mut spook = Spook::<4, 2>::new(h).expect("valid step size");

@@ -270,10 +270,9 @@ impl DivergenceGuard {
         q_scale: f64,
         t: f64,
     ) -> Result<(), StepError> {
-        let scale = jacobian_row_norm * q_scale + g.abs();
-        let residual = g_next.abs();
-        // A zero scale with a zero residual passes; a NaN residual fails.
-        if residual.is_nan() || residual > self.limit * scale {
+        if self.rejects_row(g, jacobian_row_norm, g_next, q_scale) {
+            let scale = jacobian_row_norm * q_scale + g.abs();
+            let residual = g_next.abs();
             return Err(StepError::Diverged {
                 row,
                 residual,
@@ -283,6 +282,45 @@ impl DivergenceGuard {
             });
         }
         Ok(())
+    }
+
+    /// Returns whether a row's `ρᵢ` exceeds the limit (or its residual is NaN), from `gᵢ(q_k)`,
+    /// `|Gᵢ(q_k)|₁`, `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the one test of the guard.
+    #[inline]
+    fn rejects_row(&self, g: f64, jacobian_row_norm: f64, g_next: f64, q_scale: f64) -> bool {
+        let scale = jacobian_row_norm * q_scale + g.abs();
+        let residual = g_next.abs();
+        // A zero scale with a zero residual passes; a NaN residual fails.
+        residual.is_nan() || residual > self.limit * scale
+    }
+
+    /// Returns whether the guard accepts a step from `q_k` to `q_{k+1}`, from per row
+    /// `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: no row's `ρᵢ` exceeds the limit. The test
+    /// that the step `mechanism!` generates for SPOOK
+    /// ([`Holonomic::spook_step`](crate::Holonomic::spook_step)) runs before it writes its
+    /// result; [`Spook`](crate::Spook)'s generic step reports a rejection as
+    /// [`StepError::Diverged`] with the row.
+    #[inline]
+    pub fn accepts(
+        &self,
+        q: &[f64],
+        q_next: &[f64],
+        g: &[f64],
+        jacobian_row_norms: &[f64],
+        g_next: &[f64],
+    ) -> bool {
+        let q_scale = Self::q_scale(q, q_next);
+        g.iter()
+            .zip(jacobian_row_norms)
+            .zip(g_next)
+            .all(|((&g, &norm), &g_next)| !self.rejects_row(g, norm, g_next, q_scale))
+    }
+
+    /// Returns `max(|q_k|∞, |q_{k+1}|∞)`.
+    #[inline]
+    fn q_scale(q: &[f64], q_next: &[f64]) -> f64 {
+        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        amax(q).max(amax(q_next))
     }
 
     /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit, from `q_k`, `q_{k+1}`
@@ -298,8 +336,7 @@ impl DivergenceGuard {
         g_next: &[f64],
         t: f64,
     ) -> Result<(), StepError> {
-        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let q_scale = amax(q).max(amax(q_next));
+        let q_scale = Self::q_scale(q, q_next);
         for (row, ((&g, &norm), &g_next)) in
             g.iter().zip(jacobian_row_norms).zip(g_next).enumerate()
         {

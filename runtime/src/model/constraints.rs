@@ -88,8 +88,8 @@ impl<const M: usize> Default for SpookCoefficients<M> {
 }
 
 /// What one SPOOK step from `(q_k, v_k, t_k)` computes: the new state and multipliers, and
-/// what the [`DivergenceGuard`](crate::DivergenceGuard) reads. Written by
-/// [`Holonomic::spook_step`].
+/// what the [`DivergenceGuard`](crate::DivergenceGuard) reads. Written by the generic step of
+/// [`Spook`](crate::Spook).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpookStep<const N: usize, const M: usize> {
     /// `q_{k+1} = q_k + h v_{k+1}`.
@@ -207,30 +207,34 @@ pub trait Holonomic<const N: usize, const M: usize> {
     /// q_{k+1} = q_k + h v_{k+1}
     /// ```
     ///
-    /// with `M`, `G` at `q_k`, and for the divergence guard `g(q_k)`, the row norms
-    /// `|Gᵢ(q_k)|₁` and `g(q_{k+1}, t_k + h)`; all of it into `out`. It is the generic step of
-    /// [`Spook`](crate::Spook) (its `evaluate`, [`spook_solve`](Self::spook_solve) and
-    /// `configuration_after`) as one function, with the same operations in the same order, and
-    /// without the run-time checks between them: it returns
-    /// [`GeneratedSolve::Declined`] on a mass or Schur pivot that is not clearly positive
-    /// (`d_j ≤ n·ε·|A_jj|`, the generic Cholesky's test) or on any non-finite output, and then
-    /// writes nothing; the integrator then runs its generic step, which reports the culprit.
+    /// with `M`, `G` at `q_k`, then the divergence guard `guard`
+    /// ([`DivergenceGuard::accepts`](crate::DivergenceGuard::accepts), from `g(q_k)`, the row
+    /// norms `|Gᵢ(q_k)|₁` and `g(q_{k+1}, t_k + h)`), and writes `q_{k+1}` into `q`, `v_{k+1}`
+    /// into `v` and `λ` into `lambda`. It is the generic step of [`Spook`](crate::Spook) (its
+    /// `evaluate`, [`spook_solve`](Self::spook_solve), `configuration_after` and guard) as one
+    /// function, with the same operations in the same order, and without the run-time checks
+    /// between them: it returns [`GeneratedSolve::Declined`] on a mass or Schur pivot that is
+    /// not clearly positive (`d_j ≤ n·ε·|A_jj|`, the generic Cholesky's test), on any
+    /// non-finite output or where the guard rejects the step, and then writes nothing; the
+    /// integrator then runs its generic step, which reports the culprit.
     ///
     /// `mechanism!` generates it where it generates `spook_solve` (a constant diagonal `M`,
     /// no nonholonomic rows, SPOOK among the model's integrators), with `∇V`, `f` (dissipation
     /// and the `forces` section), `M`, `g` and `G` at `q_k` from one emission that shares
     /// their subexpressions. The default has no such code.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn spook_step(
         &self,
-        q: &SVector<f64, N>,
-        v: &SVector<f64, N>,
+        q: &mut SVector<f64, N>,
+        v: &mut SVector<f64, N>,
         t: f64,
         h: f64,
         coefficients: &SpookCoefficients<M>,
-        out: &mut SpookStep<N, M>,
+        guard: &crate::DivergenceGuard,
+        lambda: &mut SVector<f64, M>,
     ) -> GeneratedSolve {
-        let _ = (q, v, t, h, coefficients, out);
+        let _ = (q, v, t, h, coefficients, guard, lambda);
         GeneratedSolve::NotGenerated
     }
 }

@@ -462,15 +462,16 @@ impl<'a> Code<'a> {
             let step = self.spook_step(derived);
             quote! {
                 #[inline]
-                #[allow(unused_mut)]
+                #[allow(unused_mut, clippy::too_many_arguments)]
                 fn spook_step(
                     &self,
-                    q: &#rt::SVector<f64, #n>,
-                    v: &#rt::SVector<f64, #n>,
+                    q: &mut #rt::SVector<f64, #n>,
+                    v: &mut #rt::SVector<f64, #n>,
                     t: f64,
                     h: f64,
                     coefficients: &#rt::SpookCoefficients<#m>,
-                    out: &mut #rt::SpookStep<#n, #m>,
+                    guard: &#rt::DivergenceGuard,
+                    lambda: &mut #rt::SVector<f64, #m>,
                 ) -> #rt::GeneratedSolve {
                     #step
                 }

@@ -485,9 +485,10 @@ impl Code<'_> {
     /// subexpressions; then `r = M v − h ∇V + h f`, `G v` (a multiply-add per structural
     /// nonzero, from zero, as the generic `mat_vec`) and `t` (`spook_rhs`), [`schur_solve`],
     /// `q_{k+1} = q + h v_{k+1}`, the row norms `|Gᵢ|₁`, and `g` at `(q_{k+1}, t + h)` from a
-    /// second emission in a block where `q` and `t` name the new configuration and time.
-    /// `Declined` on a pivot of [`schur_solve`] or any non-finite output, before `out` is
-    /// written.
+    /// second emission in a block where `q` and `t` name the new configuration and time, then
+    /// the divergence guard (`DivergenceGuard::accepts`). `Declined` on a pivot of
+    /// [`schur_solve`], any non-finite output or a rejection by the guard, before `q`, `v` and
+    /// `lambda` are written.
     pub(super) fn spook_step(&self, derived: &Derived) -> TokenStream {
         let (n, rows) = (self.model.dof(), derived.jacobian.len());
         let rt = runtime();
@@ -614,12 +615,12 @@ impl Code<'_> {
             {
                 return #rt_solve::Declined;
             }
-            out.q = #rt::SVector::from(__q_next);
-            out.v = #rt::SVector::from([#(#vs),*]);
-            out.lambda = #rt::SVector::from([#(#xs),*]);
-            out.g = #rt::SVector::from(#g);
-            out.row_norms = #rt::SVector::from([#(#norms),*]);
-            out.g_next = #rt::SVector::from(#g_next);
+            if !guard.accepts(q.as_slice(), &__q_next, &#g, &[#(#norms),*], &#g_next) {
+                return #rt_solve::Declined;
+            }
+            *q = #rt::SVector::from(__q_next);
+            *v = #rt::SVector::from([#(#vs),*]);
+            *lambda = #rt::SVector::from([#(#xs),*]);
             #rt_solve::Solved
         }
     }

@@ -44,8 +44,7 @@ pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
     /// Whether `M` is constant (from the model's `Inertia::CONSTANT_MASS`).
     constant_mass: bool,
     /// `g(q_k)`, the solution `v_{k+1}`, `λ` of the last solve, `q_{k+1}`, and for the
-    /// divergence guard `g(q_{k+1})` and the row norms `|Gᵢ(q_k)|₁`: written by the generic
-    /// step and by the generated one alike.
+    /// divergence guard `g(q_{k+1})` and the row norms `|Gᵢ(q_k)|₁`: the generic step's.
     step: SpookStep<N, M>,
     /// The nonholonomic multipliers `α` of the last solve.
     alpha: SVector<f64, K>,
@@ -143,38 +142,18 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
         if K != 0 || !self.system.refresh_coefficients(model, self.h) {
             return None;
         }
+        // The generated step runs the guard itself and writes q, v and λ only on success.
         let system = &mut self.system;
         let solved = model.spook_step(
-            &state.q,
-            &state.v,
+            &mut state.q,
+            &mut state.v,
             state.t,
             self.h,
             &system.coefficients,
-            &mut system.step,
+            &self.guard,
+            &mut system.multipliers,
         );
-        if solved != GeneratedSolve::Solved {
-            return None;
-        }
-        let step = &system.step;
-        if !self.guard.is_disabled()
-            && self
-                .guard
-                .check_rows(
-                    state.q.as_slice(),
-                    step.q.as_slice(),
-                    step.g.as_slice(),
-                    step.row_norms.as_slice(),
-                    step.g_next.as_slice(),
-                    state.t,
-                )
-                .is_err()
-        {
-            return None;
-        }
-        state.q = step.q;
-        state.v = step.v;
-        system.multipliers = step.lambda;
-        Some(StepReport {
+        (solved == GeneratedSolve::Solved).then_some(StepReport {
             factorizations: 1,
             newton_iterations: 0,
         })
