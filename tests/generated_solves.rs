@@ -206,17 +206,7 @@ where
         let x = Integrator::<Model, N>::step(&mut copy, model, &mut generated);
         let y = Integrator::<Generic<Model>, N>::step(&mut stepper, &view, &mut state);
         assert!(x.is_ok() && y.is_ok(), "step {k} (N = {N}): {x:?} {y:?}");
-        let scale = state
-            .q
-            .iter()
-            .chain(&state.v)
-            .fold(1.0f64, |m, x| m.max(x.abs()));
-        let difference = generated
-            .q
-            .iter()
-            .zip(&state.q)
-            .chain(generated.v.iter().zip(&state.v))
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let (difference, scale) = state_difference(&generated, &state);
         worst = worst.max(difference / scale);
         assert!(
             difference <= tolerance * scale && generated.t == state.t,
@@ -534,20 +524,22 @@ where
         Integrator::<Model, N>::step(&mut generated, model, &mut state).expect("generated step");
         Integrator::<Generic<Model>, N>::step(&mut generic, &view, &mut other)
             .expect("generic step");
-        let scale = state
-            .q
-            .iter()
-            .chain(&state.v)
-            .fold(1.0f64, |m, x| m.max(x.abs()));
-        let difference = state
-            .q
-            .iter()
-            .zip(&other.q)
-            .chain(state.v.iter().zip(&other.v))
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        let (difference, scale) = state_difference(&other, &state);
         worst = worst.max(difference / scale);
     }
     worst
+}
+
+/// Returns the largest difference between `a` and `b` over `q` and `v`, and the scale
+/// `max(1, |q|∞, |v|∞)` of `b`.
+fn state_difference<const N: usize>(a: &State<N>, b: &State<N>) -> (f64, f64) {
+    let scale = b.q.iter().chain(&b.v).fold(1.0f64, |m, x| m.max(x.abs()));
+    let difference =
+        a.q.iter()
+            .zip(&b.q)
+            .chain(a.v.iter().zip(&b.v))
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    (difference, scale)
 }
 
 #[test]

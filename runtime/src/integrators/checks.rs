@@ -259,39 +259,29 @@ impl DivergenceGuard {
         self.limit
     }
 
-    /// Returns `Diverged` if row `row`'s `ρᵢ` exceeds the limit, from `gᵢ(q_k)`, `|Gᵢ(q_k)|₁`,
-    /// `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the guard of one row, for any storage.
-    fn check_row(
-        &self,
-        row: usize,
-        g: f64,
-        jacobian_row_norm: f64,
-        g_next: f64,
-        q_scale: f64,
-        t: f64,
-    ) -> Result<(), StepError> {
-        if self.rejects_row(g, jacobian_row_norm, g_next, q_scale) {
-            let scale = jacobian_row_norm * q_scale + g.abs();
-            let residual = g_next.abs();
-            return Err(StepError::Diverged {
-                row,
-                residual,
-                relative: residual / scale,
-                limit: self.limit,
-                t,
-            });
-        }
-        Ok(())
-    }
-
-    /// Returns whether a row's `ρᵢ` exceeds the limit (or its residual is NaN), from `gᵢ(q_k)`,
-    /// `|Gᵢ(q_k)|₁`, `gᵢ(q_{k+1})` and `max(|q_k|∞, |q_{k+1}|∞)`: the one test of the guard.
+    /// Returns the first row whose `ρᵢ` exceeds the limit (or whose residual is NaN), with
+    /// its residual `|gᵢ(q_{k+1})|` and scale `|Gᵢ(q_k)|₁ · max(|q_k|∞, |q_{k+1}|∞) + |gᵢ(q_k)|`,
+    /// from `q_k`, `q_{k+1}` and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: the one
+    /// loop of [`accepts`](Self::accepts) and [`check_rows`](Self::check_rows).
     #[inline]
-    fn rejects_row(&self, g: f64, jacobian_row_norm: f64, g_next: f64, q_scale: f64) -> bool {
-        let scale = jacobian_row_norm * q_scale + g.abs();
-        let residual = g_next.abs();
-        // A zero scale with a zero residual passes; a NaN residual fails.
-        residual.is_nan() || residual > self.limit * scale
+    fn first_rejected(
+        &self,
+        q: &[f64],
+        q_next: &[f64],
+        g: &[f64],
+        jacobian_row_norms: &[f64],
+        g_next: &[f64],
+    ) -> Option<(usize, f64, f64)> {
+        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let q_scale = amax(q).max(amax(q_next));
+        g.iter()
+            .zip(jacobian_row_norms)
+            .zip(g_next)
+            .map(|((&g, &norm), &g_next)| (g_next.abs(), norm * q_scale + g.abs()))
+            .enumerate()
+            // A zero scale with a zero residual passes; a NaN residual fails.
+            .find(|&(_, (residual, scale))| residual.is_nan() || residual > self.limit * scale)
+            .map(|(row, (residual, scale))| (row, residual, scale))
     }
 
     /// Returns whether the guard accepts a step from `q_k` to `q_{k+1}`, from per row
@@ -309,23 +299,12 @@ impl DivergenceGuard {
         jacobian_row_norms: &[f64],
         g_next: &[f64],
     ) -> bool {
-        let q_scale = Self::q_scale(q, q_next);
-        g.iter()
-            .zip(jacobian_row_norms)
-            .zip(g_next)
-            .all(|((&g, &norm), &g_next)| !self.rejects_row(g, norm, g_next, q_scale))
-    }
-
-    /// Returns `max(|q_k|∞, |q_{k+1}|∞)`.
-    #[inline]
-    fn q_scale(q: &[f64], q_next: &[f64]) -> f64 {
-        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        amax(q).max(amax(q_next))
+        self.first_rejected(q, q_next, g, jacobian_row_norms, g_next)
+            .is_none()
     }
 
     /// Returns `Diverged` for the first row whose `ρᵢ` exceeds the limit, from `q_k`, `q_{k+1}`
-    /// and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: [`check_row`](Self::check_row)
-    /// over every row, with `max(|q_k|∞, |q_{k+1}|∞)` formed once.
+    /// and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`.
     #[inline]
     pub(crate) fn check_rows(
         &self,
@@ -336,13 +315,16 @@ impl DivergenceGuard {
         g_next: &[f64],
         t: f64,
     ) -> Result<(), StepError> {
-        let q_scale = Self::q_scale(q, q_next);
-        for (row, ((&g, &norm), &g_next)) in
-            g.iter().zip(jacobian_row_norms).zip(g_next).enumerate()
-        {
-            self.check_row(row, g, norm, g_next, q_scale, t)?;
+        match self.first_rejected(q, q_next, g, jacobian_row_norms, g_next) {
+            None => Ok(()),
+            Some((row, residual, scale)) => Err(StepError::Diverged {
+                row,
+                residual,
+                relative: residual / scale,
+                limit: self.limit,
+                t,
+            }),
         }
-        Ok(())
     }
 
     /// Returns whether the guard accepts every finite step.
