@@ -126,7 +126,7 @@ impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
         self.model.kinetic_energy(q, v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn mass_solve(&self, q: &SVector<f64, N>, b: &mut SVector<f64, N>) -> GeneratedSolve {
         self.model.mass_solve(q, b)
     }
@@ -164,6 +164,9 @@ impl<const N: usize, Model: PenalizedHessian<N>> PotentialHessian<N> for Penaliz
             .penalized_potential_gradient_hessian(self.omega, q, grad, hess);
     }
 
+    // Forwarders of generated code are always inlined: the steppers' fast paths need the
+    // generated body in their own (see `DenseSystem`'s seams).
+    #[inline(always)]
     fn implicit_acceleration(
         &self,
         q: &SVector<f64, N>,
@@ -178,6 +181,7 @@ impl<const N: usize, Model: PenalizedHessian<N>> PotentialHessian<N> for Penaliz
 impl<const N: usize, Model: PenalizedThirdDerivative<N>> PotentialThirdDerivative<N>
     for Penalized<Model>
 {
+    #[inline(always)]
     fn potential_third_contraction(
         &self,
         q: &SVector<f64, N>,

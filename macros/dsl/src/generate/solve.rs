@@ -258,8 +258,11 @@ impl Code<'_> {
         let n = Literal::usize_unsuffixed(gradient.len());
         let omega = omega.then(|| quote!(omega: f64,));
         let body = self.implicit_solve(mass, gradient, hessian);
+        // Always inlined: called from a stepper's fast path, the solve keeps `q` and `a` in
+        // registers instead of passing them through memory (the 10-link chain's Z&Ss step
+        // 150 → 134 ns).
         quote! {
-            #[inline]
+            #[inline(always)]
             #[allow(unused_mut)]
             fn #name(
                 &self,

@@ -135,6 +135,7 @@ where
         self.model.penalty_hessian(self.omega, q, hess);
     }
 
+    #[inline(always)]
     fn stiff_implicit_acceleration(
         &self,
         q: &SVector<f64, N>,

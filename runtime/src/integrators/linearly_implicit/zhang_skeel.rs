@@ -133,7 +133,8 @@ where
         })
     }
 
-    #[inline]
+    // Always inlined, as `ImplicitAcceleration`'s.
+    #[inline(always)]
     fn generated_acceleration(
         &mut self,
         system: &mut S,

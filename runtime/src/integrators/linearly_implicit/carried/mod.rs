@@ -19,7 +19,7 @@ pub use dense::DenseSystem;
 pub use sparse::{SparseHessian, SparseSystem};
 
 use crate::error::StepError;
-use crate::integrators::checks::{all_finite, check_finite_slice, check_step_size};
+use crate::integrators::checks::{check_finite_slice, check_step_size};
 use crate::integrators::StepReport;
 use crate::model::GeneratedSolve;
 
@@ -252,7 +252,9 @@ where
         })
     }
 
-    #[inline]
+    // Always inlined, down to the generated code, so that the fast path is one function
+    // with its vectors in registers (see `dense::written_if_solved`).
+    #[inline(always)]
     fn generated_acceleration(
         &mut self,
         system: &mut S,
@@ -339,7 +341,7 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     /// Runs one step from `(t, q, v)` with every check; writes `q_{k+1}`, `v_{k+1}` only on
     /// success.
     ///
-    /// The fixed-size tier first tries [`generated_advance`](Self::generated_advance); where
+    /// The fixed-size tier first tries its fast path (`generated_advance`); where
     /// that has nothing to offer, or anything in it is not finite, it runs this step, which
     /// gives the same result or the error with its culprit.
     pub(crate) fn advance<Model: ?Sized>(
@@ -405,70 +407,6 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         std::mem::swap(&mut self.carried_x, &mut self.x_next);
         std::mem::swap(&mut self.carried_a, &mut self.a_next);
         Ok(report)
-    }
-}
-
-impl<S: CarriedTier, R> CarriedScheme<S, R> {
-    /// Runs the step of [`advance`](Self::advance) on its fast path: with the acceleration
-    /// carried at exactly `q`, the update, the generated acceleration at `x_{k+1}`
-    /// ([`AccelerationRule::generated_acceleration`]) and one finiteness check of `x_{k+1}`,
-    /// `a_{k+1}` and `v_{k+1}` together at the end. Returns `None`, with nothing written,
-    /// where there is no carried acceleration, no generated code, or a value that is not
-    /// finite; the arithmetic is `advance`'s, so a `Some` is its result bit for bit.
-    ///
-    /// It needs no check of the state: it runs only from the `q` its last step produced (bit
-    /// for bit, and that was finite), and a `v` that is not finite makes `v_{k+1}` not finite.
-    #[inline]
-    pub(crate) fn generated_advance<Model: ?Sized>(
-        &mut self,
-        model: &Model,
-        q: &mut [f64],
-        v: &mut [f64],
-    ) -> Option<StepReport>
-    where
-        R: AccelerationRule<Model, S>,
-    {
-        let h = self.h;
-        let beta_h2 = self.beta * h * h;
-        self.carried_at(q)?;
-        let a_k = self.carried_a.as_ref();
-        for (((x, q), v), a) in self.x_next.as_mut().iter_mut().zip(&*q).zip(&*v).zip(a_k) {
-            *x = q + h * v + 0.5 * h * h * a;
-        }
-        let report = self.rule.generated_acceleration(
-            &mut self.system,
-            model,
-            self.x_next.as_ref(),
-            beta_h2,
-            self.a_next.as_mut(),
-            self.scratch.as_mut(),
-        )?;
-        let (a_k, a_next) = (self.carried_a.as_ref(), self.a_next.as_ref());
-        for (((v_next, v), a), b) in self
-            .v_next
-            .as_mut()
-            .iter_mut()
-            .zip(&*v)
-            .zip(a_k)
-            .zip(a_next)
-        {
-            *v_next = v + 0.5 * h * (a + b);
-        }
-        // Three tests, not one: combined, LLVM fuses them into 512-bit instructions where
-        // the target has AVX-512, which made a native build of the double pendulum's Z&Ss step
-        // 35 % slower than the portable one.
-        if !(all_finite(self.x_next.as_ref())
-            && all_finite(a_next)
-            && all_finite(self.v_next.as_ref()))
-        {
-            return None;
-        }
-        // Copies rather than `advance`'s swaps: half the memory traffic for large `n`.
-        q.copy_from_slice(self.x_next.as_ref());
-        v.copy_from_slice(self.v_next.as_ref());
-        self.carried_x.as_mut().copy_from_slice(q);
-        self.carried_a.as_mut().copy_from_slice(a_next);
-        Some(report)
     }
 }
 
