@@ -19,7 +19,7 @@ pub use dense::DenseSystem;
 pub use sparse::{SparseHessian, SparseSystem};
 
 use crate::error::StepError;
-use crate::integrators::checks::{check_finite_slice, check_step_size};
+use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
 use crate::integrators::StepReport;
 use crate::model::GeneratedSolve;
 
@@ -327,14 +327,10 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
 
     /// Returns the carried acceleration if it was computed at exactly `q`.
     pub(crate) fn carried_at(&self, q: &[f64]) -> Option<&[f64]> {
-        // Without early exit, so that it vectorizes.
         let same = self.carried
-            && self
-                .carried_x
-                .as_ref()
-                .iter()
-                .zip(q)
-                .fold(true, |same, (a, b)| same & (a.to_bits() == b.to_bits()));
+            && all_by_fours(self.carried_x.as_ref(), q, |a, b| {
+                a.to_bits() == b.to_bits()
+            });
         same.then_some(self.carried_a.as_ref())
     }
 
