@@ -54,10 +54,16 @@ fn subtract_products(start: TokenStream, terms: Vec<(Ident, Ident)>) -> TokenStr
     )
 }
 
-/// Returns the test that every one of `values` is finite, as groups of four `is_finite()`
-/// joined by `&` and the groups by `&&`: LLVM vectorizes a group into one 256-bit compare, but
-/// fuses longer runs into 512-bit instructions where the target has AVX-512, and those made the
-/// `-C target-cpu=native` build of a SPOOK step twice as slow as the portable one.
+// The pivot tests `d > bound && d < ∞` (`bound = tol·|A_jj|`, not negative, or NaN) are the
+// generic `d.is_finite() && d > bound`: NaN fails both comparisons, −∞ the first, +∞ the second.
+// Two floating-point comparisons, where `is_finite()` is an integer test of the bits that moves
+// `d` into a general-purpose register.
+
+/// Returns the test that every one of `values` is finite, as groups of four tests `x · 0 == 0`
+/// (the runtime's `all_finite`) joined by `&` and the groups by `&&`: LLVM vectorizes a group
+/// into one 256-bit compare, but fuses longer runs into 512-bit instructions where the target
+/// has AVX-512, and those made the `-C target-cpu=native` build of a SPOOK step twice as slow
+/// as the portable one.
 fn all_finite_by_fours<'a>(values: impl IntoIterator<Item = &'a Ident>) -> TokenStream {
     let values: Vec<&Ident> = values.into_iter().collect();
     let groups = values
@@ -133,7 +139,7 @@ fn ldlt_solve(
             factorization.push(quote! {
                 let __a: f64 = #diagonal;
                 let #d: f64 = #pivot;
-                if !(#d.is_finite() && #d > __tolerance * __a.abs()) {
+                if !(#d > __tolerance * __a.abs() && #d < f64::INFINITY) {
                     return #rt_solve::Declined;
                 }
                 let #inverse = 1.0 / #d;
@@ -167,10 +173,10 @@ fn ldlt_solve(
                 let #r: f64 = #r_value;
                 let #q: f64 = #q_value;
                 let #det: f64 = #rt::fma::mul_add(-#q, #q, #p * #r);
-                if !(#p.is_finite()
-                    && #p > __tolerance * __a.abs()
-                    && #det.is_finite()
-                    && #det > __tolerance * __b.abs() * #p)
+                if !(#p > __tolerance * __a.abs()
+                    && #p < f64::INFINITY
+                    && #det > __tolerance * __b.abs() * #p
+                    && #det < f64::INFINITY)
                 {
                     return #rt_solve::Declined;
                 }
@@ -394,7 +400,7 @@ impl Code<'_> {
             let il = lit(i);
             quote! {
                 let __d: f64 = __m[#il];
-                if !(__d.is_finite() && __d > __tolerance * __d.abs()) {
+                if !(__d > __tolerance * __d.abs() && __d < f64::INFINITY) {
                     return #rt::GeneratedSolve::Declined;
                 }
                 b[#il] *= 1.0 / __d;
@@ -669,7 +675,7 @@ fn schur_solve(
         );
         quote! {
             let #d: f64 = #mass;
-            if !(#d.is_finite() && #d > __tolerance_mass * #d.abs()) {
+            if !(#d > __tolerance_mass * #d.abs() && #d < f64::INFINITY) {
                 return #rt_solve::Declined;
             }
             let #inverse = 1.0 / #d;
