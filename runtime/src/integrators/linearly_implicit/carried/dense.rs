@@ -20,7 +20,7 @@ use crate::model::{
 use crate::state::State;
 
 use super::super::stiff::SplitPotential;
-use super::AccelerationRule;
+use super::{next_position, next_velocity, AccelerationRule};
 
 /// The name of `M + βh² Hess V` in errors.
 pub(crate) const IMPLICIT_MATRIX: &str = "M + βh² Hess V";
@@ -253,7 +253,7 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         let v_k: [f64; N] = component_by_component(v);
         let mut x_next = [0.0; N];
         for (((x, q), v), a) in x_next.iter_mut().zip(&*q).zip(&v_k).zip(a_k) {
-            *x = q + h * v + 0.5 * h * h * a;
+            *x = next_position(*q, *v, *a, h);
         }
         let (mut a_next, mut scratch) = ([0.0; N], [0.0; N]);
         let report = self.rule.generated_acceleration(
@@ -266,7 +266,7 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         )?;
         let mut v_next = [0.0; N];
         for (((v_next, v), a), b) in v_next.iter_mut().zip(&v_k).zip(a_k).zip(&a_next) {
-            *v_next = v + 0.5 * h * (a + b);
+            *v_next = next_velocity(*v, *a, *b, h);
         }
         // Three tests, not one: combined, LLVM fuses them into 512-bit instructions where
         // the target has AVX-512, which made a native build of the double pendulum's Z&Ss step

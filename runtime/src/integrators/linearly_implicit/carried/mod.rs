@@ -19,6 +19,7 @@ pub use dense::DenseSystem;
 pub use sparse::{SparseHessian, SparseSystem};
 
 use crate::error::StepError;
+use crate::fma::mul_add;
 use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
 use crate::integrators::StepReport;
 use crate::model::GeneratedSolve;
@@ -371,7 +372,7 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         }
         let a_k = self.carried_a.as_ref();
         for (((x, q), v), a) in self.x_next.as_mut().iter_mut().zip(&*q).zip(&*v).zip(a_k) {
-            *x = q + h * v + 0.5 * h * h * a;
+            *x = next_position(*q, *v, *a, h);
         }
         check_finite_slice(self.x_next.as_ref(), "q", t)?;
         let cost = self.rule.acceleration(
@@ -394,7 +395,7 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
             .zip(a_k)
             .zip(a_next)
         {
-            *v_next = v + 0.5 * h * (a + b);
+            *v_next = next_velocity(*v, *a, *b, h);
         }
         check_finite_slice(self.v_next.as_ref(), "v", t)?;
 
@@ -404,6 +405,22 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         std::mem::swap(&mut self.carried_a, &mut self.a_next);
         Ok(report)
     }
+}
+
+/// Returns `x_{k+1} = x_k + h v_k + ½ h² a_k` for one component, as `½h²·a + (h·v + x)`
+/// with each multiply-add fused where the target has FMA ([`mul_add`]): without FMA the
+/// bits of `x + h v + ½ h² a` evaluated left to right, with FMA two roundings fewer and
+/// two operations shorter on the chain from one step's acceleration to the next.
+#[inline(always)]
+pub(crate) fn next_position(x: f64, v: f64, a: f64, h: f64) -> f64 {
+    mul_add(0.5 * h * h, a, mul_add(h, v, x))
+}
+
+/// Returns `v_{k+1} = v_k + ½ h (a_k + a_{k+1})` for one component, as `½h·(a + b) + v`,
+/// fused where the target has FMA, as [`next_position`].
+#[inline(always)]
+pub(crate) fn next_velocity(v: f64, a: f64, b: f64, h: f64) -> f64 {
+    mul_add(0.5 * h, a + b, v)
 }
 
 /// Adds the cost of one acceleration to the step's report.
