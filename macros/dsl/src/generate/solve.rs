@@ -20,10 +20,15 @@
 //! scalar pivot `r − q²/p = (pr − q²)/p`, and block LU factorization of a symmetric positive
 //! definite matrix is stable (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
 //! ed., 2002, ch. 13, block LU factorization), so the result agrees with the generic kernels'
-//! Cholesky to the conditioning, not bit for bit (see [`ldlt_solve`]). Where a pivot is not clearly positive
-//! (`d ≤ N·ε·|A_jj|`, the generic test, for a `2 × 2` pivot on both its scalar pivots) or a
-//! value is not finite it returns `GeneratedSolve::Declined` and the integrator runs its
-//! generic kernels, which fall back to pivoted LU or report the culprit.
+//! Cholesky to the conditioning, not bit for bit (see [`ldlt_solve`]). Where a pivot is not
+//! clearly positive (`d ≤ N·ε·|A_jj|`, the generic test, for a `2 × 2` pivot on both its
+//! scalar pivots) or a value is not finite it returns `GeneratedSolve::Declined` and the
+//! integrator runs its generic kernels, which fall back to pivoted LU or report the culprit.
+//!
+//! The pivot tests are emitted as `d > bound && d < ∞` (`bound = tol·|A_jj|`, not negative, or
+//! NaN): the generic `d.is_finite() && d > bound`, since NaN fails both comparisons, −∞ the
+//! first and +∞ the second, in two floating-point comparisons where `is_finite()` is an integer
+//! test of the bits that moves `d` into a general-purpose register.
 
 use std::collections::BTreeSet;
 
@@ -54,18 +59,13 @@ fn subtract_products(start: TokenStream, terms: Vec<(Ident, Ident)>) -> TokenStr
     )
 }
 
-// The pivot tests `d > bound && d < ∞` (`bound = tol·|A_jj|`, not negative, or NaN) are the
-// generic `d.is_finite() && d > bound`: NaN fails both comparisons, −∞ the first, +∞ the second.
-// Two floating-point comparisons, where `is_finite()` is an integer test of the bits that moves
-// `d` into a general-purpose register.
-
 /// Returns the test that every one of `values` is finite, as groups of four tests `x · 0 == 0`
 /// (the runtime's `all_finite`) joined by `&` and the groups by `&&`: LLVM vectorizes a group
 /// into one 256-bit compare, but fuses longer runs into 512-bit instructions where the target
 /// has AVX-512, and those made the `-C target-cpu=native` build of a SPOOK step twice as slow
 /// as the portable one.
-fn all_finite_by_fours<'a>(values: impl IntoIterator<Item = &'a Ident>) -> TokenStream {
-    let values: Vec<&Ident> = values.into_iter().collect();
+fn all_finite_by_fours<T: quote::ToTokens>(values: impl IntoIterator<Item = T>) -> TokenStream {
+    let values: Vec<T> = values.into_iter().collect();
     let groups = values
         .chunks(4)
         .map(|group| quote!((true #(& (#group * 0.0 == 0.0))*)));
@@ -598,7 +598,23 @@ impl Code<'_> {
             derived.forces.as_ref().map(|_| &forces),
         ];
         let applied = applied.iter().flatten();
-        let finite = all_finite_by_fours(vs.iter().chain(&xs).chain(&q_next).chain(&norms));
+        let entries = |array: &TokenStream, count: usize| -> Vec<TokenStream> {
+            (0..count)
+                .map(|a| {
+                    let a = lit(a);
+                    quote!(#array[#a])
+                })
+                .collect()
+        };
+        let finite = all_finite_by_fours(
+            vs.iter()
+                .chain(&xs)
+                .chain(&q_next)
+                .chain(&norms)
+                .map(|value| quote!(#value))
+                .chain(entries(&g, rows))
+                .chain(entries(&g_next, rows)),
+        );
         quote! {
             let mut #mass = [0.0f64; #size];
             let mut #grad = [0.0f64; #size];
@@ -618,10 +634,7 @@ impl Code<'_> {
                 let t = t + h;
                 #evaluate_next
             }
-            if !(#finite
-                && #g.iter().fold(true, |all, x| all & (x * 0.0 == 0.0))
-                && #g_next.iter().fold(true, |all, x| all & (x * 0.0 == 0.0)))
-            {
+            if !(#finite) {
                 return #rt_solve::Declined;
             }
             if !guard.accepts(q.as_slice(), &__q_next, &#g, &[#(#norms),*], &#g_next) {
