@@ -631,15 +631,14 @@ fn spook_lockstep<const N: usize, const M: usize, Model>(
     };
     let view = Generic::<Model, true>(model);
     let mut spook = Spook::<N, M>::new(h).unwrap();
-    let mut coefficients = SpookCoefficients::default();
+    let mut regularizations = [Regularization::default(); M];
     for (row, overridden) in overrides.into_iter().enumerate() {
         if let Some(regularization) = overridden {
             spook = spook.with_regularization(row, regularization).unwrap();
         }
-        (coefficients.sigma[row], coefficients.upsilon[row]) = overridden
-            .unwrap_or_else(|| model.regularization(row))
-            .spook_coefficients(h);
+        regularizations[row] = overridden.unwrap_or_else(|| model.regularization(row));
     }
+    let coefficients = SpookCoefficients::new(h, &regularizations);
     let (mut generated, mut generic) = (spook, spook);
     let mut state = start;
     for k in 0..steps {

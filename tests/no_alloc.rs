@@ -53,10 +53,7 @@ fn spook_step_does_not_allocate() {
     // the hand-written reference pendulum has none, so SPOOK runs its generic step.
     let model = DoublePendulum::default();
     let (h, state) = (1.0 / 60.0, DoublePendulum::initial_state());
-    let coefficients = SpookCoefficients {
-        sigma: SVector::from([Regularization::default().spook_coefficients(h).0; 2]),
-        upsilon: SVector::from([Regularization::default().spook_coefficients(h).1; 2]),
-    };
+    let coefficients = SpookCoefficients::new(h, &[Regularization::default(); 2]);
     let (mut q, mut v, mut lambda) = (state.q, state.v, SVector::zeros());
     let solved = model.spook_step(
         &mut q,

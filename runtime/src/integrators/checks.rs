@@ -286,7 +286,7 @@ impl DivergenceGuard {
     /// its residual `|gᵢ(q_{k+1})|` and scale `|Gᵢ(q_k)|₁ · max(|q_k|∞, |q_{k+1}|∞) + |gᵢ(q_k)|`,
     /// from `q_k`, `q_{k+1}` and per row `gᵢ(q_k)`, `|Gᵢ(q_k)|₁` and `gᵢ(q_{k+1})`: the one
     /// loop of [`accepts`](Self::accepts) and [`check_rows`](Self::check_rows).
-    #[inline]
+    #[inline(always)]
     fn first_rejected(
         &self,
         q: &[f64],
@@ -295,16 +295,22 @@ impl DivergenceGuard {
         jacobian_row_norms: &[f64],
         g_next: &[f64],
     ) -> Option<(usize, f64, f64)> {
-        let amax = |x: &[f64]| x.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let q_scale = amax(q).max(amax(q_next));
-        g.iter()
-            .zip(jacobian_row_norms)
-            .zip(g_next)
-            .map(|((&g, &norm), &g_next)| (g_next.abs(), norm * q_scale + g.abs()))
-            .enumerate()
+        // `|x|∞` skipping NaN, as `f64::max` does; written as a comparison, it is one `maxsd`
+        // per component instead of `f64::max`'s NaN-aware select.
+        let amax = |m: f64, x: &[f64]| {
+            x.iter()
+                .fold(m, |m, x| if x.abs() > m { x.abs() } else { m })
+        };
+        let q_scale = amax(amax(0.0, q), q_next);
+        let rows = g.iter().zip(jacobian_row_norms).zip(g_next);
+        for (row, ((&g, &norm), &g_next)) in rows.enumerate() {
+            let (residual, scale) = (g_next.abs(), norm * q_scale + g.abs());
             // A zero scale with a zero residual passes; a NaN residual fails.
-            .find(|&(_, (residual, scale))| residual.is_nan() || residual > self.limit * scale)
-            .map(|(row, (residual, scale))| (row, residual, scale))
+            if residual.is_nan() || residual > self.limit * scale {
+                return Some((row, residual, scale));
+            }
+        }
+        None
     }
 
     /// Returns whether the guard accepts a step from `q_k` to `q_{k+1}`, from per row

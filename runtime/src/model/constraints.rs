@@ -59,11 +59,12 @@ impl Regularization {
 }
 
 /// Returns the holonomic right-hand side of row `i` of SPOOK's eq. 29,
-/// `tᵢ = Υᵢᵢ ((G v_k)ᵢ − (4/h) gᵢ(q_k))`, from `Υᵢᵢ`, `(G v_k)ᵢ` and `gᵢ(q_k)`: the one formula
-/// of the generic step and of the step `mechanism!` generates ([`Holonomic::spook_step`]).
+/// `tᵢ = Υᵢᵢ ((G v_k)ᵢ − (4/h) gᵢ(q_k))`, from `Υᵢᵢ`, `(G v_k)ᵢ`, `gᵢ(q_k)` and `4/h` (computed
+/// once per step size, [`SpookCoefficients::four_over_h`]): the one formula of the generic
+/// step and of the step `mechanism!` generates ([`Holonomic::spook_step`]).
 #[inline(always)]
-pub fn spook_rhs(upsilon: f64, jac_v: f64, g: f64, h: f64) -> f64 {
-    upsilon * (jac_v - 4.0 / h * g)
+pub fn spook_rhs(upsilon: f64, jac_v: f64, g: f64, four_over_h: f64) -> f64 {
+    upsilon * (jac_v - four_over_h * g)
 }
 
 /// SPOOK's coefficients of eq. 27 for the holonomic rows at one step size: the diagonals of
@@ -75,6 +76,21 @@ pub struct SpookCoefficients<const M: usize> {
     pub sigma: SVector<f64, M>,
     /// The diagonal of `Υ = diag(1 / (1 + 4τᵢ/h))`.
     pub upsilon: SVector<f64, M>,
+    /// `4/h`, the factor of `g` in [`spook_rhs`].
+    pub four_over_h: f64,
+}
+
+impl<const M: usize> SpookCoefficients<M> {
+    /// Returns the coefficients for step size `h` and each row's regularization
+    /// ([`Regularization::spook_coefficients`], and `4/h`).
+    pub fn new(h: f64, regularizations: &[Regularization; M]) -> Self {
+        let coefficients = regularizations.map(|r| r.spook_coefficients(h));
+        SpookCoefficients {
+            sigma: SVector::from(coefficients.map(|(sigma, _)| sigma)),
+            upsilon: SVector::from(coefficients.map(|(_, upsilon)| upsilon)),
+            four_over_h: 4.0 / h,
+        }
+    }
 }
 
 impl<const M: usize> Default for SpookCoefficients<M> {
@@ -83,6 +99,7 @@ impl<const M: usize> Default for SpookCoefficients<M> {
         SpookCoefficients {
             sigma: SVector::zeros(),
             upsilon: SVector::zeros(),
+            four_over_h: 0.0,
         }
     }
 }

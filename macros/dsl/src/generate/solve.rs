@@ -554,7 +554,9 @@ impl Code<'_> {
             });
             quote! {
                 let #target: f64 =
-                    #rt::model::spook_rhs(coefficients.upsilon[#al], #jac_v, #g[#al], h);
+                    #rt::model::spook_rhs(
+                        coefficients.upsilon[#al], #jac_v, #g[#al], coefficients.four_over_h,
+                    );
             }
         });
         let solve = schur_solve(

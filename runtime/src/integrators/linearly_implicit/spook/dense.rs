@@ -170,36 +170,49 @@ impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpo
 }
 
 impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
-    /// Brings `Σ` and `Υ` of eq. 27 up to date for step size `h` and each row's regularization
-    /// (its override, else the model's), computing a row again only when `h` or the row's `ε`
-    /// or `τ` changed bit for bit; returns `false` if a row's regularization is invalid (the
-    /// generic step reports it).
+    /// Brings `Σ`, `Υ` of eq. 27 and `4/h` up to date for step size `h` and each row's
+    /// regularization (its override, else the model's): returns `true` at once if neither
+    /// changed bit for bit since the last call, else computes them again
+    /// ([`recompute_coefficients`](Self::recompute_coefficients)).
+    #[inline(always)]
     fn refresh_coefficients<Model: Holonomic<N, M> + ?Sized>(
         &mut self,
         model: &Model,
         h: f64,
     ) -> bool {
-        let same_h = self.coefficients_h.to_bits() == h.to_bits();
-        for row in 0..M {
-            let regularization = self.overrides[row].unwrap_or_else(|| model.regularization(row));
-            if same_h && regularization.same_bits(&self.coefficients_for[row]) {
-                continue;
-            }
-            if check_regularization(&regularization).is_err() {
+        let unchanged = self.coefficients_h.to_bits() == h.to_bits()
+            && (0..M).all(|row| {
+                let regularization =
+                    self.overrides[row].unwrap_or_else(|| model.regularization(row));
+                regularization.same_bits(&self.coefficients_for[row])
+            });
+        unchanged || self.recompute_coefficients(model, h)
+    }
+
+    /// Computes `Σ`, `Υ` and `4/h` for step size `h` and each row's regularization; returns
+    /// `false` if a row's regularization is invalid (the generic step reports it). Out of
+    /// line: it runs when the step size or a regularization changes, not every step.
+    #[cold]
+    #[inline(never)]
+    fn recompute_coefficients<Model: Holonomic<N, M> + ?Sized>(
+        &mut self,
+        model: &Model,
+        h: f64,
+    ) -> bool {
+        let mut regularizations = [Regularization::default(); M];
+        for (row, regularization) in regularizations.iter_mut().enumerate() {
+            *regularization = self.overrides[row].unwrap_or_else(|| model.regularization(row));
+            if check_regularization(regularization).is_err() {
                 self.coefficients_h = f64::NAN;
                 return false;
             }
-            let (sigma, upsilon) = regularization.spook_coefficients(h);
-            self.coefficients.sigma[row] = sigma;
-            self.coefficients.upsilon[row] = upsilon;
-            self.coefficients_for[row] = regularization;
         }
+        self.coefficients = SpookCoefficients::new(h, &regularizations);
+        self.coefficients_for = regularizations;
         self.coefficients_h = h;
         true
     }
 
-    /// Solves through the Schur complements (`M` invertible); returns the number of
-    /// factorizations.
     fn solve_schur(&mut self, mass_factor: &Cholesky<N>, time: f64) -> Result<u32, StepError> {
         let (jac, a) = (&self.jac, &self.nonholonomic);
         let mut minv_jac_t = jac.transpose();

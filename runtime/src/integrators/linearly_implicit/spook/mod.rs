@@ -275,13 +275,14 @@ impl<S> SpookScheme<S> {
 
         // Σ, Υ and Γ of eq. 27, and the right-hand side t of eq. 29.
         let rows = self.system.rows();
+        let four_over_h = 4.0 / h;
         for row in 0..rows.g.len() {
             let regularization =
                 rows.overrides[row].unwrap_or_else(|| S::model_regularization(model, row));
             check_regularization(&regularization)?;
             let (sigma, upsilon) = regularization.spook_coefficients(h);
             rows.sigma[row] = sigma;
-            rows.rhs[row] = spook_rhs(upsilon, rows.jac_v[row], rows.g[row], h);
+            rows.rhs[row] = spook_rhs(upsilon, rows.jac_v[row], rows.g[row], four_over_h);
         }
         for row in 0..rows.gamma.len() {
             let compliance =
