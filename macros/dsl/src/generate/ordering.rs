@@ -41,6 +41,7 @@ const SMALLEST_PART: usize = 4;
 /// in the elimination order (index `k` is the `k`-th unknown eliminated): the block `LDLᵀ`
 /// `P A Pᵀ = L D Lᵀ` with `D` block diagonal, of `1 × 1` pivots and `2 × 2` pivots (an unknown
 /// and its parent in the elimination tree, eliminated together: [`paired`]).
+#[derive(Clone)]
 pub(super) struct Factor {
     /// The pivot blocks in order, as `(first position, size)` with size 1 or 2.
     pub blocks: Vec<(usize, usize)>,
@@ -53,6 +54,9 @@ pub(super) struct Factor {
     /// after the elimination of the earlier blocks, `L_iJ = U_iJ D_J⁻¹`) is structurally
     /// nonzero, ascending; `columns[j]` itself for a `1 × 1` pivot.
     pub unscaled: Vec<Vec<usize>>,
+    /// `deferred[b]`: for a block whose division is deferred, the one earlier block `K` that
+    /// updates it (its index in `blocks`); see [`Factor::defer_where_faster`].
+    pub deferred: Vec<Option<usize>>,
     /// `block_of[k]`: the index in `blocks` of position `k`'s block.
     block_of: Vec<usize>,
 }
@@ -102,13 +106,63 @@ impl Factor {
                 rows[i].push(j);
             }
         }
+        let deferred = vec![None; blocks.len()];
         Factor {
             blocks,
             rows,
             columns,
             unscaled,
+            deferred,
             block_of,
         }
+    }
+
+    /// Defers the division of every block updated by a single earlier block that is not
+    /// deferred itself, where that makes the [`estimated_cycles`] fewer; else defers none.
+    ///
+    /// A block `J` updated only by `K` (pivot block `D_K`, determinant `det_K`, for a `1 × 1`
+    /// pivot `d_K`) can be factored scaled by `det_K`, from the numerators `ln_iK = L_iK det_K`
+    /// of `K`'s column (`U_iK adj(D_K)`) instead of `L_iK = ln_iK / det_K`:
+    ///
+    /// ```text
+    /// u'_ij = det_K A_ij − Σ_k ln_ik u_jk = det_K u_ij,    y'_j = det_K b_j − Σ_k ln_jk y_k
+    /// L_iJ = U'_iJ adj(D'_J) / det D'_J,    z_J = adj(D'_J) y'_J / det D'_J
+    /// ```
+    ///
+    /// where the scale cancels (`D'_J = det_K D_J`), so `J` waits for `det_K`, not for its
+    /// reciprocal: one division fewer on the chain of dependent operations. `J`'s pivot tests
+    /// are the same tests scaled by `det_K > 0`, and its `u` and `y` that later blocks read are
+    /// the scaled ones times `1/det_K`, computed beside the chain. Along a chain of blocks this
+    /// defers every second division; it costs a multiplication per entry of `J`, so it pays
+    /// only where the factorization is bound by its chain rather than its work (the double
+    /// pendulum's two `2 × 2` pivots, not the chains of the peer benchmark).
+    pub fn defer_where_faster(&mut self) {
+        let mut deferred: Vec<Option<usize>> = Vec::with_capacity(self.blocks.len());
+        for block in 0..self.blocks.len() {
+            let by = self
+                .single_predecessor(block)
+                .filter(|&k| deferred[k].is_none());
+            deferred.push(by);
+        }
+        if deferred.iter().all(Option::is_none) {
+            return;
+        }
+        let before = estimated_cycles(self);
+        let undeferred = std::mem::replace(&mut self.deferred, deferred);
+        if estimated_cycles(self) >= before {
+            self.deferred = undeferred;
+        }
+    }
+
+    /// Returns the one earlier block (its index in `blocks`) that the block `block` is updated
+    /// by, where there is exactly one: every `L_jk` in the rows `j` of `block` has its column
+    /// `k` in that block. `None` for a block updated by none or by several.
+    pub fn single_predecessor(&self, block: usize) -> Option<usize> {
+        let (start, size) = self.blocks[block];
+        let mut predecessors =
+            (start..start + size).flat_map(|j| self.rows[j].iter().map(|&k| self.block_of[k]));
+        let first = predecessors.next()?;
+        predecessors.all(|k| k == first).then_some(first)
     }
 
     /// Returns the columns `k` of blocks before `j`'s where `L_ik` and the updated entry
@@ -153,7 +207,18 @@ impl Factor {
             })
             .sum();
         let substitutions: usize = self.rows.iter().map(|r| 2 * r.len()).sum();
-        pivots + factor + substitutions
+        // A deferred block scales its entries, `b` and its tests, and unscales `u` and `y`.
+        let deferral: usize = self
+            .blocks
+            .iter()
+            .zip(&self.deferred)
+            .filter(|(_, by)| by.is_some())
+            .map(|(&(start, size), _)| {
+                let unscaled: usize = (start..start + size).map(|j| self.unscaled[j].len()).sum();
+                size * (size + 1) / 2 + 2 * unscaled + 2 * size + 2
+            })
+            .sum();
+        pivots + factor + substitutions + deferral
     }
 }
 
@@ -203,64 +268,100 @@ pub(super) fn paired(
 /// descending in the back substitution).
 pub(super) fn critical_path(factor: &Factor) -> u32 {
     let n = factor.rows.len();
-    let (mut l, mut u): (Ready, Ready) = (vec![BTreeMap::new(); n], vec![BTreeMap::new(); n]);
+    // `l` and `ln` (the numerators of a deferred block's predecessor), `u` as later blocks
+    // read it.
+    let (mut l, mut ln, mut u): (Ready, Ready, Ready) = (
+        vec![BTreeMap::new(); n],
+        vec![BTreeMap::new(); n],
+        vec![BTreeMap::new(); n],
+    );
     let mut inverse = vec![0u32; n];
     let mut pivot = vec![0u32; n];
-    let updated = |i: usize, j: usize, l: &Ready, u: &Ready| {
-        factor
-            .common(i, j)
-            .into_iter()
-            .fold(0, |acc, k| acc.max(l[i][&k]).max(u[j][&k]) + FLOP)
-    };
-    for &(start, size) in &factor.blocks {
+    // Per block, when its determinant (its pivot for `1 × 1`) is ready, before the division.
+    let mut determinant = vec![0u32; factor.blocks.len()];
+    for (block, &(start, size)) in factor.blocks.iter().enumerate() {
+        // The update of entry (i, j): by `L_ik`, or in a deferred block by `ln_ik`, from
+        // `det_K · A_ij`.
+        let by = factor.deferred[block];
+        let scaled_from = by.map(|k| determinant[k] + FLOP);
+        let update = |i: usize, j: usize, l: &Ready, ln: &Ready, u: &Ready| {
+            let (factors, start) = match scaled_from {
+                Some(start) => (ln, start),
+                None => (l, 0),
+            };
+            factor
+                .common(i, j)
+                .into_iter()
+                .fold(start, |acc, k| acc.max(factors[i][&k]).max(u[j][&k]) + FLOP)
+        };
         let members = start..start + size;
         for j in members.clone() {
-            pivot[j] = updated(j, j, &l, &u);
+            pivot[j] = update(j, j, &l, &ln, &u);
         }
         let ready = if size == 2 {
             // q, then the determinant pr − q² (a product and a multiply-add).
-            let q = updated(start + 1, start, &l, &u);
+            let q = update(start + 1, start, &l, &ln, &u);
             pivot[start].max(pivot[start + 1]).max(q) + 2 * FLOP
         } else {
             pivot[start]
         };
+        determinant[block] = ready;
         for j in members.clone() {
             inverse[j] = ready + DIVISION;
         }
+        // The block's own `u` (scaled where deferred), then `u` as later blocks read it.
+        let mut own: Ready = vec![BTreeMap::new(); n];
         for j in members.clone() {
             for &i in &factor.unscaled[j] {
-                let unscaled = updated(i, j, &l, &u);
-                u[i].insert(j, unscaled);
+                let unscaled = update(i, j, &l, &ln, &u);
+                own[i].insert(j, unscaled);
+                let later = match by {
+                    Some(k) => unscaled.max(inverse[factor.blocks[k].0]) + FLOP,
+                    None => unscaled,
+                };
+                u[i].insert(j, later);
             }
         }
         for j in members {
             for &i in &factor.columns[j] {
-                let scaled = if size == 2 {
+                let numerator = if size == 2 {
                     // (r u_i0 − q u_i1) or (p u_i1 − q u_i0): a product and a multiply-add.
-                    let both = members_max(&u[i], start, size)
+                    let both = members_max(&own[i], start, size)
                         .max(pivot[start])
                         .max(pivot[start + 1]);
                     both + 2 * FLOP
                 } else {
-                    u[i].get(&j).copied().unwrap_or(0)
+                    own[i].get(&j).copied().unwrap_or(0)
                 };
-                l[i].insert(j, scaled.max(inverse[j]) + FLOP);
+                ln[i].insert(j, numerator);
+                l[i].insert(j, numerator.max(inverse[j]) + FLOP);
             }
         }
     }
-    let mut y = vec![0u32; n];
+    // The forward substitution: `y'` (scaled where deferred) for the block's own solve, `y`
+    // for the later rows.
+    let (mut y, mut own_y) = (vec![0u32; n], vec![0u32; n]);
     for i in 0..n {
-        y[i] = factor.rows[i]
+        let by = factor.deferred[factor.block_of[i]];
+        let (factors, start) = match by {
+            Some(k) => (&ln, determinant[k] + FLOP),
+            None => (&l, 0),
+        };
+        own_y[i] = factor.rows[i]
             .iter()
-            .fold(0, |acc, &k| acc.max(l[i][&k]).max(y[k]) + FLOP);
+            .fold(start, |acc, &k| acc.max(factors[i][&k]).max(y[k]) + FLOP);
+        y[i] = match by {
+            Some(k) => own_y[i].max(inverse[factor.blocks[k].0]) + FLOP,
+            None => own_y[i],
+        };
     }
     let mut z = vec![0u32; n];
     for &(start, size) in &factor.blocks {
         let members = start..start + size;
         let solved = if size == 2 {
-            members.clone().map(|k| y[k]).max().unwrap_or(0) + 2 * FLOP
+            members.clone().map(|k| own_y[k]).max().unwrap_or(0) + 2 * FLOP
         } else {
-            y[start]
+            own_y[start]
         };
         for k in members {
             z[k] = solved.max(inverse[k]) + FLOP;
@@ -337,7 +438,9 @@ pub(super) fn elimination_order(
         }
         previous = candidate;
     }
-    (best.0, best.1)
+    let (order, mut factor, _) = best;
+    factor.defer_where_faster();
+    (order, factor)
 }
 
 /// Appends to `order` the unknowns `part` (ascending) of the graph `adjacent` eliminated from
@@ -505,6 +608,27 @@ mod tests {
             .filter(|&(i, j)| i / 2 - j / 2 <= 1)
             .collect();
         (n, lower)
+    }
+
+    #[test]
+    fn a_division_is_deferred_where_the_chain_is_longer_than_the_work() {
+        // The double pendulum's dense 4 × 4 matrix: two 2 × 2 pivots, the second updated by
+        // the first only; deferred, its chain holds one division instead of two.
+        let n = 4;
+        let lower = (0..n).flat_map(|i| (0..i).map(move |j| (i, j))).collect();
+        let (_, factor) = elimination_order(n, &lower);
+        assert_eq!(factor.blocks, vec![(0, 2), (2, 2)]);
+        assert_eq!(factor.deferred, vec![None, Some(0)]);
+        let mut undeferred = factor.clone();
+        undeferred.deferred = vec![None; 2];
+        let (before, after) = (critical_path(&undeferred), critical_path(&factor));
+        assert_eq!(before - after, DIVISION, "{before} → {after}");
+        // The chains of the peer benchmark are bound by their work: nothing deferred.
+        for links in [10, 50] {
+            let (n, lower) = chain(links);
+            let (_, factor) = elimination_order(n, &lower);
+            assert!(factor.deferred.iter().all(Option::is_none), "{links} links");
+        }
     }
 
     #[test]

@@ -16,7 +16,10 @@
 //! operations, and there each pivot waits for a division. A `2 × 2` pivot `[p q; q r]` is
 //! inverted through its determinant, `D⁻¹ = [r −q; −q p] / (pr − q²)`: one division where two
 //! `1 × 1` pivots need two in sequence. On the double pendulum (two such pivots) that takes a
-//! Z&Ss step from 49.5 to 38.6 ns. The determinant carries the same rounding as the second
+//! Z&Ss step from 49.5 to 38.6 ns. Where the chain of divisions is longer than the work, a
+//! block updated by a single earlier block waits for that block's determinant instead of its
+//! reciprocal (`ordering::Factor::defer_where_faster`): the double pendulum's Z&Ss step then
+//! holds one division in its chain, 33.9 → 30.5 ns (portable build). The determinant carries the same rounding as the second
 //! scalar pivot `r − q²/p = (pr − q²)/p`, and block LU factorization of a symmetric positive
 //! definite matrix is stable (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
 //! ed., 2002, ch. 13, block LU factorization), so the result agrees with the generic kernels'
@@ -42,6 +45,12 @@ use crate::derive::Derived;
 
 fn l(i: usize, j: usize) -> Ident {
     format_ident!("__l_{}_{}", i, j)
+}
+
+/// The numerator `ln_ij = L_ij · det_J` of `L_ij`, before the multiplication by `1/det_J`
+/// (`det_J` the determinant of `j`'s `2 × 2` pivot block, or its `1 × 1` pivot).
+fn ln(i: usize, j: usize) -> Ident {
+    format_ident!("__ln_{}_{}", i, j)
 }
 
 /// The unscaled entry `u_ij = L_ij d_j` of column `j`, before the division by the pivot.
@@ -91,6 +100,13 @@ fn all_finite_by_fours<T: quote::ToTokens>(values: impl IntoIterator<Item = T>) 
 /// is not finite or not above `__tolerance · |A_jj|` (a local the caller defines; for a
 /// `2 × 2` pivot, `p` and `pr − q² > __tolerance · |A_tt| · p`) returns `Declined` from the
 /// enclosing function.
+///
+/// A block `J` that `factor` defers ([`Factor::defer_where_faster`]) is factored scaled by its
+/// one predecessor's determinant `det_K`, from `K`'s numerators `ln_iK = L_iK · det_K`: its
+/// entries `u'_ij = det_K A_ij − Σ_k ln_ik u_jk` (`__us`), pivot and `y'_j` (`__ys`) carry the
+/// factor `det_K`, which cancels in `L_iJ` and `z_J` (the same formulas on the scaled values),
+/// and its tests are the same tests with their bounds times `det_K`; the `u` and `y` that later
+/// blocks read are `u'`, `y'` times `1/det_K`.
 fn ldlt_solve(
     order: &[usize],
     factor: &Factor,
@@ -110,41 +126,88 @@ fn ldlt_solve(
     // pivot, where their operands are ready: the same operations in the same order as after
     // the whole factorization, but the compiler sees them beside the factorization (which
     // splits into a block per pivot test), so their chain overlaps it and `b` dies early.
-    let updated = |i: usize, j: usize, start: TokenStream| {
+    // `start − Σ_k L_ik u_jk`, or with the numerators `ln_ik = L_ik · det_K` of a deferred
+    // block's single predecessor `K` in place of `L_ik`.
+    let updated = |i: usize, j: usize, start: TokenStream, numerators: bool| {
+        let factor_of = if numerators { ln } else { l };
         subtract_products(
             start,
             factor
                 .common(i, j)
                 .into_iter()
-                .map(|k| (l(i, k), u(j, k)))
+                .map(|k| (factor_of(i, k), u(j, k)))
                 .collect(),
         )
     };
-    let forward = |j: usize| {
+    // `y_j = b_j − Σ_k L_jk y_k` from `start = b_j`, or with the numerators as in `updated`.
+    let forward = |j: usize, start: TokenStream, numerators: bool| {
+        let factor_of = if numerators { ln } else { l };
         subtract_products(
-            b(j),
+            start,
             factor.rows[j]
                 .iter()
-                .map(|&k| (l(j, k), format_ident!("__y_{}", k)))
+                .map(|&k| (factor_of(j, k), format_ident!("__y_{}", k)))
                 .collect(),
         )
     };
     let ident = |name: &str, j: usize| format_ident!("__{}_{}", name, j);
+    // Per block deferred by `K` ([`Factor::defer_where_faster`]): `K`'s determinant (or pivot)
+    // `det_K` and its reciprocal `i_K`.
+    let deferred: Vec<Option<(Ident, Ident)>> = factor
+        .deferred
+        .iter()
+        .map(|by| {
+            by.map(|k| {
+                let (first, size) = factor.blocks[k];
+                let det = if size == 1 { "d" } else { "det" };
+                (ident(det, first), ident("i", first))
+            })
+        })
+        .collect();
     let mut factorization = Vec::new();
-    for &(s, size) in &factor.blocks {
+    for (&(s, size), by) in factor.blocks.iter().zip(&deferred) {
         let inverse = ident("i", s);
+        // The block's updated entries, forward substitution and stored `u`: scaled by
+        // `det_K` where the block is deferred (`us`, `ys`), with the true values for the
+        // later blocks (`u`, `y`) one multiplication by `i_K` away.
+        let scale = |start: TokenStream| match by {
+            Some((det, _)) => quote!(#det * #start),
+            None => start,
+        };
+        let (u_name, y_name) = if by.is_some() {
+            ("us", "ys")
+        } else {
+            ("u", "y")
+        };
+        let own_u = |i: usize, j: usize| format_ident!("__{}_{}_{}", u_name, i, j);
+        let own_y = |j: usize| ident(y_name, j);
+        let bound = |start: TokenStream| match by {
+            Some((det, _)) => quote!(#start * #det),
+            None => start,
+        };
+        let unscale = |scaled: Ident, target: Ident| {
+            by.as_ref()
+                .map(|(_, inverse)| quote!(let #target: f64 = #scaled * #inverse;))
+        };
         if size == 1 {
-            let (d, y, z) = (ident("d", s), ident("y", s), ident("z", s));
-            let (diagonal, pivot, forward) = (a(s, s), updated(s, s, quote!(__a)), forward(s));
+            let (d, y, z) = (ident("d", s), own_y(s), ident("z", s));
+            let (diagonal, pivot, forward) = (
+                a(s, s),
+                updated(s, s, scale(quote!(__a)), by.is_some()),
+                forward(s, scale(b(s)), by.is_some()),
+            );
+            let test = bound(quote!(__tolerance * __a.abs()));
+            let true_y = unscale(y.clone(), ident("y", s));
             factorization.push(quote! {
                 let __a: f64 = #diagonal;
                 let #d: f64 = #pivot;
-                if !(#d > __tolerance * __a.abs() && #d < f64::INFINITY) {
+                if !(#d > #test && #d < f64::INFINITY) {
                     return #rt_solve::Declined;
                 }
                 let #inverse = 1.0 / #d;
                 let #y: f64 = #forward;
                 let #z: f64 = #y * #inverse;
+                #true_y
             });
         } else {
             // The 2 × 2 pivot [p q; q r] = [d_s q_s; q_s d_t], t = s + 1, through its
@@ -154,18 +217,29 @@ fn ldlt_solve(
             let (p, q, r) = (ident("d", s), ident("q", s), ident("d", t));
             let (det, ys, yt, zs, zt) = (
                 ident("det", s),
-                ident("y", s),
-                ident("y", t),
+                own_y(s),
+                own_y(t),
                 ident("z", s),
                 ident("z", t),
             );
             let (first, second) = (a(s, s), a(t, t));
             let (p_value, r_value, q_value) = (
-                updated(s, s, quote!(__a)),
-                updated(t, t, quote!(__b)),
-                updated(t, s, a(t, s)),
+                updated(s, s, scale(quote!(__a)), by.is_some()),
+                updated(t, t, scale(quote!(__b)), by.is_some()),
+                updated(t, s, scale(a(t, s)), by.is_some()),
             );
-            let (forward_s, forward_t) = (forward(s), forward(t));
+            let (forward_s, forward_t) = (
+                forward(s, scale(b(s)), by.is_some()),
+                forward(t, scale(b(t)), by.is_some()),
+            );
+            let (test_p, test_det) = (
+                bound(quote!(__tolerance * __a.abs())),
+                bound(quote!(__tolerance * __b.abs() * #p)),
+            );
+            let (true_ys, true_yt) = (
+                unscale(ys.clone(), ident("y", s)),
+                unscale(yt.clone(), ident("y", t)),
+            );
             factorization.push(quote! {
                 let __a: f64 = #first;
                 let __b: f64 = #second;
@@ -173,9 +247,9 @@ fn ldlt_solve(
                 let #r: f64 = #r_value;
                 let #q: f64 = #q_value;
                 let #det: f64 = #rt::fma::mul_add(-#q, #q, #p * #r);
-                if !(#p > __tolerance * __a.abs()
+                if !(#p > #test_p
                     && #p < f64::INFINITY
-                    && #det > __tolerance * __b.abs() * #p
+                    && #det > #test_det
                     && #det < f64::INFINITY)
                 {
                     return #rt_solve::Declined;
@@ -185,21 +259,24 @@ fn ldlt_solve(
                 let #yt: f64 = #forward_t;
                 let #zs: f64 = #rt::fma::mul_add(-#q, #yt, #r * #ys) * #inverse;
                 let #zt: f64 = #rt::fma::mul_add(-#q, #ys, #p * #yt) * #inverse;
+                #true_ys
+                #true_yt
             });
         }
         for j in s..s + size {
             for &i in &factor.unscaled[j] {
-                let (stored, value) = (u(i, j), updated(i, j, a(i, j)));
+                let (stored, value) = (own_u(i, j), updated(i, j, scale(a(i, j)), by.is_some()));
                 factorization.push(quote!(let #stored: f64 = #value;));
+                factorization.extend(unscale(stored, u(i, j)));
             }
         }
         for j in s..s + size {
             for &i in &factor.columns[j] {
-                let target = l(i, j);
+                let (target, numerator) = (l(i, j), ln(i, j));
                 let has = |k: usize| factor.unscaled[k].binary_search(&i).is_ok();
                 let value = if size == 1 {
-                    let stored = u(i, j);
-                    quote!(#stored * #inverse)
+                    let stored = own_u(i, j);
+                    quote!(#stored)
                 } else {
                     // L_iJ = U_iJ D⁻¹: (r u_is − q u_it) for column s, (p u_it − q u_is) for t.
                     let (own, other, diagonal, q) = if j == s {
@@ -207,18 +284,20 @@ fn ldlt_solve(
                     } else {
                         (s + 1, s, ident("d", s), ident("q", s))
                     };
-                    let (u_own, u_other) = (u(i, own), u(i, other));
-                    let sum = match (has(own), has(other)) {
+                    let (u_own, u_other) = (own_u(i, own), own_u(i, other));
+                    match (has(own), has(other)) {
                         (true, true) => {
                             quote!(#rt::fma::mul_add(-#q, #u_other, #diagonal * #u_own))
                         }
                         (true, false) => quote!((#diagonal * #u_own)),
                         (false, true) => quote!((-#q * #u_other)),
                         (false, false) => quote!(0.0f64),
-                    };
-                    quote!(#sum * #inverse)
+                    }
                 };
-                factorization.push(quote!(let #target: f64 = #value;));
+                factorization.push(quote! {
+                    let #numerator: f64 = #value;
+                    let #target: f64 = #numerator * #inverse;
+                });
             }
         }
     }
