@@ -19,11 +19,12 @@
 //! Z&Ss step from 49.5 to 38.6 ns. Where the chain of divisions is longer than the work, a
 //! block updated by a single earlier block waits for that block's determinant instead of its
 //! reciprocal (`ordering::Factor::defer_where_faster`): the double pendulum's Z&Ss step then
-//! holds one division in its chain, 33.9 → 30.5 ns (portable build). The determinant carries the same rounding as the second
-//! scalar pivot `r − q²/p = (pr − q²)/p`, and block LU factorization of a symmetric positive
-//! definite matrix is stable (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
-//! ed., 2002, ch. 13, block LU factorization), so the result agrees with the generic kernels'
-//! Cholesky to the conditioning, not bit for bit (see [`ldlt_solve`]). Where a pivot is not
+//! holds one division in its chain, 33.9 → 30.5 ns (portable build). The determinant carries
+//! the same rounding as the second scalar pivot `r − q²/p = (pr − q²)/p`, and block LU
+//! factorization of a symmetric positive definite matrix is stable (Higham, *Accuracy and
+//! Stability of Numerical Algorithms*, 2nd ed., 2002, ch. 13, block LU factorization), so the
+//! result agrees with the generic kernels' Cholesky to the conditioning, not bit for bit (see
+//! [`ldlt_solve`]). Where a pivot is not
 //! clearly positive (`d ≤ N·ε·|A_jj|`, the generic test, for a `2 × 2` pivot on both its
 //! scalar pivots) or a value is not finite it returns `GeneratedSolve::Declined` and the
 //! integrator runs its generic kernels, which fall back to pivoted LU or report the culprit.

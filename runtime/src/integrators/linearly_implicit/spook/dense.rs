@@ -213,6 +213,8 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
         true
     }
 
+    /// Solves through the Schur complements (`M` invertible); returns the number of
+    /// factorizations.
     fn solve_schur(&mut self, mass_factor: &Cholesky<N>, time: f64) -> Result<u32, StepError> {
         let (jac, a) = (&self.jac, &self.nonholonomic);
         let mut minv_jac_t = jac.transpose();
