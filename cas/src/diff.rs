@@ -43,25 +43,51 @@ use egg::{Id, Symbol};
 
 use crate::expr::{Math, Store};
 
-/// Returns `d f / d x`, structurally, or the zero node when `f` does not depend on `x`.
+/// Returns `d f / d x`, structurally, or the zero node when `f` does not depend on `x`
+/// ([`forward`] with the tangent 1 for `x`).
+pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
+    let one = store.num(1.0);
+    forward(store, f, &[(x, one)])
+}
+
+/// Returns the directional derivative `Σ_j dirs_j ∂f/∂vars_j`, structurally: one forward
+/// pass whose tangents stay factored (`d(u²) = 2u du` with `du` one shared node), unlike the
+/// sum of the partial derivatives. `dirs` are the symbols of the direction, which are
+/// constants for the derivative; extra entries of the longer slice are ignored.
+pub fn directional_derivative(store: &mut Store, f: Id, vars: &[Symbol], dirs: &[Symbol]) -> Id {
+    let seeds: Vec<(Symbol, Id)> = vars
+        .iter()
+        .zip(dirs)
+        .map(|(&x, &d)| (x, store.symbol(d)))
+        .collect();
+    forward(store, f, &seeds)
+}
+
+/// Forward-mode differentiation of `f`: the tangent of each node from its children's, with
+/// `seeds` the tangents of the symbols (every other symbol a constant).
 ///
 /// Nodes of `f` are visited once in topological order, so shared subexpressions are
 /// differentiated once.
-pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
+fn forward(store: &mut Store, f: Id, seeds: &[(Symbol, Id)]) -> Id {
     let zero = store.num(0.0);
-    if !store.depends_on(f, x) {
+    let vars: Vec<Symbol> = seeds.iter().map(|&(x, _)| x).collect();
+    let mask = store.symbol_mask(&vars);
+    if !store.deps_of(f).intersects(&mask) {
         return zero;
     }
     let mut d: HashMap<Id, Id> = HashMap::new();
     for n in store.reachable(&[f]) {
-        if !store.depends_on(n, x) {
+        if !store.deps_of(n).intersects(&mask) {
             continue;
         }
         let dv = |c: Id| d.get(&c).copied().unwrap_or(zero);
         let node = store.node(n).clone();
         let dn = match node {
-            // Only reachable when the symbol is x itself, since n depends on x.
-            Math::Symbol(_) => store.num(1.0),
+            // Only reachable when the symbol is one of the seeded ones, since n depends on it.
+            Math::Symbol(x) => seeds
+                .iter()
+                .find(|&&(seeded, _)| seeded == x)
+                .map_or(zero, |&(_, tangent)| tangent),
             Math::Num(_) => zero,
             Math::Add([a, b]) => store.add(dv(a), dv(b)),
             Math::Sub([a, b]) => store.sub(dv(a), dv(b)),
@@ -357,29 +383,12 @@ pub fn hessian(store: &mut Store, f: Id, vars: &[Symbol]) -> Vec<Vec<Id>> {
 pub fn third_contraction(store: &mut Store, f: Id, vars: &[Symbol], dirs: &[Symbol]) -> Vec<Id> {
     let n = vars.len().min(dirs.len());
     let vars = &vars[..n];
-    let h = hessian(store, f, vars);
-    let a: Vec<Id> = dirs[..n].iter().map(|&d| store.symbol(d)).collect();
-    let mut terms: Vec<Id> = Vec::new();
-    for i in 0..n {
-        for j in 0..=i {
-            let hij = h[i][j];
-            if store.is_zero(hij) {
-                continue;
-            }
-            let term = if i == j {
-                let a2 = store.powi(a[i], 2);
-                store.mul(a2, hij)
-            } else {
-                let two = store.num(2.0);
-                let aa = store.mul(a[i], a[j]);
-                let t = store.mul(two, aa);
-                store.mul(t, hij)
-            };
-            terms.push(term);
-        }
-    }
-    let s = store.sum(terms);
-    gradient(store, s, vars)
+    // aᵀ Hess f a as the second directional derivative d²/dε² f(q + εa), which keeps the
+    // structure of f: for f = ½ Σ gᵢ², Σ ((Gᵢ a)² + gᵢ aᵀ Hess gᵢ a) rather than the
+    // expanded Hessian's entries.
+    let once = directional_derivative(store, f, vars, dirs);
+    let twice = directional_derivative(store, once, vars, dirs);
+    gradient(store, twice, vars)
 }
 
 /// Builds `k * u^(k-1)`, the derivative factor of `u^k`.

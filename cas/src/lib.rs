@@ -60,7 +60,9 @@ pub mod eval;
 pub mod expr;
 pub mod simplify;
 
-pub use diff::{derivative, gradient, hessian, jacobian, third_contraction};
+pub use diff::{
+    derivative, directional_derivative, gradient, hessian, jacobian, third_contraction,
+};
 pub use egg::{Id, Symbol};
 pub use emit::{emit, EmitOptions, Output};
 pub use eval::{eval, EvalError, Evaluator};

@@ -6,7 +6,8 @@ use common::{
     agrees, at, away_from_kinks, build, close, no_extra, non_smooth, point, richardson, tree, vars,
 };
 use mechanism_cas::{
-    derivative, eval, gradient, hessian, jacobian, third_contraction, Store, Symbol,
+    derivative, directional_derivative, eval, gradient, hessian, jacobian, third_contraction,
+    Store, Symbol,
 };
 use proptest::prelude::*;
 
@@ -46,6 +47,25 @@ proptest! {
                 prop_assert!(s.is_zero(d) && s.is_zero(g[i]));
             }
         }
+    }
+
+    #[test]
+    fn directional_derivative_equals_the_gradient_along_the_direction(
+        t in tree(),
+        p in point(),
+        a in [-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0],
+    ) {
+        let mut s = Store::new();
+        let f = build(&mut s, &t);
+        let dirs = [Symbol::from("a0"), Symbol::from("a1"), Symbol::from("a2")];
+        let d = directional_derivative(&mut s, f, &vars(), &dirs);
+        let g = gradient(&mut s, f, &vars());
+        let dir = |sym: Symbol| dirs.iter().position(|&d| d == sym).map(|i| a[i]);
+        let expected: f64 = (0..3).map(|i| a[i] * at(&s, g[i], p, &no_extra)).sum();
+        let scale: f64 = (0..3).map(|i| (a[i] * at(&s, g[i], p, &no_extra)).abs()).sum();
+        prop_assume!(scale.is_finite(), "the gradient is not finite at {:?}", p);
+        let sym = at(&s, d, p, &dir);
+        prop_assert!(close(sym, expected, 1e-10, scale), "{} vs {}", sym, expected);
     }
 
     #[test]
