@@ -251,9 +251,8 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         let beta_h2 = self.beta * h * h;
         self.carried_at(q)?;
         let a_k = &self.carried_a;
-        let v_k: [f64; N] = component_by_component(v);
         let mut x_next = [0.0; N];
-        for (((x, q), v), a) in x_next.iter_mut().zip(&*q).zip(&v_k).zip(a_k) {
+        for (((x, q), v), a) in x_next.iter_mut().zip(&*q).zip(&*v).zip(a_k) {
             *x = next_position(*q, *v, *a, h);
         }
         let (mut a_next, mut scratch) = ([0.0; N], [0.0; N]);
@@ -266,7 +265,7 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
             &mut scratch,
         )?;
         let mut v_next = [0.0; N];
-        for (((v_next, v), a), b) in v_next.iter_mut().zip(&v_k).zip(a_k).zip(&a_next) {
+        for (((v_next, v), a), b) in v_next.iter_mut().zip(&*v).zip(a_k).zip(&a_next) {
             *v_next = next_velocity(*v, *a, *b, h);
         }
         // `a_{k+1}` needs no test of its own: `v_{k+1} = v_k + ½h (a_k + a_{k+1})` with a
@@ -284,20 +283,6 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         self.carried_a = a_next;
         Some(report)
     }
-}
-
-/// Returns `x` read one component at a time.
-///
-/// The last step wrote `v` with whatever stores LLVM chose for it, e.g. a scalar, a pair and a
-/// scalar for the double pendulum where it has AVX; a wider load of stores still in flight
-/// waits for them to reach the cache instead of taking the values from them (failed store
-/// forwarding), and `v` is on the chain from one step's acceleration to the next step's
-/// configuration. Loads of single components always take their value from a store; volatile
-/// keeps LLVM from merging them (`-C target-cpu=native` double pendulum Z&Ss 41.4 → 37.1 ns).
-#[inline(always)]
-fn component_by_component<const N: usize>(x: &[f64]) -> [f64; N] {
-    // SAFETY: `&x[i]` is a valid, aligned reference to an initialized `f64`.
-    std::array::from_fn(|i| unsafe { std::ptr::read_volatile(&x[i]) })
 }
 
 #[diagnostic::do_not_recommend]
