@@ -216,7 +216,8 @@ pub trait Holonomic<const N: usize, const M: usize> {
     }
 
     /// Computes one whole SPOOK step without nonholonomic rows from `(q_k, v_k, t_k)` with
-    /// step size `h` and the coefficients `Σ`, `Υ` of eq. 27 (Lacoursière 2007, eq. 27–30):
+    /// step size `h` and the coefficients `Σ`, `Υ` of eq. 27 and `4/h` for that `h`
+    /// ([`SpookCoefficients::new`]) (Lacoursière 2007, eq. 27–30):
     ///
     /// ```text
     /// r = M v_k − h ∇V(q_k) + h f(q_k, v_k, t_k),     t = Υ (G v_k − (4/h) g(q_k))
