@@ -44,7 +44,7 @@ use egg::{Id, Symbol};
 use crate::expr::{Math, Store};
 
 /// Returns `d f / d x`, structurally, or the zero node when `f` does not depend on `x`
-/// ([`forward`] with the tangent 1 for `x`).
+/// (the forward pass of [`directional_derivative`] with the tangent 1 for `x`).
 pub fn derivative(store: &mut Store, f: Id, x: Symbol) -> Id {
     let one = store.num(1.0);
     forward(store, f, &[(x, one)])
