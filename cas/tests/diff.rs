@@ -11,6 +11,14 @@ use mechanism_cas::{
 };
 use proptest::prelude::*;
 
+/// The symbols `a0, a1, a2` of a direction, and their values `a` as extra symbols for `at`.
+fn direction(a: [f64; 3]) -> ([Symbol; 3], impl Fn(Symbol) -> Option<f64>) {
+    let dirs = [Symbol::from("a0"), Symbol::from("a1"), Symbol::from("a2")];
+    (dirs, move |sym| {
+        dirs.iter().position(|&d| d == sym).map(|i| a[i])
+    })
+}
+
 fn with(p: [f64; 3], i: usize, t: f64) -> [f64; 3] {
     let mut q = p;
     q[i] = t;
@@ -57,12 +65,11 @@ proptest! {
     ) {
         let mut s = Store::new();
         let f = build(&mut s, &t);
-        let dirs = [Symbol::from("a0"), Symbol::from("a1"), Symbol::from("a2")];
+        let (dirs, dir) = direction(a);
         let d = directional_derivative(&mut s, f, &vars(), &dirs);
         let g = gradient(&mut s, f, &vars());
-        let dir = |sym: Symbol| dirs.iter().position(|&d| d == sym).map(|i| a[i]);
-        let expected: f64 = (0..3).map(|i| a[i] * at(&s, g[i], p, &no_extra)).sum();
-        let scale: f64 = (0..3).map(|i| (a[i] * at(&s, g[i], p, &no_extra)).abs()).sum();
+        let terms = (0..3).map(|i| a[i] * at(&s, g[i], p, &no_extra));
+        let (expected, scale) = terms.fold((0.0, 0.0), |(sum, size), x| (sum + x, size + x.abs()));
         prop_assume!(scale.is_finite(), "the gradient is not finite at {:?}", p);
         let sym = at(&s, d, p, &dir);
         prop_assert!(close(sym, expected, 1e-10, scale), "{} vs {}", sym, expected);
@@ -111,10 +118,9 @@ proptest! {
     ) {
         let mut s = Store::new();
         let f = build(&mut s, &t);
-        let dirs = [Symbol::from("a0"), Symbol::from("a1"), Symbol::from("a2")];
+        let (dirs, dir) = direction(a);
         let c = third_contraction(&mut s, f, &vars(), &dirs);
         let h = hessian(&mut s, f, &vars());
-        let dir = |sym: Symbol| dirs.iter().position(|&d| d == sym).map(|i| a[i]);
         // aᵀ H(q) a, evaluated numerically from the symbolic Hessian.
         let quad = |s: &Store, q: [f64; 3]| -> f64 {
             let mut sum = 0.0;
