@@ -105,7 +105,9 @@ def hot_instructions(binary, case, function):
                         f"--callgrind-out-file={out.name}", binary, case, "100000", "1"],
                        check=True, capture_output=True)
         counts, names, address, skip, in_binary = {}, {}, 0, False, False
-        for line in open(out.name):
+        with open(out.name) as profile:
+            lines = profile.readlines()
+        for line in lines:
             m = re.match(r"c?ob=\((\d+)\)( (.*))?", line)
             if m:
                 if m.group(3):
@@ -138,13 +140,10 @@ def hot_instructions(binary, case, function):
         if m and name:
             at = int(m.group(1), 16)
             functions[name][at] = (counts.get(at, 0), m.group(2))
-    if function:
-        chosen = [n for n in functions if function in n]
-    else:
-        chosen = sorted(functions, key=lambda n: -sum(c for c, _ in functions[n].values()))[:1]
-    if not chosen:
+    candidates = [n for n in functions if function in n] if function else list(functions)
+    if not candidates:
         sys.exit(f"no function matches {function!r}")
-    best = max(chosen, key=lambda n: sum(c for c, _ in functions[n].values()))
+    best = max(candidates, key=lambda n: sum(c for c, _ in functions[n].values()))
     return best, functions[best]
 
 
