@@ -1,7 +1,8 @@
 //! Tao–Owhadi §4.4's DNA Morse chain as `mechanism!` generates it (`models::DnaChain`): its
 //! potential's derivatives against the closed forms of `shared/EXPERIMENTS-M2.md` §E.1
 //! (`runtime::reference::dna_chain`), full Z&S's second order against an independent RK4,
-//! Verlet's `O(h²)` energy error, and the same bytes from the same seed.
+//! Verlet's `O(h²)` energy error, the same bytes from the same seed, and the energy guard that
+//! stops the runs at `h = 2` that blow up.
 
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
@@ -13,8 +14,13 @@ use mechanism::runtime::model::{
 };
 use mechanism::runtime::reference::dna_chain::{self, Morse};
 use mechanism::runtime::reference::ode::rk4;
-use mechanism::runtime::simulation::{family, CsvSink, Schedule, Simulation, SparseMechanics};
-use mechanism::runtime::{DynState, SVector, SparseIntegrator, SparseVerlet, SparseZhangSkeel};
+use mechanism::runtime::simulation::{
+    family, CsvSink, Schedule, Simulation, SimulationError, SparseMechanics,
+};
+use mechanism::runtime::{
+    DynState, SVector, SparseIntegrator, SparseVerlet, SparseZhangSkeel,
+    SparseZhangSkeelSimplified, StepError,
+};
 
 /// Returns `count` numbers uniform in `[lo, hi)` from the SplitMix64 stream of `seed`.
 fn uniform(seed: u64, count: usize, lo: f64, hi: f64) -> Vec<f64> {
@@ -275,4 +281,63 @@ fn same_seed_same_bytes() {
     let text = String::from_utf8(first).unwrap();
     assert!(text.starts_with("t,q.theta[0],q.theta[1],"));
     assert_eq!(text.lines().count(), 1 + 101);
+}
+
+/// Z&Ss and full Z&S at the paper's `h = 2` (`β = 0.3`) blow up on the chain — Z&Ss between
+/// `t ≈ 4·10⁴` and `7.6·10⁴`, full Z&S between `t ≈ 4600` and `7600` (the `dna` example's
+/// `--stability` table) — while the state stays finite for a long time. The energy guard stops
+/// each run through the driver with `EnergyDiverged` before `H` has grown to `10³ H(0)`, and the
+/// driver's state is the last accepted one.
+#[test]
+fn the_energy_guard_stops_the_runs_at_h_2_that_blow_up() {
+    let chain = DnaChain::new(200).unwrap();
+    let zss = SparseZhangSkeelSimplified::new(&chain, 2.0)
+        .unwrap()
+        .with_beta(0.3)
+        .unwrap();
+    let zs = SparseZhangSkeel::new(&chain, 2.0)
+        .unwrap()
+        .with_beta(0.3)
+        .unwrap();
+    let runs: [(&str, Box<dyn SparseIntegrator<DnaChain>>, f64); 2] =
+        [("Z&Ss", Box::new(zss), 2e5), ("Z&S", Box::new(zs), 4e4)];
+    for (name, integrator, t_end) in runs {
+        let start = chain.initial_state(1);
+        let h0 = chain.energy(&start.q, &start.v);
+        let largest = std::cell::Cell::new(1.0f64);
+        let mut run = Simulation::sparse(
+            &chain,
+            integrator,
+            start,
+            t_end,
+            Schedule::EveryNthStep(1 << 40),
+        )
+        .unwrap()
+        .on_step(|_, s| largest.set(largest.get().max(chain.energy(&s.q, &s.v) / h0)));
+        let error = run
+            .run()
+            .expect_err("the run at h = 2 was expected to blow up");
+        let SimulationError::Step {
+            t,
+            source: StepError::EnergyDiverged { energy, .. },
+            ..
+        } = error
+        else {
+            panic!("{name}: expected EnergyDiverged from the driver, got {error}");
+        };
+        let last = run.state();
+        println!(
+            "{name}: refused the step from t = {t} with H = {:.3e} H(0); the run reached at most \
+             {:.3} H(0)",
+            energy / h0,
+            largest.get()
+        );
+        assert_eq!(last.t, t);
+        assert!(last.q.iter().chain(&last.v).all(|x| x.is_finite()));
+        assert!(
+            largest.get() < 1e3,
+            "{name}: H reached {} H(0)",
+            largest.get()
+        );
+    }
 }

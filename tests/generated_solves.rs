@@ -35,8 +35,8 @@ use chain10::Chain10;
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    AppliedForces, DivergenceGuard, GeneratedSolve, Holonomic, Inertia, Integrator, Nonholonomic,
-    Penalized, PenalizedHessian, PenaltyHessian, Potential, PotentialHessian,
+    AppliedForces, DivergenceGuard, EnergyGuard, GeneratedSolve, Holonomic, Inertia, Integrator,
+    Nonholonomic, Penalized, PenalizedHessian, PenaltyHessian, Potential, PotentialHessian,
     PotentialThirdDerivative, Regularization, Relaxation, SMatrix, SVector, SplitPotential, Spook,
     SpookCoefficients, State, StepError, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
@@ -375,9 +375,16 @@ where
     let c = 0.4 * h * h;
     let penalized = Penalized::new(model.clone(), omega);
     let view = Generic(&penalized);
+    // The run is a source of hard states, not a trajectory to trust: the chain falling from the
+    // horizontal at h = 0.05 gains an energy of 19 times its scale by t = 30 (H₀ = 0), which the
+    // energy guard would refuse.
     let (mut zss, mut zss_stiff) = (
-        ZhangSkeelSimplified::<N>::new(h).unwrap(),
-        ZhangSkeelStiff::<N>::new(h).unwrap(),
+        ZhangSkeelSimplified::<N>::new(h)
+            .unwrap()
+            .with_energy_guard(EnergyGuard::disabled()),
+        ZhangSkeelStiff::<N>::new(h)
+            .unwrap()
+            .with_energy_guard(EnergyGuard::disabled()),
     );
     let (mut state, mut worst, mut declined) = (start, 0.0f64, 0);
     for _ in 0..steps {

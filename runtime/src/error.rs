@@ -79,6 +79,27 @@ pub enum StepError {
         /// The time of the state the step started from.
         t: f64,
     },
+    /// The energy guard ([`EnergyGuard`](crate::integrators::EnergyGuard)) of an unconstrained
+    /// or penalized method caught a step whose energy has left the band around the run's
+    /// initial energy: the method is beyond its stability limit and the run is blowing up. The
+    /// step is rejected and the state left unchanged.
+    #[error(
+        "step diverged at t = {t}: the energy H = {energy:e} has moved from its initial value \
+         {initial:e} by more than {limit:e} times the run's energy scale {scale:e}; reduce the \
+         step size, or change the limit with `with_energy_guard`"
+    )]
+    EnergyDiverged {
+        /// `H = T + V` after the rejected step.
+        energy: f64,
+        /// `H₀`, the energy when the run started.
+        initial: f64,
+        /// The run's energy scale `E` (the guard's documentation).
+        scale: f64,
+        /// The limit on `|H − H₀| / E` it exceeded.
+        limit: f64,
+        /// The time of the state the step started from.
+        t: f64,
+    },
     /// A hard-constraint integrator (SHAKE, RATTLE, Livens) was handed a state whose
     /// configuration violates a holonomic row beyond the integrator's own tolerance. Such a step
     /// would enforce `g(q_{k+1}) = 0` in one step and turn the offset into a velocity jump of

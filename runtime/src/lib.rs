@@ -31,6 +31,13 @@
 //! methods and the midpoint discrete Lagrange–d'Alembert) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
 //! integrate equations without the velocity terms `∂T/∂q − Ṁv`.
 //!
+//! No integrator returns `Ok` on a run that blows up. The constrained methods watch their rows
+//! ([`DivergenceGuard`]: a residual as large as the row's own first-order scale), the
+//! unconstrained and penalized ones their energy ([`EnergyGuard`]: `|H − H₀|` against ten times
+//! the energy scale fixed when the run started); both refuse the step with a typed error and
+//! leave the state as it was, and both can be changed or switched off (`with_divergence_guard`,
+//! `with_energy_guard`). Every method also refuses a state that is not finite.
+//!
 //! Rigid bodies on `SO(3)` (not yet written with `mechanism!`): a model implements
 //! [`model::RigidBody`] and is stepped on the group by the Lie-group variational Euler with
 //! Cayley, or relaxed to `ℝ³ˣ³` with a penalty and stepped by the variational linearized `SO(3)`
@@ -113,7 +120,7 @@ pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
     AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };
-pub use integrators::{DivergenceGuard, Integrator, SparseIntegrator, StepReport};
+pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
     AppliedForces, Configuration, Dissipation, Forces, GeneratedSolve, Holonomic,
     HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,

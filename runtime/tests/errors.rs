@@ -4,9 +4,9 @@ use mechanism_runtime::integrators::stabilized::{DOPRI5, RK4};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    AppliedForces, DivergenceGuard, Dopri5, Holonomic, Inertia, Integrator, Livens, Nonholonomic,
-    Penalized, Potential, Rattle, Regularization, Relaxation, SMatrix, SVector, Shake, Spook,
-    StabilizedRk, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    AppliedForces, DivergenceGuard, Dopri5, EnergyGuard, Holonomic, Inertia, Integrator, Livens,
+    Nonholonomic, Penalized, Potential, Rattle, Regularization, Relaxation, SMatrix, SVector,
+    Shake, Spook, StabilizedRk, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
 };
 
 #[test]
@@ -224,7 +224,22 @@ fn blow_up_is_reported_not_propagated() {
         mass: 1.0,
         stiffness: 1e4,
     };
+    // The energy guard refuses the first step whose energy leaves ten times the run's scale,
+    // long before the overflow; the state is the last accepted one.
     let mut zs = ZhangSkeel::<1>::new(1.0).unwrap().with_beta(0.2).unwrap();
+    let mut state = State::new(0.0, [1.0], [0.0]);
+    let err = (0..2000).find_map(|_| zs.step(&model, &mut state).err());
+    assert!(
+        matches!(err, Some(StepError::EnergyDiverged { .. })),
+        "{err:?}"
+    );
+    assert!(state.is_finite() && state.t < 10.0);
+    // Without the guard the growth runs on until the state overflows, which is reported too.
+    let mut zs = ZhangSkeel::<1>::new(1.0)
+        .unwrap()
+        .with_beta(0.2)
+        .unwrap()
+        .with_energy_guard(EnergyGuard::disabled());
     let mut state = State::new(0.0, [1.0], [0.0]);
     let err = (0..2000).find_map(|_| zs.step(&model, &mut state).err());
     assert!(matches!(err, Some(StepError::NonFinite { .. })), "{err:?}");

@@ -12,7 +12,7 @@ use mechanism_runtime::observers::energy;
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    Inertia, Integrator, Penalized, Potential, SMatrix, SVector, State, StepError,
+    EnergyGuard, Inertia, Integrator, Penalized, Potential, SMatrix, SVector, State, StepError,
     ZhangSkeelSimplified,
 };
 
@@ -424,11 +424,19 @@ fn unconditionally_linearly_stable_for_beta_at_least_a_quarter() {
         soft: 1.0,
         stiff: 1e4,
     };
+    // Newmark with β > ¼ conserves a modified energy, not H: at hω = 100 its H swings by the
+    // factor 1 + (β − ¼)(hω)² = 1501 (β = 0.4) without growing, which the energy guard cannot
+    // tell from a blow-up (its documentation), so it is off here, where bounded is the claim.
+    let off = EnergyGuard::disabled();
     for beta in [0.25, 0.4] {
         let growth = [
             energy_growth(
                 &stiff_oscillator,
-                Newmark::<1>::new(h).unwrap().with_beta(beta).unwrap(),
+                Newmark::<1>::new(h)
+                    .unwrap()
+                    .with_beta(beta)
+                    .unwrap()
+                    .with_energy_guard(off),
                 10_000,
             ),
             energy_growth(
@@ -436,7 +444,8 @@ fn unconditionally_linearly_stable_for_beta_at_least_a_quarter() {
                 NewmarkOneIteration::<1>::new(h)
                     .unwrap()
                     .with_beta(beta)
-                    .unwrap(),
+                    .unwrap()
+                    .with_energy_guard(off),
                 10_000,
             ),
             energy_growth(
@@ -501,10 +510,12 @@ fn stiff_growth_matches_the_amplification_factor() {
         soft: k0,
         stiff: k1,
     };
+    // The growth is measured, so the energy guard, which would stop it, is off.
     let mut integrator = ZhangSkeelStiff::<1>::new(h)
         .unwrap()
         .with_beta(beta)
-        .unwrap();
+        .unwrap()
+        .with_energy_guard(EnergyGuard::disabled());
     let norm = |s: &State<1>| (s.q[0] * s.q[0] + s.v[0] * s.v[0] / (k0 + k1)).sqrt();
     let state = run(
         &mut integrator,

@@ -2,6 +2,7 @@
 
 mod block_mass;
 pub(crate) mod checks;
+pub(crate) mod energy_guard;
 pub mod energy_momentum;
 pub mod explicit;
 pub mod langevin;
@@ -14,6 +15,8 @@ pub(crate) mod saddle_point;
 pub mod stabilized;
 
 pub use checks::DivergenceGuard;
+pub use energy_guard::EnergyGuard;
+pub(crate) use energy_guard::EnergyWatch;
 
 use crate::error::StepError;
 use crate::state::{DynState, State};
@@ -32,6 +35,14 @@ use crate::state::{DynState, State};
 pub trait Integrator<Model, const N: usize> {
     /// Advances `state` by one step; on error `state` is left unchanged.
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError>;
+
+    /// Tells the integrator's [`EnergyGuard`], if it has one, that the run may exchange up to
+    /// `energy` with a heat bath, so that the guard widens its band by it; the default, for an
+    /// integrator without an energy guard, does nothing. [`Langevin`](crate::Langevin) calls it
+    /// with `n·kT`.
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        let _ = energy;
+    }
 }
 
 /// Advances a state of a sparse-tier model (sizes known at construction) by one step.
@@ -47,6 +58,13 @@ pub trait Integrator<Model, const N: usize> {
 pub trait SparseIntegrator<Model: ?Sized> {
     /// Advances `state` by one step; on error `state` is left unchanged.
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError>;
+
+    /// Tells the integrator's [`EnergyGuard`], if it has one, that the run may exchange up to
+    /// `energy` with a heat bath ([`Integrator::admit_energy_exchange`]); the default does
+    /// nothing.
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        let _ = energy;
+    }
 }
 
 /// What one step cost, for statistics and tests.
@@ -68,6 +86,10 @@ where
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         (**self).step(model, state)
     }
+
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        (**self).admit_energy_exchange(energy)
+    }
 }
 
 /// A boxed sparse-tier integrator steps as the integrator it holds (e.g.
@@ -80,5 +102,9 @@ where
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         (**self).step(model, state)
+    }
+
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        (**self).admit_energy_exchange(energy)
     }
 }

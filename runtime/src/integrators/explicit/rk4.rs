@@ -4,7 +4,7 @@ use nalgebra::SVector;
 
 use super::{acceleration, check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
+use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::model::{Inertia, Potential};
 use crate::state::State;
 
@@ -25,10 +25,14 @@ use crate::state::State;
 /// 1 − (ωh)⁶/72 + O((ωh)⁸) < 1`, so energy and angular momentum decay monotonically. It is the
 /// method Cuell (2005) §4.1 compares symplectic Euler against over 20 000 periods. When
 /// `Inertia::CONSTANT_MASS` holds the Cholesky factor of `M` is reused while `M` is unchanged.
+/// Beyond its stability limit (`hω > 2√2` for a mode of frequency `ω`) a step whose energy has
+/// left the band of its run is refused with [`StepError::EnergyDiverged`] ([`EnergyGuard`],
+/// [`with_energy_guard`](Self::with_energy_guard)).
 #[derive(Clone, Copy, Debug)]
 pub struct Rk4<const N: usize> {
     h: f64,
     mass: MassFactor<N>,
+    watch: EnergyWatch<[f64; N]>,
 }
 
 impl<const N: usize> Rk4<N> {
@@ -37,7 +41,23 @@ impl<const N: usize> Rk4<N> {
         Ok(Rk4 {
             h: check_step_size(h)?,
             mass: MassFactor::default(),
+            watch: EnergyWatch::new(EnergyGuard::default(), [0.0; N]),
         })
+    }
+
+    /// Replaces the energy guard (default: [`EnergyGuard::default`]), which rejects a step
+    /// whose energy has left the band around the run's initial energy with
+    /// [`StepError::EnergyDiverged`] instead of returning `Ok` on a blow-up (a step size beyond
+    /// the method's stability limit).
+    pub fn with_energy_guard(mut self, guard: EnergyGuard) -> Self {
+        self.watch.set_guard(guard);
+        self
+    }
+
+    /// Forgets the run the energy guard measures, so that the next step starts a new one;
+    /// call it after changing the model's parameters between steps.
+    pub fn reset(&mut self) {
+        self.watch.restart();
     }
 
     /// Returns the step size `h`.
@@ -51,10 +71,15 @@ impl<Model, const N: usize> Integrator<Model, N> for Rk4<N>
 where
     Model: Inertia<N> + Potential<N>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("RK4")?;
         crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
+        self.watch.begin_at(model, state);
         let (h, t) = (self.h, state.t);
         let (q, v) = (state.q, state.v);
         let mut factorizations = 0;
@@ -75,6 +100,7 @@ where
         let v_next = v + (a1 + (a2 + a3) * 2.0 + a4) * (h / 6.0);
         check_finite(&q_next, "q", t)?;
         check_finite(&v_next, "v", t)?;
+        self.watch.check_step(model, &q_next, &v_next, t)?;
 
         state.q = q_next;
         state.v = v_next;

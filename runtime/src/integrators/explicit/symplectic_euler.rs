@@ -2,7 +2,7 @@
 
 use super::{acceleration, check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
-use crate::integrators::{Integrator, StepReport};
+use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::model::{Inertia, Potential};
 use crate::state::State;
 
@@ -20,6 +20,10 @@ use crate::state::State;
 /// the unconstrained case of SPOOK (Lacoursière 2007, eq. 12 and 29 with no constraint rows),
 /// and the discrete Euler–Lagrange map of `L_d(q_0, q_1) = h T((q_1 − q_0)/h) − h V(q_0)`.
 ///
+/// Beyond its stability limit (`hω > 2`) a step whose energy has left the band of its run is
+/// refused with [`StepError::EnergyDiverged`] ([`EnergyGuard`],
+/// [`with_energy_guard`](Self::with_energy_guard)).
+///
 /// One gradient evaluation per step. When `Inertia::CONSTANT_MASS` holds the Cholesky factor of
 /// `M` is reused while `M` is unchanged; a configuration-dependent `M(q)` is evaluated at `q_k`
 /// (the method is then no longer symplectic).
@@ -27,6 +31,7 @@ use crate::state::State;
 pub struct SymplecticEuler<const N: usize> {
     h: f64,
     mass: MassFactor<N>,
+    watch: EnergyWatch<[f64; N]>,
 }
 
 impl<const N: usize> SymplecticEuler<N> {
@@ -35,7 +40,23 @@ impl<const N: usize> SymplecticEuler<N> {
         Ok(SymplecticEuler {
             h: check_step_size(h)?,
             mass: MassFactor::default(),
+            watch: EnergyWatch::new(EnergyGuard::default(), [0.0; N]),
         })
+    }
+
+    /// Replaces the energy guard (default: [`EnergyGuard::default`]), which rejects a step
+    /// whose energy has left the band around the run's initial energy with
+    /// [`StepError::EnergyDiverged`] instead of returning `Ok` on a blow-up (a step size beyond
+    /// the method's stability limit).
+    pub fn with_energy_guard(mut self, guard: EnergyGuard) -> Self {
+        self.watch.set_guard(guard);
+        self
+    }
+
+    /// Forgets the run the energy guard measures, so that the next step starts a new one;
+    /// call it after changing the model's parameters between steps.
+    pub fn reset(&mut self) {
+        self.watch.restart();
     }
 
     /// Returns the step size `h`.
@@ -49,16 +70,22 @@ impl<Model, const N: usize> Integrator<Model, N> for SymplecticEuler<N>
 where
     Model: Inertia<N> + Potential<N>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("symplectic Euler")?;
         crate::integrators::checks::check_parameters(model)?;
         check_state(state)?;
+        self.watch.begin_at(model, state);
         let (h, t) = (self.h, state.t);
         let (a, _, factorizations) = acceleration(model, &mut self.mass, &state.q, t)?;
         let v_next = state.v + a * h;
         let q_next = state.q + v_next * h;
         check_finite(&v_next, "v", t)?;
         check_finite(&q_next, "q", t)?;
+        self.watch.check_step(model, &q_next, &v_next, t)?;
 
         state.q = q_next;
         state.v = v_next;

@@ -29,7 +29,10 @@ use crate::model::GeneratedSolve;
 /// The cache does not know the model: after changing a model's parameters between steps, or
 /// stepping another model from the same `q`, call [`reset`](CarriedScheme::reset). The Cholesky
 /// factor of the constant `M` is reused while `M` is unchanged; a configuration-dependent `M`
-/// is refused with [`StepError::Unsupported`].
+/// is refused with [`StepError::Unsupported`]. Beyond the stability limit `hω > 2` a step whose
+/// energy has left the band of its run is refused with [`StepError::EnergyDiverged`]
+/// ([`EnergyGuard`](crate::EnergyGuard), [`with_energy_guard`](CarriedScheme::with_energy_guard)),
+/// as in every [`CarriedScheme`].
 ///
 /// # Example
 ///

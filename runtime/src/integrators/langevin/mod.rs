@@ -238,6 +238,14 @@ fn scheme<I, S>(
 }
 
 impl<I, S> LangevinScheme<I, S> {
+    /// Returns `n·kT` for `n` coordinates: the energy the run may exchange with the bath, which
+    /// the inner integrator's energy guard admits ([`Integrator::admit_energy_exchange`]).
+    /// At equilibrium the `n` momenta hold `n·kT/2` on average and a harmonic potential as
+    /// much again, so `n·kT` is what a run started cold takes up from the bath.
+    fn bath_energy(&self, n: usize) -> f64 {
+        n as f64 * self.temperature
+    }
+
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
@@ -369,6 +377,7 @@ where
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_parameters(model)?;
         check_state(state)?;
+        let bath = self.bath_energy(N);
         self.advance(
             model,
             state,
@@ -377,7 +386,10 @@ where
                 model.mass_matrix(&state.q, &mut mass);
                 blocks.copy_from_slice(mass.as_slice());
             },
-            |inner, model, trial| inner.step(model, trial),
+            |inner, model, trial| {
+                inner.admit_energy_exchange(bath);
+                inner.step(model, trial)
+            },
         )
     }
 }
@@ -396,11 +408,15 @@ where
         )?;
         check_sparse_parameters(model)?;
         check_dyn_state(state, self.flow.coordinate_count())?;
+        let bath = self.bath_energy(self.flow.coordinate_count());
         self.advance(
             model,
             state,
             |model, state, blocks| model.mass_blocks(&state.q, blocks),
-            |inner, model, trial| inner.step(model, trial),
+            |inner, model, trial| {
+                inner.admit_energy_exchange(bath);
+                inner.step(model, trial)
+            },
         )
     }
 }

@@ -9,9 +9,9 @@ mod stiff;
 mod zhang_skeel;
 
 pub use carried::{
-    AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, FullHessian, ImplicitAcceleration,
-    ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName, SparseHessian, SparseSystem,
-    StiffHessian, ThirdContraction, UsesBeta,
+    AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, EnergyTerms, FullHessian,
+    ImplicitAcceleration, ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName,
+    SparseHessian, SparseSystem, StiffHessian, ThirdContraction, UsesBeta,
 };
 pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{

@@ -7,9 +7,9 @@ use super::carried::{AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults,
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::integrators::checks::{check_max_iterations, check_tolerance};
-use crate::integrators::{Integrator, StepReport};
+use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
-use crate::model::{Inertia, PotentialHessian};
+use crate::model::{Inertia, Potential, PotentialHessian};
 use crate::state::State;
 
 /// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
@@ -53,7 +53,9 @@ const NEWTON_MATRIX: &str = "M + βh² Hess V";
 /// penalty: about `1e-12` relative for the double pendulum at `ω = 20`, growing like `ω²`,
 /// hence the default above that floor and the correction test beyond it. It fails with [`StepError::NewtonDiverged`] after
 /// `max_iterations` iterations (default 50, [`with_max_iterations`](Self::with_max_iterations))
-/// or on a non-finite residual. The state is unchanged on error.
+/// or on a non-finite residual. A step whose energy has left the band of its run is refused
+/// with [`StepError::EnergyDiverged`] ([`EnergyGuard`], [`with_energy_guard`](Self::with_energy_guard);
+/// note its paragraph on Newmark at `hω ≫ 1`). The state is unchanged on error.
 ///
 /// `a_{k+1}` is carried to the next step: it is cached with the `q` it was solved at and
 /// recomputed as `−M⁻¹ ∇V(q)` (a Cholesky solve with `M`, whose factor is reused while a
@@ -175,6 +177,8 @@ struct Core<const N: usize> {
     pub(super) beta: f64,
     /// The configuration and the acceleration computed there.
     pub(super) carried: Option<(SVector<f64, N>, SVector<f64, N>)>,
+    /// The energy guard and the run it measures.
+    watch: EnergyWatch<[f64; N]>,
 }
 
 impl<const N: usize> Core<N> {
@@ -183,12 +187,14 @@ impl<const N: usize> Core<N> {
             h: check_step_size(h)?,
             beta: DEFAULT_BETA,
             carried: None,
+            watch: EnergyWatch::new(EnergyGuard::default(), [0.0; N]),
         })
     }
 
     pub(super) fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
         self.beta = check_beta(beta)?;
         self.carried = None;
+        self.watch.restart();
         Ok(self)
     }
 
@@ -204,17 +210,22 @@ impl<const N: usize> Core<N> {
 
     /// Advances `state` by Newmark's eq. 12, where `solve(q̃, a_k, t)` returns `a_{k+1}` with
     /// `M a_{k+1} + ∇V(q̃ + βh² a_{k+1}) ≈ 0` and `initial(q, t)` returns `−M⁻¹ ∇V(q)`.
-    fn newmark_step<I, S>(
+    ///
+    /// The step's result is checked by the energy guard of `model` before it is written.
+    fn newmark_step<Model, I, S>(
         &mut self,
+        model: &Model,
         state: &mut State<N>,
         mut initial: I,
         mut solve: S,
     ) -> Result<StepReport, StepError>
     where
+        Model: Inertia<N> + Potential<N>,
         I: FnMut(&SVector<f64, N>, f64) -> Result<Solve<N>, StepError>,
         S: FnMut(&SVector<f64, N>, SVector<f64, N>, f64) -> Result<Solve<N>, StepError>,
     {
         check_state(state)?;
+        self.watch.begin_at(model, state);
         let (h, t) = (self.h, state.t);
         let h2 = h * h;
         let mut report = StepReport::default();
@@ -231,6 +242,7 @@ impl<const N: usize> Core<N> {
         check_finite(&q_next, "q", t)?;
         let v_next = state.v + (a_k + a_next) * (0.5 * h);
         check_finite(&v_next, "v", t)?;
+        self.watch.check_step(model, &q_next, &v_next, t)?;
 
         self.carried = Some((q_next, a_next));
         state.q = q_next;
@@ -424,9 +436,19 @@ macro_rules! shared_builders {
                 Ok(self)
             }
 
-            /// Forgets the acceleration carried from the last step, so the next step recomputes it.
+            /// Forgets the acceleration carried from the last step, so the next step recomputes it,
+            /// and the run the energy guard measures, so that the next step starts a new one.
             pub fn reset(&mut self) {
                 self.core.carried = None;
+                self.core.watch.restart();
+            }
+
+            /// Replaces the energy guard (default: [`EnergyGuard::default`]), which rejects a
+            /// step whose energy has left the band around the run's initial energy with
+            /// [`StepError::EnergyDiverged`] instead of returning `Ok` on a blow-up.
+            pub fn with_energy_guard(mut self, guard: EnergyGuard) -> Self {
+                self.core.watch.set_guard(guard);
+                self
             }
         }
     };
@@ -540,6 +562,10 @@ impl<Model, const N: usize> Integrator<Model, N> for Newmark<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.core.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("Newmark")?;
         crate::integrators::checks::check_parameters(model)?;
@@ -547,6 +573,7 @@ where
         let stop = Stop::Converged(self.newton);
         let mass = &mut self.mass;
         self.core.newmark_step(
+            model,
             state,
             |q, t| explicit_acceleration(model, mass, q, t),
             |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, stop, t),
@@ -559,12 +586,17 @@ impl<Model, const N: usize> Integrator<Model, N> for NewmarkOneIteration<N>
 where
     Model: Inertia<N> + PotentialHessian<N>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.core.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("one-iteration Newmark")?;
         crate::integrators::checks::check_parameters(model)?;
         let beta_h2 = self.core.beta * self.core.h * self.core.h;
         let mass = &mut self.mass;
         self.core.newmark_step(
+            model,
             state,
             |q, t| explicit_acceleration(model, mass, q, t),
             |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, Stop::FirstIterate, t),

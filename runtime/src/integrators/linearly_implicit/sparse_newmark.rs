@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use super::carried::{
-    FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem, StiffHessian,
+    EnergyTerms, FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem, StiffHessian,
 };
 use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
@@ -12,7 +12,7 @@ use crate::integrators::checks::{
     check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
     check_sparse_parameters, check_step_size,
 };
-use crate::integrators::{SparseIntegrator, StepReport};
+use crate::integrators::{EnergyGuard, EnergyWatch, SparseIntegrator, StepReport};
 use crate::model::{SparseInertia, SparsePotential};
 use crate::state::DynState;
 
@@ -81,6 +81,8 @@ pub struct SparseNewmarkFirstIterate<Which> {
     a_next: Vec<f64>,
     q_next: Vec<f64>,
     v_next: Vec<f64>,
+    /// The energy guard and the run it measures.
+    watch: EnergyWatch<Vec<f64>>,
 }
 
 /// One-iteration Newmark on the sparse tier with the Jacobian `M + βh² Hess V`.
@@ -114,6 +116,7 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
             a_next: vec![0.0; n],
             q_next: vec![0.0; n],
             v_next: vec![0.0; n],
+            watch: EnergyWatch::new(EnergyGuard::default(), vec![0.0; n]),
         })
     }
 
@@ -122,7 +125,16 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
     pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
         self.beta = check_beta(beta)?;
         self.carried = false;
+        self.watch.restart();
         Ok(self)
+    }
+
+    /// Replaces the energy guard (default: [`EnergyGuard::default`]), which rejects a step
+    /// whose energy has left the band around the run's initial energy with
+    /// [`StepError::EnergyDiverged`] instead of returning `Ok` on a blow-up.
+    pub fn with_energy_guard(mut self, guard: EnergyGuard) -> Self {
+        self.watch.set_guard(guard);
+        self
     }
 
     /// Returns the step size `h`.
@@ -131,9 +143,11 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
     }
 
     /// Forgets the acceleration carried from the last step, so that the next step restarts
-    /// from `a_k = −M⁻¹ ∇V(q_k)`; call it after changing the model between steps.
+    /// from `a_k = −M⁻¹ ∇V(q_k)`, and the run the energy guard measures; call it after changing
+    /// the model between steps.
     pub fn reset(&mut self) {
         self.carried = false;
+        self.watch.restart();
     }
 
     fn carried_at(&self, q: &[f64]) -> bool {
@@ -164,8 +178,12 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
 impl<Model, Which> SparseIntegrator<Model> for SparseNewmarkFirstIterate<Which>
 where
     Model: SparseInertia + SparsePotential + ?Sized,
-    SparseSystem: NewtonIterate<Model, Which> + MassSolve<Model>,
+    SparseSystem: NewtonIterate<Model, Which> + MassSolve<Model> + EnergyTerms<Model>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "one-iteration Newmark")?;
         check_sparse_parameters(model)?;
@@ -176,6 +194,10 @@ where
             model.body_sizes().len(),
         )?;
         let (h, t) = (self.h, state.t);
+        let (system, scratch) = (&mut self.system, &mut self.y);
+        self.watch.begin(&state.q, || {
+            system.energy_terms(model, &state.q, &state.v, scratch)
+        });
         let (h2, beta_h2) = (h * h, self.beta * h * h);
         let mut report = StepReport {
             factorizations: 0,
@@ -205,6 +227,11 @@ where
         }
         check_finite_slice(&self.q_next, "q", t)?;
         check_finite_slice(&self.v_next, "v", t)?;
+        if self.watch.is_on() {
+            let energy = self.system.energy(model, &self.q_next, &self.v_next);
+            self.watch.check(energy, t)?;
+            self.watch.accept(&self.q_next);
+        }
         state.q.copy_from_slice(&self.q_next);
         state.v.copy_from_slice(&self.v_next);
         state.t = t + h;

@@ -4,13 +4,14 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{
-    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, RuleDefaults, StiffHessian,
-    ThirdContraction,
+    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, RuleDefaults,
+    StiffHessian, ThirdContraction,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
     all_finite, check_constant_mass, check_finite, check_parameters, check_state,
 };
+use crate::integrators::energy_guard;
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
@@ -131,6 +132,28 @@ where
     }
 }
 
+impl<Model, const N: usize> EnergyTerms<Model> for DenseSystem<N>
+where
+    Model: Inertia<N> + Potential<N> + ?Sized,
+{
+    #[inline(always)]
+    fn energy(&mut self, model: &Model, x: &[f64], v: &[f64]) -> f64 {
+        let (x, v) = (SVector::from_column_slice(x), SVector::from_column_slice(v));
+        energy_guard::energy(model, &x, &v)
+    }
+
+    fn energy_terms(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        v: &[f64],
+        _scratch: &mut [f64],
+    ) -> (f64, f64, f64) {
+        let (x, v) = (SVector::from_column_slice(x), SVector::from_column_slice(v));
+        energy_guard::energy_terms(model, &x, &v)
+    }
+}
+
 impl<Model, const N: usize> ImplicitSolve<Model, FullHessian> for DenseSystem<N>
 where
     Model: Inertia<N> + PotentialHessian<N> + ?Sized,
@@ -246,10 +269,15 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
     ) -> Option<StepReport>
     where
         R: AccelerationRule<Model, DenseSystem<N>>,
+        DenseSystem<N>: EnergyTerms<Model>,
     {
         let h = self.h;
         let beta_h2 = self.beta * h * h;
         self.carried_at(q)?;
+        let guarded = self.watch.is_on();
+        if guarded && !self.watch.continues_at(q) {
+            return None;
+        }
         let a_k = &self.carried_a;
         let mut x_next = [0.0; N];
         for (((x, q), v), a) in x_next.iter_mut().zip(&*q).zip(&*v).zip(a_k) {
@@ -277,6 +305,14 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         if !(all_finite(&x_next) && all_finite(&v_next)) {
             return None;
         }
+        if guarded {
+            // A rejected step reruns on the checked path, which reports it.
+            let energy = self.system.energy(model, &x_next, &v_next);
+            if !self.watch.accepts(energy) {
+                return None;
+            }
+            self.watch.accept(&x_next);
+        }
         q.copy_from_slice(&x_next);
         v.copy_from_slice(&v_next);
         self.carried_x = x_next;
@@ -288,9 +324,13 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
 #[diagnostic::do_not_recommend]
 impl<Model, R, const N: usize> Integrator<Model, N> for CarriedScheme<DenseSystem<N>, R>
 where
-    Model: Inertia<N>,
+    Model: Inertia<N> + Potential<N>,
     R: AccelerationRule<Model, DenseSystem<N>>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>(R::NAME)?;
         check_parameters(model)?;

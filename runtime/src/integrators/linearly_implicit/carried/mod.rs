@@ -21,7 +21,7 @@ pub use sparse::{SparseHessian, SparseSystem};
 use crate::error::StepError;
 use crate::fma::mul_add;
 use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
-use crate::integrators::StepReport;
+use crate::integrators::{EnergyGuard, EnergyWatch, StepReport};
 use crate::model::GeneratedSolve;
 
 /// A velocity-Verlet-like scheme with a carried acceleration, over a tier `S` and an
@@ -40,7 +40,9 @@ use crate::model::GeneratedSolve;
 /// both tiers. Everything the methods share is written once here, on slices: the update
 /// `x_{k+1} = x_k + h v_k + ½ h² a_k`, `v_{k+1} = v_k + ½ h (a_k + a_{k+1})`, carrying
 /// `a_{k+1}` to the next step keyed bitwise by the `x` it was computed at, the parameter and
-/// finiteness checks, and leaving the state unchanged on failure. Each method is an
+/// finiteness checks, the energy guard ([`EnergyGuard`]: a run that blows up is an error, for
+/// every method and both tiers, through the seam [`EnergyTerms`]), and leaving the state
+/// unchanged on failure. Each method is an
 /// [`AccelerationRule`] written once against the small capability seams [`MassSolve`],
 /// [`ImplicitSolve`] and [`ThirdContraction`] (so Z&S's `f = a − ½β²h⁴ M⁻¹(a·V‴·a)` exists
 /// once). A tier implements those seams with its own storage and backend of
@@ -74,6 +76,8 @@ pub struct CarriedScheme<S: CarriedTier, R> {
     a_next: S::Vector,
     v_next: S::Vector,
     scratch: S::Vector,
+    /// The energy guard and the run it measures.
+    pub(crate) watch: EnergyWatch<S::Vector>,
 }
 
 /// The storage of a tier: the vector type of the scheme's buffers.
@@ -132,6 +136,22 @@ pub trait RuleDefaults: Default {
 
 /// A rule whose scheme has a parameter `β` that the user may set.
 pub trait UsesBeta {}
+
+/// The seam of the energy guard ([`EnergyGuard`]): the model's energy on the tier's storage.
+pub trait EnergyTerms<Model: ?Sized> {
+    /// Returns `H(x, v) = T(x, v) + V(x)`.
+    fn energy(&mut self, model: &Model, x: &[f64], v: &[f64]) -> f64;
+
+    /// Returns `(T(x, v), V(x), |∇V(x)|₁)`, the terms of the guard's scale at the start of a
+    /// run, with `scratch` (`n` entries) for the gradient.
+    fn energy_terms(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        v: &[f64],
+        scratch: &mut [f64],
+    ) -> (f64, f64, f64);
+}
 
 /// The seam of the explicit rules: `∇V` and solves with the mass matrix.
 pub trait MassSolve<Model: ?Sized> {
@@ -308,6 +328,7 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
             x_next: zero.clone(),
             a_next: zero.clone(),
             v_next: zero.clone(),
+            watch: EnergyWatch::new(EnergyGuard::default(), zero.clone()),
             scratch: zero,
         })
     }
@@ -324,6 +345,15 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     /// stepping another model from the same `q`.
     pub fn reset(&mut self) {
         self.carried = false;
+        self.watch.restart();
+    }
+
+    /// Replaces the energy guard (default: [`EnergyGuard::default`]), which rejects a step
+    /// whose energy has left the band around the run's initial energy with
+    /// [`StepError::EnergyDiverged`] instead of returning `Ok` on a blow-up.
+    pub fn with_energy_guard(mut self, guard: EnergyGuard) -> Self {
+        self.watch.set_guard(guard);
+        self
     }
 
     /// Returns the carried acceleration if it was computed at exactly `q`.
@@ -350,10 +380,14 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     ) -> Result<StepReport, StepError>
     where
         R: AccelerationRule<Model, S>,
+        S: EnergyTerms<Model>,
     {
         let h = self.h;
         let beta_h2 = self.beta * h * h;
         let mut report = StepReport::default();
+        let (system, scratch) = (&mut self.system, &mut self.scratch);
+        self.watch
+            .begin(q, || system.energy_terms(model, q, v, scratch.as_mut()));
         if self.carried_at(q).is_none() {
             self.carried = false;
             let cost = self.rule.acceleration(
@@ -398,6 +432,13 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
             *v_next = next_velocity(*v, *a, *b, h);
         }
         check_finite_slice(self.v_next.as_ref(), "v", t)?;
+        if self.watch.is_on() {
+            let energy = self
+                .system
+                .energy(model, self.x_next.as_ref(), self.v_next.as_ref());
+            self.watch.check(energy, t)?;
+            self.watch.accept(self.x_next.as_ref());
+        }
 
         q.copy_from_slice(self.x_next.as_ref());
         v.copy_from_slice(self.v_next.as_ref());

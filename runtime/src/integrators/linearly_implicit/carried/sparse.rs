@@ -21,8 +21,8 @@
 //! scale should use a smaller step, or the fixed-size tier.
 
 use super::{
-    CarriedScheme, CarriedTier, FullHessian, ImplicitSolve, MassSolve, NewtonIterate, StiffHessian,
-    ThirdContraction,
+    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, NewtonIterate,
+    StiffHessian, ThirdContraction,
 };
 use crate::error::StepError;
 use crate::integrators::block_mass::BlockMass;
@@ -309,6 +309,30 @@ where
     }
 }
 
+impl<Model> EnergyTerms<Model> for SparseSystem
+where
+    Model: SparseInertia + SparsePotential + ?Sized,
+{
+    fn energy(&mut self, model: &Model, x: &[f64], v: &[f64]) -> f64 {
+        model.kinetic_energy(x, v) + model.potential(x)
+    }
+
+    fn energy_terms(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        v: &[f64],
+        scratch: &mut [f64],
+    ) -> (f64, f64, f64) {
+        model.potential_gradient(x, scratch);
+        (
+            model.kinetic_energy(x, v),
+            model.potential(x),
+            scratch.iter().map(|g| g.abs()).sum(),
+        )
+    }
+}
+
 impl<Model> ThirdContraction<Model> for SparseSystem
 where
     Model: SparsePotentialThirdDerivative + ?Sized,
@@ -385,9 +409,13 @@ sparse_constructor!(
 #[diagnostic::do_not_recommend]
 impl<Model, R> SparseIntegrator<Model> for CarriedScheme<SparseSystem, R>
 where
-    Model: SparseInertia + ?Sized,
+    Model: SparseInertia + SparsePotential + ?Sized,
     R: AccelerationRule<Model, SparseSystem>,
 {
+    fn admit_energy_exchange(&mut self, energy: f64) {
+        self.watch.admit(energy);
+    }
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), R::NAME)?;
         check_sparse_parameters(model)?;
