@@ -48,8 +48,9 @@ use crate::state::{DynState, State};
 /// step and reused when the incoming `(q, t)` match bitwise; call [`reset`](RattleScheme::reset)
 /// after changing the model between steps. The scheme assumes a constant `M` (its factor is
 /// reused while `M` is unchanged). Errors: `Singular`, `NewtonDiverged` (after
-/// `max_iterations` or on a non-finite residual), `NonFinite`, `OffManifold` for a fresh state
-/// off the constraints; the state is then unchanged.
+/// `max_iterations` or on a non-finite residual; beyond the scheme's stability limit the step
+/// has no solution, see [`SparseProjection`]'s *Step size*), `NonFinite`, `OffManifold` for a
+/// fresh state off the constraints; the state is then unchanged.
 pub type Rattle<const N: usize, const M: usize> = RattleScheme<DenseProjection<N, M>>;
 
 /// RATTLE on the sparse tier: the scheme of [`Rattle`] for a model with sizes known at

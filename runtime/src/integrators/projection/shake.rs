@@ -45,7 +45,8 @@ use crate::state::{DynState, State};
 /// reused when the incoming `(q, t)` match bitwise; call [`reset`](ShakeScheme::reset) after
 /// changing the model between steps. The scheme assumes a constant `M` (its factor is reused
 /// while `M` is unchanged). Errors: `Singular` if the Newton matrix is singular (e.g. `G` not of
-/// full rank), `NewtonDiverged` if Newton does not converge, `OffManifold` for a fresh state
+/// full rank), `NewtonDiverged` if Newton does not converge (beyond the scheme's stability limit
+/// the step has no solution; see [`SparseProjection`]'s *Step size*), `OffManifold` for a fresh state
 /// off the constraints; the state is then unchanged.
 pub type Shake<const N: usize, const M: usize> = ShakeScheme<DenseProjection<N, M>>;
 
