@@ -147,7 +147,7 @@ const SAMPLES: usize = 3;
 /// dependent everywhere, with [`StepError::InvalidModel`] naming the row family and the
 /// instance (counted from 0 in its range's order).
 ///
-/// The rows and their Jacobian are evaluated at [`SAMPLES`] pseudo-random configurations
+/// The rows and their Jacobian are evaluated at three pseudo-random configurations
 /// (coordinates in `[−1.5, 1.5]`, `t = 0`). A row whose Jacobian row vanishes at all of them
 /// (relative to the largest row of `G` there, `10⁻¹²`) is constant: if its value is not zero,
 /// the constraint can never hold — a ring of one bead, whose wrap-around rod
