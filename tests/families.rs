@@ -145,10 +145,60 @@ fn generated_and_hand_written_chains_step_alike() {
     }
 }
 
+mechanism! {
+    /// A closed ring of `N` beads joined by rods, the last rod wrapping around to bead 0: with
+    /// `N = 1` that rod joins bead 0 to itself (the constant `−l²`), with `N = 2` rods 0 and 1
+    /// join the same two beads.
+    pub struct RodRing {
+        sizes: { N = 6 },
+        coordinates: [x[N], y[N]],
+        parameters: { m = 1.0, l = 1.0, g = 1.0 },
+        kinetic: sum(0..N, |i| 0.5 * m * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
+        potential: sum(0..N, |i| m * g * y[i]),
+        holonomic: {
+            rod[i in 0..N]: (x[(i + 1) % N] - x[i]).powi(2) + (y[(i + 1) % N] - y[i]).powi(2)
+                - l.powi(2),
+        },
+        integrators: [spook, rattle],
+    }
+}
+
 #[test]
 fn sizes_are_run_time_values_checked_by_new() {
     assert!(Chain::new(0).is_err());
     assert_eq!(Chain::new(10_000).unwrap().coordinate_count(), 20_000);
+    // A size whose memory cannot exist is refused before anything is allocated (it aborted
+    // with an out-of-memory error); the error carries the estimate.
+    match Chain::new(1_000_000_000_000) {
+        Err(StepError::TooLarge { needed, available }) => {
+            assert!(
+                needed > available && needed as f64 > 1e14,
+                "{needed} {available}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // The ring of one bead: its wrap-around rod is the constant `−l²`, which no integrator can
+    // satisfy (SPOOK returned `Ok` on it); the ring of two joins the same beads twice, rows
+    // dependent everywhere, which RATTLE (compiled for) cannot solve.
+    let refused = |n: usize| match RodRing::new(n) {
+        Err(StepError::InvalidModel {
+            what: "constraint `rod`",
+            index,
+            reason,
+        }) => (index, reason),
+        Err(other) => panic!("ring of {n}: {other}"),
+        Ok(_) => panic!("ring of {n} accepted"),
+    };
+    let (index, reason) = refused(1);
+    assert_eq!(index, 0);
+    assert!(reason.contains("can never hold"), "{reason}");
+    let (index, reason) = refused(2);
+    assert_eq!(index, 1);
+    assert!(reason.contains("dependent everywhere"), "{reason}");
+    for n in [3, 4, 100] {
+        assert_eq!(RodRing::new(n).unwrap().constraint_count(), n);
+    }
 }
 
 /// Compares every capability the two models share at a random state.
@@ -470,10 +520,33 @@ fn parameter_families_change_per_member_at_run_time() {
     chain.l[3] = f64::NAN;
     assert!(matches!(
         rattle.step(&chain, &mut state),
-        Err(StepError::BadParameter { name: "l", .. })
+        Err(StepError::BadParameterMember { family: "l", index: 3, value, .. }) if value.is_nan()
     ));
     assert_eq!(state, before);
     chain.l[3] = 1.3;
+    // The member is named with its index by every sparse integrator, on the penalized model
+    // too, before the step.
+    chain.m[5] = f64::INFINITY;
+    let member = |result: Result<StepReport, StepError>| {
+        assert_eq!(
+            result.unwrap_err().to_string(),
+            "parameter m[5] = inf is invalid: a model parameter must be finite"
+        )
+    };
+    member(rattle.step(&chain, &mut state));
+    member(
+        SparseSpook::new(&chain, 0.01)
+            .unwrap()
+            .step(&chain, &mut state),
+    );
+    let penalized = Penalized::new(chain.clone(), 20.0);
+    member(
+        SparseZhangSkeel::new(&penalized, 0.01)
+            .unwrap()
+            .step(&penalized, &mut state),
+    );
+    assert_eq!(state, before);
+    chain.m[5] = 1.0;
     chain.g = f64::INFINITY;
     assert!(matches!(
         rattle.step(&chain, &mut state),

@@ -157,6 +157,34 @@ pub enum StepError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A member of a parameter family (`m[i]`, one value per index of a size) is out of its
+    /// admissible range: the [`BadParameter`](Self::BadParameter) of a family, with the index.
+    #[error("parameter {family}[{index}] = {value} is invalid: {requirement}")]
+    BadParameterMember {
+        /// The parameter family's name.
+        family: &'static str,
+        /// The member's index.
+        index: usize,
+        /// The rejected value.
+        value: f64,
+        /// What the member must satisfy.
+        requirement: &'static str,
+    },
+    /// A model's sizes need more memory than the machine has: refused by the generated
+    /// `new(sizes)` of a model with families before it allocates
+    /// ([`Footprint`](crate::model::size_checks::Footprint)).
+    #[error(
+        "the model needs about {needed} bytes ({:.1} GiB) at these sizes, more than the \
+         {available} bytes ({:.1} GiB) this process can have; choose smaller sizes",
+        gib(*.needed),
+        gib(*.available)
+    )]
+    TooLarge {
+        /// The estimated bytes of the model and one integrator's working set.
+        needed: u64,
+        /// The bytes available (the machine's free memory and swap, or a cgroup's limit).
+        available: u64,
+    },
     /// A linear system of the step could not be factored or solved (sparse tier).
     #[error("{matrix} at t = {t}: {source}")]
     LinearAlgebra {
@@ -167,6 +195,11 @@ pub enum StepError {
         /// What the solver found.
         source: LinalgError,
     },
+}
+
+/// Bytes in GiB, for messages.
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
 }
 
 impl StepError {

@@ -24,6 +24,9 @@ pub struct Section {
     pub keyword: Ident,
     /// What follows the colon.
     pub body: SectionBody,
+    /// The span of what follows the colon (the whole `[…]` of a list), for errors about the
+    /// value as a whole, such as an empty list.
+    pub value_span: proc_macro2::Span,
 }
 
 /// The value of a section, by shape.

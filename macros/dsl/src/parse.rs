@@ -106,19 +106,19 @@ impl Parse for Section {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let keyword: Ident = input.call(syn::ext::IdentExt::parse_any)?;
         input.parse::<Token![:]>()?;
+        let mut value_span = input.span();
         let body = match SectionKind::from_keyword(&keyword) {
-            Some(SectionKind::Coordinates | SectionKind::Integrators) => {
+            Some(kind @ (SectionKind::Coordinates | SectionKind::Integrators)) => {
                 let content;
-                bracketed!(content in input);
+                value_span = bracketed!(content in input).span.join();
+                let parser: fn(ParseStream) -> syn::Result<Named<()>> = match kind {
+                    SectionKind::Coordinates => {
+                        |input| parse_listed(input, SectionKind::Coordinates)
+                    }
+                    _ => |input| parse_listed(input, SectionKind::Integrators),
+                };
                 let names =
-                    Punctuated::<Named<()>, Token![,]>::parse_terminated_with(&content, |input| {
-                        Ok(Named {
-                            attrs: input.call(Attribute::parse_outer)?,
-                            name: input.parse()?,
-                            index: parse_index(input)?,
-                            value: (),
-                        })
-                    })?;
+                    Punctuated::<Named<()>, Token![,]>::parse_terminated_with(&content, parser)?;
                 SectionBody::Names(names.into_iter().collect())
             }
             Some(SectionKind::Parameters | SectionKind::Sizes) => {
@@ -147,8 +147,42 @@ impl Parse for Section {
                 SectionBody::Unknown(tokens)
             }
         };
-        Ok(Section { keyword, body })
+        Ok(Section {
+            keyword,
+            body,
+            value_span,
+        })
     }
+}
+
+/// Parses one entry of `coordinates: [..]` or `integrators: [..]` (a section of `kind`).
+fn parse_listed(input: ParseStream, kind: SectionKind) -> syn::Result<Named<()>> {
+    Ok(Named {
+        attrs: input.call(Attribute::parse_outer)?,
+        name: parse_declared_name(input, kind)?,
+        index: parse_index(input)?,
+        value: (),
+    })
+}
+
+/// Parses a name of `coordinates: [..]` or `integrators: [..]`. A Rust keyword naming a
+/// coordinate (`type`) is an error that says to write it as a raw identifier (`r#type`), which
+/// the whole pipeline accepts (its name in `COORDINATES` and in messages is `type`), or, for
+/// the keywords that cannot be raw (`self`, `Self`, `super`, `crate`), to rename it.
+fn parse_declared_name(input: ParseStream, kind: SectionKind) -> syn::Result<Ident> {
+    use syn::ext::IdentExt;
+    if kind != SectionKind::Coordinates || input.peek(Ident) || !input.peek(Ident::peek_any) {
+        return input.parse();
+    }
+    let keyword = input.call(Ident::parse_any)?;
+    let message = if ["self", "Self", "super", "crate"].contains(&keyword.to_string().as_str()) {
+        format!("`{keyword}` is a Rust keyword and cannot name a coordinate; rename it")
+    } else {
+        format!(
+            "`{keyword}` is a Rust keyword and cannot name a coordinate as written; write the raw identifier `r#{keyword}` here and wherever it is used, or rename it"
+        )
+    };
+    Err(syn::Error::new(keyword.span(), message))
 }
 
 /// Parses `{ name SEP expr, … }` where `SEP` is `=` or `:`.

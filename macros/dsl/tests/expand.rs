@@ -215,3 +215,35 @@ fn family_expansions_do_not_depend_on_the_sizes() {
         assert!(loops >= 4, "the step code loops over instances");
     }
 }
+
+#[test]
+fn empty_lists_of_a_model_with_families_are_reported_as_empty() {
+    let messages = errors(quote! {
+        pub struct Empty {
+            sizes: { N = 4 },
+            coordinates: [],
+            parameters: { k = 1.0 },
+            kinetic: 0.5 * k,
+        }
+    });
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("`coordinates` lists no coordinate")
+            && messages[0].contains("[x[N], y[N]]"),
+        "{messages:?}"
+    );
+    let messages = errors(quote! {
+        pub struct Unstepped {
+            sizes: { N = 4 },
+            coordinates: [x[N]],
+            kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+            potential: sum(0..N, |i| 0.5 * x[i].powi(2)),
+            integrators: [],
+        }
+    });
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("`integrators: []` lists no integrator"),
+        "{messages:?}"
+    );
+}

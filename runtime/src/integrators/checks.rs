@@ -120,13 +120,23 @@ pub(crate) fn check_parameter(found: Option<(&'static str, f64)>) -> Result<(), 
     }
 }
 
-/// Returns `BadParameter` for the sparse model's first invalid parameter
+/// Returns `BadParameterMember` for the sparse model's first non-finite member of a parameter
+/// family ([`SparseInertia::non_finite_member`](crate::model::SparseInertia::non_finite_member)),
+/// then `BadParameter` for its first invalid parameter
 /// ([`SparseInertia::parameter_violation`](crate::model::SparseInertia::parameter_violation)):
 /// a parameter family of the wrong length, a non-finite one, or a cutoff's `on`/`off` out of
 /// order.
 pub(crate) fn check_sparse_parameters<Model: SparseInertia + ?Sized>(
     model: &Model,
 ) -> Result<(), StepError> {
+    if let Some((family, index, value)) = model.non_finite_member() {
+        return Err(StepError::BadParameterMember {
+            family,
+            index,
+            value,
+            requirement: "a model parameter must be finite",
+        });
+    }
     match model.parameter_violation() {
         Some((name, value, requirement)) => Err(StepError::BadParameter {
             name,

@@ -14,6 +14,7 @@ mod nonholonomic;
 mod penalty;
 mod potential;
 mod rigid;
+pub mod size_checks;
 pub mod sparse;
 
 pub use constraints::{

@@ -45,6 +45,15 @@ pub trait SparseInertia {
         None
     }
 
+    /// Returns the family name, index and value of the model's first parameter family member
+    /// (`m[i]` of `parameters: { m[N] = 1.0 }`) that is not finite, if any, so that an
+    /// integrator names the member ([`StepError::BadParameterMember`](crate::StepError::BadParameterMember))
+    /// as it names a scalar parameter. `None` by default; every sparse-tier integrator asks
+    /// before [`parameter_violation`](Self::parameter_violation).
+    fn non_finite_member(&self) -> Option<(&'static str, usize, f64)> {
+        None
+    }
+
     /// Returns the name and value of the model's first parameter that is not valid, with what
     /// it must satisfy: by default the first non-finite one
     /// ([`non_finite_parameter`](Self::non_finite_parameter)); a model with a pair-sum cutoff
@@ -276,6 +285,9 @@ impl<Model: SparseInertia> SparseInertia for super::Penalized<Model> {
             return Some(("omega", self.omega));
         }
         self.model.non_finite_parameter()
+    }
+    fn non_finite_member(&self) -> Option<(&'static str, usize, f64)> {
+        self.model.non_finite_member()
     }
     fn parameter_violation(&self) -> Option<(&'static str, f64, &'static str)> {
         if !self.omega.is_finite() {

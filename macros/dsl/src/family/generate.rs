@@ -146,9 +146,13 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let mut penalty_parts = Vec::new();
     let mut bias_code = Vec::new();
 
+    // What `new` estimates before it allocates (`Footprint`), per kernel: its instance table
+    // (and a kinetic term's block offsets, a row's positions) and its rows and Jacobian entries.
+    let mut footprint = Vec::new();
     for (k, term) in model.kinetic.iter().enumerate() {
         let table = format_ident!("__kinetic{}", k);
         let blocks = format_ident!("__kinetic{}_block", k);
+        footprint.push(table_footprint(term.instances.as_ref(), &term.kernel, 1));
         let (builder, field) = instance_table(
             model,
             &table,
@@ -234,6 +238,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         )?;
         fields.push(field);
         builders.push(builder);
+        footprint.push(table_footprint(term.instances.as_ref(), &term.kernel, 0));
         let mut part = Part::potential(table, &term.kernel, term.cutoff.as_ref());
         potential_code.push(part.energy(model));
         gradient_code.push(part.gradient(model, quote!(grad)));
@@ -242,6 +247,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
 
     // Rows: numbered in declaration order, instance by instance, component by component.
     let mut pattern_builders = Vec::new();
+    let mut row_families = Vec::new();
     for (k, row) in model.rows.iter().enumerate() {
         let table = format_ident!("__row{}", k);
         let start = format_ident!("__row{}_start", k);
@@ -281,6 +287,24 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             .collect();
         let count = Literal::usize_unsuffixed(nonzero.len());
         let width = Literal::usize_unsuffixed(components);
+        footprint.push(table_footprint(
+            row.instances.as_ref(),
+            &row.kernel,
+            nonzero.len(),
+        ));
+        let instances = instance_count(row.instances.as_ref());
+        footprint.push(quote! {
+            __footprint.rows += #instances * (#width as f64);
+            __footprint.jacobian_entries += #instances * (#count as f64);
+        });
+        row_families.push(quote! {
+            #rt::model::size_checks::RowFamily {
+                what: #what,
+                start: __model.#start,
+                instances: __model.#table.len(),
+                components: #width,
+            }
+        });
         fields.push(quote!(#start: usize));
         fields.push(quote!(#positions: ::std::vec::Vec<[usize; #count]>));
         let pairs = nonzero.iter().map(|&(c, s)| {
@@ -486,11 +510,45 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
     let kinetic_blocks: Vec<Ident> = (0..model.kinetic.len())
         .map(|k| format_ident!("__kinetic{}_block", k))
         .collect();
+    // Coordinates and mass block entries per size, for the footprint.
+    let group_footprint = model.groups.iter().map(|group| {
+        let size = &model.sizes[group.size].name;
+        let width = Literal::usize_unsuffixed(group.families.len());
+        quote! {
+            __footprint.coordinates += (#size as f64) * (#width as f64);
+            __footprint.mass_entries += (#size as f64) * ((#width * #width) as f64);
+        }
+    });
+    let footprint_check = quote! {
+        let mut __footprint = #rt::model::size_checks::Footprint::default();
+        __footprint.coordinates = #scalar_count as f64;
+        __footprint.mass_entries = (#scalar_count * #scalar_count) as f64;
+        #(#group_footprint)*
+        #(#footprint)*
+        __footprint.check()?;
+    };
+    let integrator_variants = model
+        .integrators
+        .iter()
+        .map(|i| format_ident!("{}", format!("{i:?}")));
+    let rows_check = (!model.rows.is_empty()).then(|| {
+        quote! {
+            #rt::model::size_checks::check_rows(
+                &__model,
+                &[#(#row_families),*],
+                &[#(#rt::capabilities::Family::#integrator_variants),*],
+            )?;
+        }
+    });
     let new_doc =
         format!(
         "Returns the model with base sizes {size_docs} (defaults: {}) and the default parameters, \
-         its patterns and instance tables built; fails with `InvalidModel` for a size below 1 or \
-         a family member index out of range.",
+         its patterns and instance tables built; fails with `InvalidModel` for a size below 1, \
+         a family member index out of range, or a row that the sizes make impossible (constant \
+         and nonzero, as the wrap-around row of a ring of one member) or, for a model compiled \
+         for SHAKE, RATTLE or the stabilized Runge–Kutta methods, dependent everywhere \
+         (`size_checks::check_rows`), and with `TooLarge`, before allocating, for sizes whose \
+         memory estimate exceeds what the machine has (`size_checks::Footprint`).",
         size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
     );
     let cutoff_checks = cutoff::parameter_checks(&cutoffs);
@@ -510,6 +568,16 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                         self.#family_parameters.iter().find(|x| !x.is_finite())
                     {
                         return ::core::option::Option::Some((#family_names, __value));
+                    }
+                )*
+                ::core::option::Option::None
+            }
+            fn non_finite_member(&self) -> ::core::option::Option<(&'static str, usize, f64)> {
+                #(
+                    if let ::core::option::Option::Some(__index) =
+                        self.#family_parameters.iter().position(|x| !x.is_finite())
+                    {
+                        return ::core::option::Option::Some((#family_names, __index, self.#family_parameters[__index]));
                     }
                 )*
                 ::core::option::Option::None
@@ -588,6 +656,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
             #[allow(non_snake_case, unused_variables, unused_mut, unused_parens, clippy::all)]
             pub fn new(#(#size_arguments: usize),*) -> ::core::result::Result<Self, #rt::StepError> {
                 #size_lets
+                #footprint_check
                 let mut __coordinates: usize = #scalar_count;
                 let mut __body_sizes: ::std::vec::Vec<usize> = ::std::vec::Vec::new();
                 if #scalar_count > 0 {
@@ -607,7 +676,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                 let mut __pattern: ::std::vec::Vec<(usize, usize)> = ::std::vec::Vec::new();
                 #(#pattern_builders)*
                 #(#hessian_builders)*
-                Ok(#name {
+                let __model = #name {
                     #(#parameter_defaults,)*
                     __coordinates,
                     __body_sizes,
@@ -619,7 +688,9 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
                     #(#row_starts,)*
                     #(#row_positions,)*
                     #(#hessian_names,)*
-                })
+                };
+                #rows_check
+                Ok(__model)
             }
         }
 
@@ -741,6 +812,31 @@ fn size_lets(model: &FamilyModel) -> TokenStream {
         }
     });
     quote!(#(#lets)*)
+}
+
+/// Emits the number of a kernel's instances as `f64`, before filters: `1` for a plain term,
+/// `k` for a range of `k` values and `k(k − 1)/2` for a pair sum over it.
+fn instance_count(instances: Option<&Instances>) -> TokenStream {
+    match instances {
+        None => quote!(1.0f64),
+        Some(instances) => {
+            let (start, end) = (&instances.start, &instances.end);
+            let values = quote!((((#end) as f64) - ((#start) as f64)).max(0.0));
+            match instances.pair {
+                None => values,
+                Some(_) => quote!((#values * (#values - 1.0).max(0.0) / 2.0)),
+            }
+        }
+    }
+}
+
+/// Emits the footprint of a kernel's instance table: its instances times its slots, plus
+/// `extra` entries per instance (a kinetic term's block offset, a row's Jacobian positions).
+fn table_footprint(instances: Option<&Instances>, kernel: &Kernel, extra: usize) -> TokenStream {
+    let per_instance =
+        Literal::usize_unsuffixed(kernel.slots.len() + kernel.parameter_slots.len() + extra);
+    let count = instance_count(instances);
+    quote!(__footprint.table_entries += #count * (#per_instance as f64);)
 }
 
 /// Emits the builder of a kernel's instance table `table: Vec<[usize; slots]>` and its field.

@@ -215,6 +215,7 @@ pub const SUPPORTED: [Family; 8] = [
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
     let mut errors = Errors::new();
     let mut sections: HashMap<&str, &SectionBody> = HashMap::new();
+    let mut values: HashMap<&str, proc_macro2::Span> = HashMap::new();
     for section in &ast.sections {
         let keyword = section.keyword.to_string();
         match SectionKind::from_keyword(&section.keyword) {
@@ -228,6 +229,9 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
                 | SectionKind::Integrators,
             ) => {
                 let kind = SectionKind::from_keyword(&section.keyword).map(|k| k.keyword());
+                values
+                    .entry(kind.unwrap_or(""))
+                    .or_insert(section.value_span);
                 if sections.insert(kind.unwrap_or(""), &section.body).is_some() {
                     errors.error_spanned(
                         &section.keyword,
@@ -254,6 +258,13 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         .enumerate()
         .map(|(i, s)| (s.name.to_string(), i))
         .collect();
+    if let (Some(SectionBody::Names(names)), Some(&span)) =
+        (sections.get("coordinates"), values.get("coordinates"))
+    {
+        if names.is_empty() {
+            crate::validate::empty_coordinates(span, "[x[N], y[N]]", &mut errors);
+        }
+    }
     let (scalars, families, groups) = resolve_coordinates(
         sections.get("coordinates").copied(),
         &size_index,
@@ -266,6 +277,13 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         &mut errors,
     );
     let integrators = resolve_integrators(sections.get("integrators").copied(), &mut errors);
+    if let (Some(SectionBody::Names(names)), Some(&span)) =
+        (sections.get("integrators"), values.get("integrators"))
+    {
+        if names.is_empty() {
+            crate::validate::empty_integrators(span, &mut errors);
+        }
+    }
     unique_names(
         &sizes,
         &scalars,

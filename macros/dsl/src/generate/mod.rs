@@ -192,7 +192,12 @@ impl<'a> Code<'a> {
             let (field, value) = (&p.name, Literal::f64_suffixed(p.default));
             quote!(#field: #value)
         });
-        let coordinates: Vec<String> = model.coordinates.iter().map(|c| c.to_string()).collect();
+        // A coordinate named with a keyword is written `r#type`; it is called `type`.
+        let coordinates: Vec<String> = model
+            .coordinates
+            .iter()
+            .map(|c| syn::ext::IdentExt::unraw(c).to_string())
+            .collect();
         let listing = format!(
             "Coordinates: {}.",
             coordinates

@@ -96,6 +96,7 @@ pub fn desugar(ast: &Mechanism) -> syn::Result<Desugared> {
             Section {
                 keyword: Ident::new("coordinates", first.name.span()),
                 body: SectionBody::Names(coordinates_of(&orientations)),
+                value_span: first.name.span(),
             },
         );
     }
@@ -103,6 +104,7 @@ pub fn desugar(ast: &Mechanism) -> syn::Result<Desugared> {
         sections.push(Section {
             keyword: Ident::new("holonomic", first.name.span()),
             body: SectionBody::Rows(rows_of(&orientations, &declared)),
+            value_span: first.name.span(),
         });
     }
     errors.finish()?;

@@ -36,6 +36,8 @@ pub struct Sections<'a> {
     forces: Option<&'a [Named<Expr>]>,
     integrators: Option<&'a [Named<()>]>,
     keywords: HashMap<SectionKind, &'a Ident>,
+    /// The span of each section's value (`Section::value_span`).
+    values: HashMap<SectionKind, proc_macro2::Span>,
 }
 
 impl Sections<'_> {
@@ -62,11 +64,16 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         .iter()
         .map(|c| c.name.clone())
         .collect();
-    if coordinates.is_empty() {
-        errors.error_spanned(
+    match (
+        coordinates.is_empty(),
+        sections.values.get(&SectionKind::Coordinates),
+    ) {
+        (false, _) => {}
+        (true, Some(&span)) => empty_coordinates(span, "[x, y]", &mut errors),
+        (true, None) => errors.error_spanned(
             &ast.name,
             "a mechanism needs coordinates; add `coordinates: [x, y, …]`",
-        );
+        ),
     }
     let parameter_rows = sections.parameters.unwrap_or_default();
     let parameter_names: Vec<Ident> = parameter_rows.iter().map(|p| p.name.clone()).collect();
@@ -82,7 +89,11 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         "constraint",
         &mut errors,
     );
-    let requested = requested_integrators(sections.integrators, &mut errors);
+    let requested = requested_integrators(
+        sections.integrators,
+        sections.values.get(&SectionKind::Integrators).copied(),
+        &mut errors,
+    );
     let names_are_sound = errors.is_empty();
 
     let symbols = Symbols::new(&coordinates, &parameter_names);
@@ -331,6 +342,7 @@ fn lower_forces(
 /// Resolves `integrators: [..]`; `None` when the section is absent.
 fn requested_integrators(
     names: Option<&[Named<()>]>,
+    span: Option<proc_macro2::Span>,
     errors: &mut Errors,
 ) -> Option<Vec<(Family, Ident)>> {
     let names = names?;
@@ -347,12 +359,25 @@ fn requested_integrators(
         }
     }
     if names.is_empty() {
-        errors.error_at(
-            proc_macro2::Span::call_site(),
-            "`integrators: []` lists no integrator; name at least one, or remove the section for the default set",
-        );
+        empty_integrators(span.unwrap_or_else(proc_macro2::Span::call_site), errors);
     }
     Some(requested)
+}
+
+/// Reports an empty `coordinates: []` at the empty list (`example`: what to write in it).
+pub(crate) fn empty_coordinates(span: proc_macro2::Span, example: &str, errors: &mut Errors) {
+    errors.error_at(
+        span,
+        format!("`coordinates` lists no coordinate; a mechanism needs at least one, e.g. `coordinates: {example}`"),
+    );
+}
+
+/// Reports an empty `integrators: []` at the empty list.
+pub(crate) fn empty_integrators(span: proc_macro2::Span, errors: &mut Errors) {
+    errors.error_at(
+        span,
+        "`integrators: []` lists no integrator; name at least one, or remove the section for the default set",
+    );
 }
 
 /// Sorts sections by kind, reporting unknown and repeated ones.
@@ -371,6 +396,7 @@ fn sort_sections<'a>(ast: &'a Mechanism, errors: &mut Errors) -> Sections<'a> {
             );
             continue;
         };
+        sections.values.entry(kind).or_insert(section.value_span);
         if sections.keywords.insert(kind, &section.keyword).is_some() {
             errors.error_spanned(
                 &section.keyword,
