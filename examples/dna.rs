@@ -102,7 +102,7 @@ use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
 use mechanism::models::DnaChain;
 use mechanism::pictures::{draw_panels, Corner, Panel, Series};
 use mechanism::runtime::simulation::{
-    family, Column, CsvSink, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
+    family, Column, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
 use mechanism::runtime::{
     DynState, SparseIntegrator, SparseVerlet, SparseZhangSkeel, SparseZhangSkeelSimplified,
@@ -306,21 +306,13 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let t_end = args.run.t_end_or(3000.0);
     let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("dna");
-    create_parent(&csv)?;
-    let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
+    let sink = common::table_sink(&csv)?;
     let started = Instant::now();
     let start = chain.initial_state(args.seed);
-    let outcome = simulate(
-        &chain,
-        setup,
-        start,
-        plan.steps,
-        plan.schedule,
-        CsvSink::new(BufWriter::new(file)),
-        true,
-    )?;
+    let outcome = simulate(&chain, setup, start, plan.steps, plan.schedule, sink, true)?;
     let seconds = started.elapsed().as_secs_f64();
-    outcome.sink.into_inner().into_inner()?;
+    let mut sink = outcome.sink;
+    sink.finish()?; // also after a failed step: the rows up to it stay readable
     let trace = &outcome.trace;
     let title = format!("DNA chain, N = {}, {}", args.n, setup.label());
     let png = args.run.png_or("dna");
@@ -354,7 +346,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     );
     println!("wrote {} and {}", csv.display(), png.display());
     match outcome.failure {
-        Some(error) => Err(error.into()),
+        Some(error) => Err(common::interrupted(&error, &csv).into()),
         None => Ok(()),
     }
 }
@@ -390,6 +382,7 @@ fn simulate<K: Sink>(
             DnaChain::mean_angle(&s.v)
         }))
         .on_step(|_, s| trace.borrow_mut().push(chain, s))
+        .interrupt_on(common::interrupt_flag())
         .write_to(sink);
     if progress && t_end > 1.0 {
         run = run.with_progress(setup.method.label());

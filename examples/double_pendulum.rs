@@ -92,7 +92,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let method = args.method;
     let h = args.run.h_or(method.default_h(args.omega));
     let t_end = args.run.t_end_or(10.0);
-    let plan = args.run.plan(h, t_end)?;
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let plan = args
+        .run
+        .plan(h, t_end)?
+        .stream_to(args.run.csv_or("double_pendulum"));
     let trajectory = simulate(method, &model, args.omega, args.beta, &plan)?;
 
     let mut title = format!("{}, h = {h:.4}", method.label());

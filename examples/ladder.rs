@@ -208,7 +208,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         samples.len(),
         png.display()
     );
-    Ok(outcome?)
+    outcome.map_err(|error| common::interrupted(&error, &csv).into())
 }
 
 /// What is recorded of the ladder at one time.
@@ -266,6 +266,7 @@ fn simulate<K: Sink>(
             step += 1;
             record(step, state, observe(ladder, state, &mut g, &mut jac));
         })
+        .interrupt_on(common::interrupt_flag())
         .write_to(sink);
     if steps as f64 * h > 1.0 {
         run = run.with_progress("ladder");

@@ -163,18 +163,14 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     // --animate or --paths asks for them); above, they are streamed to --out, with no plot.
     let drawn = args.run.animate.is_some() || args.run.paths.is_some();
     let png = args.run.png_or("pendulum_chain");
+    // Either way the rows go to the file while the run goes, so that a killed run leaves them.
+    let named = |error| common::in_file(error, &csv);
     let (rows, last, seconds) = if drawn || args.n <= 1000 {
-        let (table, rows, last) = simulate(
-            &chain,
-            &setup,
-            plan.steps,
-            plan.schedule,
-            Table::default(),
-            true,
-        )
-        .map_err(|err| explain(err, &setup, &chain))?;
+        let stream = (Table::default(), common::table_sink(&csv)?);
+        let ((table, _), rows, last) =
+            simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
+                .map_err(|err| explain(named(err), &setup, &chain))?;
         let seconds = started.elapsed().as_secs_f64();
-        common::write_table(&csv, &table)?;
         let title = format!(
             "chain of {} pendula, {}, h = {}",
             args.n,
@@ -189,7 +185,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         println!("(n > 1000: rows streamed to the output file, no plot)");
         let sink = common::table_sink(&csv)?;
         let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
-            .map_err(|err| explain(err, &setup, &chain))?;
+            .map_err(|err| explain(named(err), &setup, &chain))?;
         (rows, last, started.elapsed().as_secs_f64())
     };
     println!(
@@ -281,6 +277,7 @@ fn simulate<K: Sink>(
             let mut run = Simulation::sparse($model, $integrator, $start, t_end, schedule)?
                 .coordinates(names)?
                 .observe(SparseMechanics::new(chain))
+                .interrupt_on(common::interrupt_flag())
                 .write_to(sink);
             if setup.method.is_penalized() {
                 run = run.observe(Column::new("energy.penalized", |s: &DynState| {

@@ -18,7 +18,15 @@
 //! On a cluster, `--shard k/n` runs the `k`-th of `n` contiguous blocks of members (`k` from 1,
 //! like `$SLURM_ARRAY_TASK_ID` with `--array=1-n`); only shard 1 writes the CSV header, so
 //! `cat out/sweep-{1..n}.csv > out/sweep.csv` is the single-machine file byte for byte, and
-//! the plot is drawn only by an unsharded run.
+//! the plot is drawn only by an unsharded run. A shard also writes a manifest beside its part
+//! (`out/sweep-2.csv.manifest`: shard, members, rows, bytes, CRC-32) once the part is
+//! complete; `--verify out/sweep-*.csv.manifest` checks each part against its manifest and
+//! exits non-zero naming every shard to run again (a missing manifest: the shard never
+//! finished; a part of another size or checksum: truncated or changed):
+//!
+//! ```sh
+//! cargo run --release --example sweep -- --verify out/sweep-1.csv.manifest out/sweep-2.csv.manifest
+//! ```
 
 mod common;
 #[path = "double_pendulum/methods.rs"]
@@ -32,7 +40,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use common::{max_deviation, plan, Trajectory};
-use mechanism::ensemble::{grid, Cell, Ensemble, EnsembleCsv, Shard};
+use mechanism::ensemble::{grid, verify_shard, Cell, Ensemble, EnsembleCsv, Shard, ShardManifest};
 use mechanism::models::DoublePendulum;
 use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
 use methods::{simulate, Method};
@@ -78,6 +86,10 @@ struct Args {
     /// Run only the k-th of n blocks of members (k from 1), e.g. a SLURM array task.
     #[arg(long, value_name = "k/n", default_value_t = Shard::WHOLE)]
     shard: Shard,
+    /// Check shards' parts against their manifests (FILE.csv.manifest) instead of running;
+    /// exits non-zero if one is missing, truncated or changed.
+    #[arg(long, value_name = "MANIFEST", num_args = 1..)]
+    verify: Vec<PathBuf>,
 }
 
 /// What one member measured.
@@ -97,6 +109,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
+    if !args.verify.is_empty() {
+        return verify(&args.verify);
+    }
     if !(args.omega.is_finite() && args.omega > 0.0) {
         return Err(format!("--omega must be a positive number, got {}", args.omega).into());
     }
@@ -161,8 +176,14 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         };
         println!("{:<22} {h:>10} {error}", method.label());
     }
-    csv.into_inner()?;
+    let (_, summary) = csv.finish()?;
     println!("wrote {}", args.out.display());
+    if args.shard != Shard::WHOLE {
+        let total = ensemble.all_members().len();
+        let manifest = ShardManifest::path_for(&args.out);
+        ShardManifest::new(&args.out, args.shard, total, summary).write(&manifest)?;
+        println!("wrote {} ({} rows)", manifest.display(), summary.rows);
+    }
 
     if args.shard != Shard::WHOLE {
         println!("(a shard draws no plot: concatenate the shards' CSV files, in order)");
@@ -191,6 +212,32 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     plot_errors(&args, &lines)?;
     println!("wrote {}", args.plot.display());
     Ok(())
+}
+
+/// Checks each shard's part against its manifest, prints one line per shard, and fails if
+/// one does not match.
+fn verify(manifests: &[PathBuf]) -> Result<(), Box<dyn Error>> {
+    let mut failed = 0;
+    for manifest in manifests {
+        match verify_shard(manifest) {
+            Ok(m) => println!(
+                "ok: shard {} ({}, members {}..{}, {} rows)",
+                m.shard,
+                m.part.display(),
+                m.members.start,
+                m.members.end,
+                m.summary.rows
+            ),
+            Err(error) => {
+                println!("rerun: {error}");
+                failed += 1;
+            }
+        }
+    }
+    match failed {
+        0 => Ok(()),
+        n => Err(format!("{n} of {} shards must run again", manifests.len()).into()),
+    }
 }
 
 /// Runs `method` at step `h` for `args.t_end` and measures its energy error.

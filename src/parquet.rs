@@ -42,6 +42,26 @@
 //! without a footer, which readers reject, and the driver does not call it after a failed
 //! step: call `finish` (or [`ParquetSink::into_inner`]) then to keep the rows up to the failure.
 //!
+//! # Output that survives a crash: a dataset directory
+//!
+//! A Parquet file is readable only once its footer is written, at the end, and a run killed
+//! with SIGKILL (out of time on a cluster, out of memory) never gets there: one file would lose
+//! every row. A [`ParquetDataset`] therefore writes `FILE.parquet/` as a directory of complete
+//! files, `part-000000.parquet`, `part-000001.parquet`, …, one row group each, and closes a
+//! part (footer written, then renamed into place) after [`ROW_GROUP`] rows or
+//! [`PART_SECONDS`] of wall time, whichever comes first. The part being written has a name
+//! that starts with a dot and does not end in `.parquet` (`.part-000002.parquet.inprogress`),
+//! which every reader skips, and the rename that publishes a closed part is atomic, so at any
+//! moment, killed or not, the directory holds only complete files: every row group closed so
+//! far, and at most the last ten seconds or 65 536 rows lost. The readers take the directory
+//! as one table, the parts in name order: `pyarrow.parquet.read_table("out/run.parquet")`
+//! (pyarrow's datasets skip names that start with `.` or `_`),
+//! `pl.read_parquet("out/run.parquet/*.parquet")` in polars, and
+//! `SELECT * FROM 'out/run.parquet/*.parquet'` in DuckDB. The alternatives do not survive a
+//! kill: a footer rewritten after every row group (the format has one footer, at the end, so
+//! the file would be rewritten or truncated at each step), or a side index (which no reader
+//! knows).
+//!
 //! Ensembles and shards: a Parquet file cannot be concatenated byte by byte the way the shards'
 //! CSV files can (each file ends with its own footer), so a sharded run writes one file per
 //! shard into one directory, and the readers take the directory as one dataset:
@@ -50,8 +70,11 @@
 //! [`Column`](crate::runtime::simulation::Column) that returns it) so that the rows say which
 //! member they belong to.
 
+use std::fs::{self, File};
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parquet::basic::{Compression, Repetition, Type as PhysicalType};
 use parquet::data_type::DoubleType;
@@ -69,6 +92,11 @@ pub const ROW_GROUP: usize = 65_536;
 /// The size of the row buffer above which a sink made with [`ParquetSink::new`] writes smaller
 /// row groups than [`ROW_GROUP`]: 32 MiB, i.e. 64 columns of 65 536 rows.
 pub const BUFFER_BYTES: usize = 32 << 20;
+
+/// The wall time after which a [`ParquetDataset`] closes the part it writes, even if the part
+/// has fewer than [`ROW_GROUP`] rows: ten seconds, so that a killed run loses at most the
+/// last ten seconds of rows while a day-long run writes at most 8 640 parts.
+pub const PART_SECONDS: Duration = Duration::from_secs(10);
 
 /// Streams the driver's rows into a Parquet file, one `REQUIRED DOUBLE` column per column; see
 /// the [module documentation](self).
@@ -135,10 +163,7 @@ impl<W: Write + Send> ParquetSink<W> {
 
     /// Returns the rows of a row group for `width` columns and `hint` rows announced.
     fn capacity(&self, width: usize, hint: Option<usize>) -> usize {
-        let rows = self
-            .row_group
-            .unwrap_or_else(|| ROW_GROUP.min(BUFFER_BYTES / (8 * width.max(1))));
-        rows.min(hint.unwrap_or(usize::MAX)).max(1)
+        row_group_rows(self.row_group, width, hint)
     }
 }
 
@@ -268,6 +293,193 @@ impl<W: Write + Send> std::fmt::Debug for ParquetSink<W> {
     }
 }
 
+/// Streams the driver's rows into a directory of Parquet files that readers take as one table
+/// and that a killed run leaves readable; see the [module documentation](self#output-that-survives-a-crash-a-dataset-directory).
+///
+/// ```
+/// use mechanism::parquet::ParquetDataset;
+/// use mechanism::runtime::simulation::Sink;
+///
+/// let dir = std::env::temp_dir().join(format!("mechanism-doc-{}.parquet", std::process::id()));
+/// let mut sink = ParquetDataset::create(&dir)?.rows_per_part(2);
+/// sink.begin(&["t".into(), "q.x".into()], None)?;
+/// for i in 0..5 {
+///     sink.row(&[i as f64, 1.0])?;
+/// }
+/// assert_eq!(sink.parts(), 2, "two parts of two rows are closed, the fifth row is open");
+/// sink.finish()?;
+/// let names: Vec<_> = std::fs::read_dir(&dir)?.map(|e| e.unwrap().file_name()).collect();
+/// assert_eq!(names.len(), 3);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct ParquetDataset {
+    dir: PathBuf,
+    /// The rows of a part, or `None` for [`ROW_GROUP`] (fewer for wide tables).
+    rows_per_part: Option<usize>,
+    /// The wall time after which a part is closed.
+    seconds: Duration,
+    /// The column names, from [`Sink::begin`].
+    columns: Vec<String>,
+    /// The rows a part holds, from the width of the table.
+    capacity: usize,
+    /// The number of parts closed so far (the next part's number).
+    parts: usize,
+    /// The part being written.
+    open: Option<Part>,
+}
+
+/// A part being written: its sink, its temporary name and when it was started.
+#[derive(Debug)]
+struct Part {
+    sink: ParquetSink<File>,
+    temporary: PathBuf,
+    rows: usize,
+    started: Instant,
+}
+
+impl ParquetDataset {
+    /// Makes the directory `dir` (and its parents) for a dataset, removing the parts of an
+    /// earlier run in it (`part-*.parquet` and `.part-*.inprogress`, as creating a CSV file
+    /// truncates an earlier one; other files are left alone); fails, naming `dir`, if it
+    /// cannot be made or is a file.
+    pub fn create(dir: &Path) -> io::Result<Self> {
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+        if dir.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} is a file; a Parquet output is a directory of parts (remove the file)",
+                    dir.display()
+                ),
+            ));
+        }
+        fs::create_dir_all(dir).map_err(named)?;
+        for entry in fs::read_dir(dir).map_err(named)? {
+            let path = entry.map_err(named)?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let ours = (name.starts_with("part-") && name.ends_with(".parquet"))
+                || (name.starts_with(".part-") && name.ends_with(".inprogress"));
+            if ours && path.is_file() {
+                fs::remove_file(&path).map_err(named)?;
+            }
+        }
+        Ok(ParquetDataset {
+            dir: dir.to_path_buf(),
+            rows_per_part: None,
+            seconds: PART_SECONDS,
+            columns: Vec::new(),
+            capacity: 1,
+            parts: 0,
+            open: None,
+        })
+    }
+
+    /// Closes a part after `rows` rows (at least one) instead of [`ROW_GROUP`].
+    pub fn rows_per_part(mut self, rows: usize) -> Self {
+        self.rows_per_part = Some(rows.max(1));
+        self
+    }
+
+    /// Closes a part after `interval` of wall time instead of [`PART_SECONDS`].
+    pub fn seconds_per_part(mut self, interval: Duration) -> Self {
+        self.seconds = interval;
+        self
+    }
+
+    /// Returns the directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Returns the number of parts closed so far.
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// Starts the next part under its temporary name.
+    fn open_part(&mut self) -> io::Result<&mut Part> {
+        let temporary = self
+            .dir
+            .join(format!(".part-{:06}.parquet.inprogress", self.parts));
+        let file = File::create(&temporary).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", temporary.display()),
+            )
+        })?;
+        let mut sink = ParquetSink::with_row_group(file, self.capacity);
+        sink.begin(&self.columns, None)?;
+        Ok(self.open.insert(Part {
+            sink,
+            temporary,
+            rows: 0,
+            started: Instant::now(),
+        }))
+    }
+
+    /// Writes the open part's footer and renames it into place.
+    fn close_part(&mut self) -> io::Result<()> {
+        let Some(mut part) = self.open.take() else {
+            return Ok(());
+        };
+        part.sink.finish()?;
+        let name = self.dir.join(format!("part-{:06}.parquet", self.parts));
+        fs::rename(&part.temporary, &name).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot rename {} to {}: {e}",
+                    part.temporary.display(),
+                    name.display()
+                ),
+            )
+        })?;
+        self.parts += 1;
+        Ok(())
+    }
+}
+
+impl Sink for ParquetDataset {
+    /// Keeps the column names and sizes the parts; fails for no columns. The first part is
+    /// started with the first row.
+    fn begin(&mut self, columns: &[String], _rows: Option<usize>) -> io::Result<()> {
+        if columns.is_empty() {
+            return Err(invalid("a Parquet file needs at least one column"));
+        }
+        self.close_part()?;
+        self.columns = columns.to_vec();
+        self.capacity = row_group_rows(self.rows_per_part, columns.len(), None);
+        Ok(())
+    }
+
+    /// Writes the row into the open part (starting one if needed) and closes the part when it
+    /// is full or older than its time bound.
+    fn row(&mut self, values: &[f64]) -> io::Result<()> {
+        let (capacity, seconds) = (self.capacity, self.seconds);
+        let part = match self.open {
+            Some(ref mut part) => part,
+            None => self.open_part()?,
+        };
+        part.sink.row(values)?;
+        part.rows += 1;
+        if part.rows >= capacity || part.started.elapsed() >= seconds {
+            self.close_part()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open part; with no row written at all, writes one part without rows, so
+    /// that the dataset has its schema.
+    fn finish(&mut self) -> io::Result<()> {
+        if self.open.is_none() && self.parts == 0 && !self.columns.is_empty() {
+            self.open_part()?;
+        }
+        self.close_part()
+    }
+}
+
 /// Writes `table` to `out` as a Parquet file (the columns and values of [`ParquetSink`]) and
 /// returns the writer.
 pub fn write_table<W: Write + Send>(out: W, table: &Table) -> io::Result<W> {
@@ -277,6 +489,13 @@ pub fn write_table<W: Write + Send>(out: W, table: &Table) -> io::Result<W> {
         sink.row(row)?;
     }
     sink.into_inner()
+}
+
+/// Returns the rows of a row group: `requested`, or [`ROW_GROUP`] (fewer when the buffer of
+/// `width` columns would exceed [`BUFFER_BYTES`]), at most `hint`, at least one.
+fn row_group_rows(requested: Option<usize>, width: usize, hint: Option<usize>) -> usize {
+    let rows = requested.unwrap_or_else(|| ROW_GROUP.min(BUFFER_BYTES / (8 * width.max(1))));
+    rows.min(hint.unwrap_or(usize::MAX)).max(1)
 }
 
 /// Returns the flat schema of one `REQUIRED DOUBLE` column per name.

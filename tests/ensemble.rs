@@ -3,7 +3,10 @@
 //! a sequential run with its own seed, and shards whose CSV files concatenate into the
 //! single-machine file byte for byte.
 
-use mechanism::ensemble::{member_seed, Cell, Ensemble, EnsembleCsv, Member, Shard};
+use mechanism::ensemble::{
+    member_seed, verify_shard, Cell, Ensemble, EnsembleCsv, ManifestError, Member, Shard,
+    ShardManifest,
+};
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::simulation::{Mechanics, Schedule, Simulation, Table};
 use mechanism::runtime::{Langevin, Spook, State};
@@ -148,4 +151,79 @@ fn shards_concatenate_into_the_single_machine_csv_byte_for_byte() {
         }
         assert!(joined == whole, "shards of {count} do not concatenate");
     }
+}
+
+/// Each shard writes its part and a manifest (rows, bytes, CRC-32) beside it: the parts join
+/// into the single-machine file byte for byte, each verifies, and a truncated, changed or
+/// missing part, or a missing manifest, is an error that names the file.
+#[test]
+fn shard_manifests_find_a_missing_or_truncated_part() {
+    let dir = std::env::temp_dir().join(format!("mechanism-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let members: Vec<f64> = angles();
+    let write = |shard: Shard, path: &std::path::Path| {
+        let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        let mut csv = EnsembleCsv::new(file, shard, &["theta", "square"]).unwrap();
+        for index in shard.members(members.len()) {
+            let theta = members[index];
+            csv.row(index, &[Cell::Number(theta), Cell::Number(theta * theta)])
+                .unwrap();
+        }
+        let (_, summary) = csv.finish().unwrap();
+        let manifest = ShardManifest::new(path, shard, members.len(), summary);
+        manifest.write(&ShardManifest::path_for(path)).unwrap();
+        manifest
+    };
+    let whole = dir.join("whole.csv");
+    write(Shard::WHOLE, &whole);
+    let mut joined = Vec::new();
+    let parts: Vec<_> = (1..=3).map(|k| dir.join(format!("part-{k}.csv"))).collect();
+    for (k, part) in (1..=3).zip(&parts) {
+        let written = write(Shard::new(k, 3).unwrap(), part);
+        let verified = verify_shard(&ShardManifest::path_for(part)).unwrap();
+        assert_eq!(verified, written);
+        assert_eq!(verified.summary.rows, verified.members.len());
+        joined.extend(std::fs::read(part).unwrap());
+    }
+    assert!(
+        joined == std::fs::read(&whole).unwrap(),
+        "the parts do not join"
+    );
+
+    // Shard 2 killed while writing its part: the part is cut short.
+    let part = &parts[1];
+    let manifest = ShardManifest::path_for(part);
+    let full = std::fs::read(part).unwrap();
+    std::fs::write(part, &full[..full.len() - 7]).unwrap();
+    match verify_shard(&manifest) {
+        Err(ManifestError::Size {
+            path,
+            expected,
+            found,
+        }) => {
+            assert_eq!(
+                (path, expected, found),
+                (part.clone(), full.len() as u64, full.len() as u64 - 7)
+            );
+        }
+        other => panic!("a truncated part passed: {other:?}"),
+    }
+    // Changed in place (same size): the checksum differs.
+    let mut changed = full.clone();
+    changed[full.len() - 3] ^= 1;
+    std::fs::write(part, &changed).unwrap();
+    assert!(matches!(
+        verify_shard(&manifest),
+        Err(ManifestError::Checksum { .. })
+    ));
+    // Missing part, missing manifest.
+    std::fs::remove_file(part).unwrap();
+    assert!(
+        matches!(verify_shard(&manifest), Err(ManifestError::Part { path, .. }) if &path == part)
+    );
+    std::fs::remove_file(&manifest).unwrap();
+    let error = verify_shard(&manifest).unwrap_err();
+    assert!(matches!(&error, ManifestError::Io { path, .. } if path == &manifest));
+    assert!(error.to_string().contains("part-2.csv.manifest"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,7 +14,7 @@ use std::io;
 
 use bytes::Bytes;
 use mechanism::models::DoublePendulum;
-use mechanism::parquet::{write_table, ParquetSink};
+use mechanism::parquet::{write_table, ParquetDataset, ParquetSink};
 use mechanism::runtime::simulation::{Mechanics, Schedule, Simulation, Sink, Table};
 use mechanism::runtime::{Configuration, Spook};
 use parquet::column::reader::ColumnReader;
@@ -261,4 +261,77 @@ fn rows_allocate_nothing_between_row_groups() {
     }
     let read = read(sink.into_inner().unwrap());
     assert_eq!((read.rows(), read.row_groups), (3 * GROUP, 3));
+}
+
+/// Reads every closed part of a dataset directory, in name order, and returns the tables.
+fn read_dataset(dir: &std::path::Path) -> Vec<Read> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".parquet") && !name.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|name| read(std::fs::read(dir.join(name)).unwrap()))
+        .collect()
+}
+
+/// A dataset killed mid-part (the sink forgotten: no destructor, no footer, as after a SIGKILL)
+/// leaves every closed part readable and the open one hidden from the readers; a finished one
+/// holds every row, and an earlier run's parts are replaced.
+#[test]
+fn a_killed_dataset_leaves_every_closed_part_readable() {
+    let dir =
+        std::env::temp_dir().join(format!("mechanism-dataset-{}.parquet", std::process::id()));
+    let columns = ["t".to_string(), "q.x".to_string()];
+    let write = |rows: usize, finish: bool| {
+        let mut sink = ParquetDataset::create(&dir).unwrap().rows_per_part(10);
+        sink.begin(&columns, None).unwrap();
+        for i in 0..rows {
+            sink.row(&[i as f64, -(i as f64)]).unwrap();
+        }
+        assert_eq!(sink.parts(), rows / 10);
+        if finish {
+            sink.finish().unwrap();
+        } else {
+            std::mem::forget(sink); // what a SIGKILL does: nothing more is written
+        }
+    };
+    write(35, false);
+    let parts = read_dataset(&dir);
+    assert_eq!(parts.len(), 3);
+    let t: Vec<f64> = parts.iter().flat_map(|p| p.values[0].clone()).collect();
+    assert_eq!(t, (0..30).map(f64::from).collect::<Vec<_>>());
+    assert!(dir.join(".part-000003.parquet.inprogress").exists());
+
+    write(35, true);
+    let parts = read_dataset(&dir);
+    assert_eq!(parts.len(), 4, "the earlier run's parts were replaced");
+    assert_eq!(parts.iter().map(Read::rows).sum::<usize>(), 35);
+    assert!(parts
+        .iter()
+        .all(|p| p.columns == columns && p.row_groups == 1));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        4,
+        "no part in progress is left"
+    );
+
+    write(0, true);
+    let parts = read_dataset(&dir);
+    assert_eq!(
+        (parts.len(), parts[0].rows(), &parts[0].columns),
+        (1, 0, &columns.to_vec())
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A file where the directory should be is refused, naming it.
+    std::fs::write(&dir, b"not a directory").unwrap();
+    let error = ParquetDataset::create(&dir).unwrap_err();
+    assert!(
+        error.to_string().contains(&dir.display().to_string()),
+        "{error}"
+    );
+    std::fs::remove_file(&dir).unwrap();
 }

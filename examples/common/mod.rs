@@ -22,6 +22,15 @@
 //! A step that fails (a Newton iteration that diverges, a blow-up to NaN) ends the trajectory
 //! early: the samples up to the failure are kept, and [`Trajectory::failure`] says why, so the
 //! partial run can still be written and plotted before the example reports the error.
+//!
+//! A run that must survive being killed streams its rows to the file while it goes
+//! ([`Plan::stream_to`], or a [`table_sink`] given to the driver): the CSV is flushed at least
+//! once a second and Parquet is a directory of closed parts (`mechanism::parquet`), so a
+//! SIGKILL leaves every row up to the last second readable. SIGINT and SIGTERM set the
+//! [`interrupt_flag`], which every run of the harness reads once per step: the run stops at a
+//! step boundary, its file is finished, and the example exits with 130 or 143 (128 + the
+//! signal, the shell's convention) and `interrupted at t = …: N rows written to FILE`
+//! ([`interrupted`]). A second signal ends the process at once.
 
 // Each example uses a different subset of the harness.
 #![allow(dead_code)]
@@ -34,8 +43,10 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use mechanism::parquet::ParquetSink;
+use mechanism::parquet::ParquetDataset;
 use mechanism::pictures::{self, Animation, Scene};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
@@ -92,6 +103,77 @@ pub struct Plan {
     /// Whether a run longer than one time unit shows the progress bar (not in ensembles, where
     /// many runs share the terminal).
     pub progress: bool,
+    /// The file the rows are streamed to while the run goes ([`Plan::stream_to`]), or `None`
+    /// to keep them in memory only.
+    pub out: Option<PathBuf>,
+}
+
+impl Plan {
+    /// Streams the rows to `path` (CSV, or a Parquet dataset directory, through
+    /// [`table_sink`]) while the run goes, besides keeping them in the [`Trajectory`], so that
+    /// a killed or interrupted run leaves its rows on disk; [`write_outputs`] then does not
+    /// write the file again.
+    pub fn stream_to(mut self, path: PathBuf) -> Self {
+        self.out = Some(path);
+        self
+    }
+}
+
+/// The flag set by the first SIGINT or SIGTERM, once [`interrupt_flag`] installed the handlers.
+static INTERRUPT: OnceLock<(Arc<AtomicBool>, Arc<AtomicUsize>)> = OnceLock::new();
+
+/// Returns the flag that SIGINT and SIGTERM set, installing their handlers on the first call
+/// (`signal_hook::flag`: the handler only stores into atomics, which is all a handler may
+/// safely do); every run of the harness passes it to
+/// [`Simulation::interrupt_on`]. A second signal while the flag is set ends the process at
+/// once with 128 + the signal. Without Unix signals (or if a handler cannot be installed,
+/// which is reported on stderr) the flag is never set.
+pub fn interrupt_flag() -> &'static AtomicBool {
+    &INTERRUPT.get_or_init(install_handlers).0
+}
+
+/// Registers the SIGINT and SIGTERM handlers of [`interrupt_flag`].
+fn install_handlers() -> (Arc<AtomicBool>, Arc<AtomicUsize>) {
+    let (flag, signal) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    #[cfg(unix)]
+    for number in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The first registration exits if the flag is already set (the second signal); the
+        // others then record the signal and set the flag.
+        let installed = signal_hook::flag::register_conditional_shutdown(
+            number,
+            128 + number,
+            Arc::clone(&flag),
+        )
+        .and_then(|_| {
+            signal_hook::flag::register_usize(number, Arc::clone(&signal), number as usize)
+        })
+        .and_then(|_| signal_hook::flag::register(number, Arc::clone(&flag)));
+        if let Err(error) = installed {
+            eprintln!("warning: cannot handle signal {number} (it will kill the run): {error}");
+        }
+    }
+    (flag, signal)
+}
+
+/// Returns `error`, with the message of [`interrupted`] if it is a run's interrupt (the
+/// driver's error boxed by `?`), for an example whose run returns a boxed error.
+pub fn in_file(error: Box<dyn Error>, path: &Path) -> Box<dyn Error> {
+    match error.downcast::<SimulationError>() {
+        Ok(error) => interrupted(&error, path).into(),
+        Err(error) => error,
+    }
+}
+
+/// Returns the message of a run that `error` ended, naming the file its rows went to:
+/// `interrupted at t = …: N rows written to FILE` for an interrupt, the error otherwise.
+pub fn interrupted(error: &SimulationError, path: &Path) -> String {
+    match error {
+        SimulationError::Interrupted { .. } => format!("{error} to {}", path.display()),
+        other => other.to_string(),
+    }
 }
 
 impl RunOptions {
@@ -195,6 +277,7 @@ pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn
         steps,
         schedule,
         progress: true,
+        out: None,
     })
 }
 
@@ -324,6 +407,9 @@ pub struct Trajectory {
     pub summary: Summary,
     /// The error that ended the run early, if it did (the rows before it are kept).
     pub failure: Option<SimulationError>,
+    /// The file the rows were streamed to ([`Plan::stream_to`]), finished also after a
+    /// failure.
+    pub file: Option<PathBuf>,
 }
 
 impl Trajectory {
@@ -350,6 +436,16 @@ impl Trajectory {
     /// Returns `Err` with the failure if the run stopped early, else `Ok(())`.
     pub fn completed(&self) -> Result<(), &SimulationError> {
         self.failure.as_ref().map_or(Ok(()), Err)
+    }
+
+    /// Returns `Err` with the failure's message if the run stopped early, naming the file the
+    /// rows were streamed to for an interrupt ([`interrupted`]).
+    pub fn outcome(&self) -> Result<(), String> {
+        match (&self.failure, &self.file) {
+            (None, _) => Ok(()),
+            (Some(error), Some(file)) => Err(interrupted(error, file)),
+            (Some(error), None) => Err(error.to_string()),
+        }
     }
 
     /// Returns the rows, every `every`-th and the last one, for writing long runs whose
@@ -405,7 +501,7 @@ where
     // The driver stops at the first step that reaches its end time: ask for `steps · h`.
     let t_end = initial.t + plan.steps as f64 * plan.h;
     let run = Simulation::fixed(stepped, integrator, initial, t_end, plan.schedule.clone())?;
-    finish(run, observed, columns, plan.progress, |_| {})
+    finish(run, observed, columns, plan, |_| {})
 }
 
 /// Runs the error-controlled `integrator` (DOPRI5) on `model` from `initial` to `t_end`
@@ -432,11 +528,18 @@ where
     let step = Column::new("h", |dopri: &Dopri5<N, M>, _: &State<N>| {
         dopri.dense_interval().map_or(0.0, |(from, to)| to - from)
     });
+    let plan = Plan {
+        h: 0.0,
+        steps: 0,
+        schedule: Schedule::EveryStep,
+        progress: true,
+        out: None,
+    };
     finish(
         run,
         model,
         columns.into_iter().chain([step]),
-        true,
+        &plan,
         |dopri| {
             let stats = dopri.statistics();
             println!(
@@ -450,14 +553,16 @@ where
     )
 }
 
-/// Adds the observers and the summary to `run`, runs it, hands the integrator to `report` and
-/// collects the [`Trajectory`]; with `progress`, runs longer than one time unit show the
-/// progress bar.
+/// Adds the observers and the summary to `run`, runs it until its end or the
+/// [`interrupt_flag`], hands the integrator to `report` and collects the [`Trajectory`]; the
+/// rows also go to `plan.out` while the run goes, if it is set. With `plan.progress`, runs
+/// longer than one time unit show the progress bar (the plan's step and schedule are the
+/// run's already).
 fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     run: Simulation<'a, Model, St>,
     observed: &'a Observed,
     columns: impl IntoIterator<Item = Column<'a, St::Integrator, N>>,
-    progress: bool,
+    plan: &Plan,
     report: impl FnOnce(&St::Integrator),
 ) -> Result<Trajectory, Box<dyn Error>>
 where
@@ -474,21 +579,29 @@ where
         run = run.observe(column.observer());
     }
     let summary_ref = &summary;
-    let mut run = run.on_step(move |_, state| {
-        let mut s = summary_ref.get();
-        s.push::<Observed, N, M>(observed, state);
-        summary_ref.set(s);
-    });
-    if progress && run.t_end() - run.state().t > 1.0 {
+    let stream = plan.out.as_deref().map(table_sink).transpose()?;
+    let mut run = run
+        .on_step(move |_, state| {
+            let mut s = summary_ref.get();
+            s.push::<Observed, N, M>(observed, state);
+            summary_ref.set(s);
+        })
+        .interrupt_on(interrupt_flag())
+        .write_to((Table::default(), stream));
+    if plan.progress && run.t_end() - run.state().t > 1.0 {
         run = run.with_progress("simulating");
     }
     let failure = run.run().err();
     report(run.stepper().integrator());
-    let table = run.into_output();
+    let (table, mut stream) = run.into_output();
+    // The driver finishes the sink at the end and on an interrupt, not after a failed step:
+    // the rows up to the failure must stay readable (the Parquet part needs its footer).
+    stream.finish()?;
     Ok(Trajectory {
         table,
         summary: summary.get(),
         failure,
+        file: plan.out.clone(),
     })
 }
 
@@ -544,19 +657,21 @@ pub fn is_parquet(path: &Path) -> bool {
         .is_some_and(|extension| extension.eq_ignore_ascii_case("parquet"))
 }
 
-/// Returns a sink streaming rows to a new file `path`, creating the directory: a Parquet file
-/// ([`ParquetSink`]) if [`is_parquet`], the driver's CSV ([`CsvSink`]) otherwise. Call
-/// [`Sink::finish`] after the run, also after a failed one: it flushes the CSV and writes the
-/// Parquet footer, without which the file cannot be read.
+/// Returns a sink streaming rows to `path`, creating the directory: a Parquet dataset
+/// directory of closed parts ([`ParquetDataset`]) if [`is_parquet`], the driver's CSV
+/// ([`CsvSink`], flushed at least once a second) otherwise, so that a killed run leaves its
+/// rows readable. Call [`Sink::finish`] after the run, also after a failed one: it flushes the
+/// CSV and closes the last Parquet part.
 pub fn table_sink(path: &Path) -> Result<Box<dyn Sink>, Box<dyn Error>> {
     create_parent(path)?;
+    if is_parquet(path) {
+        let dataset = ParquetDataset::create(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        return Ok(Box::new(dataset));
+    }
     let file =
         fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(if is_parquet(path) {
-        Box::new(ParquetSink::new(file)) // the encoder buffers its pages itself
-    } else {
-        Box::new(CsvSink::new(io::BufWriter::new(file)))
-    })
+    Ok(Box::new(CsvSink::new(io::BufWriter::new(file))))
 }
 
 /// Writes `table` to `path` through [`table_sink`]: CSV (the driver's contract: `t`, `q.*`,
@@ -644,7 +759,8 @@ pub fn print_kinon_betsch(trajectory: &Trajectory, relative: bool, notes: [&str;
     }
 }
 
-/// Writes `table` as CSV or Parquet ([`write_table`]) and plot, prints where, and returns the
+/// Writes `table` as CSV or Parquet ([`write_table`]; not again if the trajectory's rows were
+/// streamed to `out` and `table` is all of them) and plot, prints where, and returns the
 /// trajectory's failure (after writing what was computed up to it) as an error.
 pub fn write_outputs(
     out: &Path,
@@ -653,7 +769,10 @@ pub fn write_outputs(
     trajectory: &Trajectory,
     table: &Table,
 ) -> Result<(), Box<dyn Error>> {
-    write_table(out, table)?;
+    let streamed = trajectory.file.as_deref() == Some(out) && table == &trajectory.table;
+    if !streamed {
+        write_table(out, table)?;
+    }
     pictures::plot_run(png, title, table)?;
     println!(
         "wrote {} ({} rows) and {}",
@@ -661,18 +780,28 @@ pub fn write_outputs(
         table.len(),
         png.display()
     );
-    trajectory.completed().map_err(|e| e.to_string())?;
+    trajectory.outcome()?;
     Ok(())
 }
 
 /// Turns the result of an example's `run` into its exit code, printing an error as one
-/// readable line (`main` returning `Err` would print its `Debug` form).
+/// readable line (`main` returning `Err` would print its `Debug` form); a run stopped by
+/// SIGINT or SIGTERM ([`interrupt_flag`]) exits with 128 + the signal, 130 or 143.
 pub fn exit_code(result: Result<(), Box<dyn Error>>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
+    ExitCode::from(exit_status(result))
+}
+
+/// Returns the exit status of [`exit_code`] (0, 1, or 128 + the signal that interrupted the
+/// run), printing an error as one line.
+pub fn exit_status(result: Result<(), Box<dyn Error>>) -> u8 {
+    let Err(error) = result else {
+        return 0;
+    };
+    eprintln!("error: {error}");
+    match INTERRUPT.get() {
+        Some((flag, signal)) if flag.load(Ordering::Relaxed) => {
+            u8::try_from(128 + signal.load(Ordering::Relaxed)).unwrap_or(1)
         }
+        _ => 1,
     }
 }

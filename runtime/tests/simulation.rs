@@ -15,12 +15,16 @@ use mechanism_runtime::reference::harmonic::HarmonicOscillator;
 use mechanism_runtime::reference::PendulumChain;
 use mechanism_runtime::simulation::{
     family, Column, CsvSink, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError,
-    SparseMechanics, StopReason, Table,
+    Sink, SparseMechanics, StopReason, Table,
 };
 use mechanism_runtime::{
     Configuration, Inertia, Potential, Rk4, SMatrix, SVector, SparseIntegrator, SparseSpook, State,
     StepError,
 };
+
+use std::io::BufWriter;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -537,6 +541,8 @@ fn csv_contract() {
 /// SPOOK, observed for energy and residuals), streaming CSV or filling a table.
 #[test]
 fn no_allocation_per_step_on_a_sparse_model() {
+    // Read once per step by the CSV run below, and never set.
+    static NEVER: AtomicBool = AtomicBool::new(false);
     let chain = PendulumChain::tao_owhadi(200);
     let spook = || SparseSpook::new(&chain, 0.01).unwrap();
     let mut table = Simulation::sparse(
@@ -558,6 +564,7 @@ fn no_allocation_per_step_on_a_sparse_model() {
     .unwrap()
     .observe(SparseMechanics::new(&chain))
     .observe(Column::new("x0", |s: &mechanism_runtime::DynState| s.q[0]))
+    .interrupt_on(&NEVER)
     .write_to(CsvSink::new(std::io::BufWriter::with_capacity(
         1 << 16,
         std::io::sink(),
@@ -656,4 +663,82 @@ fn long_runs_land_on_the_grid_within_the_rounding_bound() {
             drift.get()
         );
     }
+}
+
+/// A set interrupt flag stops the run at the next step boundary with `Interrupted` (the time
+/// and the rows written), and the sink is finished: the CSV writer holds nothing unflushed and
+/// every line is a complete row.
+#[test]
+fn an_interrupt_stops_at_a_step_boundary_and_finishes_the_sink() {
+    let stop = AtomicBool::new(false);
+    let model = HarmonicOscillator::default();
+    let out = BufWriter::with_capacity(1 << 20, Vec::new());
+    let mut run = Simulation::fixed(
+        &model,
+        Rk4::new(0.01).unwrap(),
+        sine_start(),
+        100.0,
+        Schedule::EveryStep,
+    )
+    .unwrap()
+    .on_step(|_, s: &State<1>| {
+        if s.t > 0.255 {
+            stop.store(true, Ordering::Relaxed);
+        }
+    })
+    .interrupt_on(&stop)
+    .write_to(CsvSink::new(out).flush_every(Duration::MAX));
+    let error = run.run().unwrap_err();
+    let SimulationError::Interrupted { t, rows } = error else {
+        panic!("expected Interrupted, got {error:?}");
+    };
+    assert_eq!(
+        run.steps(),
+        26,
+        "the step that set the flag is the last one"
+    );
+    assert_eq!(rows, 27);
+    assert_eq!(t, run.state().t);
+    assert!((t - 0.26).abs() < 1e-12);
+    assert!(error.to_string().starts_with("interrupted at t = 0.26"));
+    let out = run.into_output().into_inner();
+    assert!(out.buffer().is_empty(), "the sink was not finished");
+    let csv = String::from_utf8(out.into_inner().unwrap()).unwrap();
+    assert_eq!(csv.lines().count(), 1 + rows);
+    assert!(csv.ends_with('\n'));
+}
+
+/// The CSV sink flushes its writer after the header and then after the first row written a
+/// second or more after the last flush (or after every row with `Duration::ZERO`), so that a
+/// killed run leaves its rows on disk.
+#[test]
+fn the_csv_sink_flushes_at_least_every_second() {
+    let columns = ["t".to_string(), "q.x".to_string()];
+    let mut sink = CsvSink::new(BufWriter::with_capacity(1 << 20, Vec::new()));
+    sink.begin(&columns, None).unwrap();
+    assert_eq!(
+        sink.get_ref().get_ref(),
+        b"t,q.x\n",
+        "the header is flushed at once"
+    );
+    sink.row(&[0.0, 1.0]).unwrap();
+    assert_eq!(
+        sink.get_ref().buffer(),
+        b"0,1\n",
+        "a row within the second is buffered"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    sink.row(&[0.5, 2.0]).unwrap();
+    assert!(
+        sink.get_ref().buffer().is_empty(),
+        "a row after a second is flushed"
+    );
+    assert_eq!(sink.get_ref().get_ref(), b"t,q.x\n0,1\n0.5,2\n");
+
+    let mut every =
+        CsvSink::new(BufWriter::with_capacity(1 << 20, Vec::new())).flush_every(Duration::ZERO);
+    every.begin(&columns, None).unwrap();
+    every.row(&[0.0, 1.0]).unwrap();
+    assert!(every.get_ref().buffer().is_empty());
+    assert_eq!(every.into_inner().into_inner().unwrap(), b"t,q.x\n0,1\n");
 }

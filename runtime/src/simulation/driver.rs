@@ -1,6 +1,7 @@
 //! The run driver: one loop over any [`Stepper`], writing rows at the scheduled times.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use thiserror::Error;
 
@@ -83,6 +84,16 @@ pub enum SimulationError {
     /// The sink could not write a row.
     #[error("writing the output failed: {0}")]
     Output(#[from] io::Error),
+    /// The flag of [`Simulation::interrupt_on`] was set (e.g. by a SIGINT or SIGTERM
+    /// handler): the run stopped before the step from `t`, and the sink was finished, so the
+    /// `rows` written so far are complete and readable.
+    #[error("interrupted at t = {t}: {rows} rows written")]
+    Interrupted {
+        /// The time of the state the run stopped at (the end of the last step taken).
+        t: f64,
+        /// The number of rows written, all of them finished in the sink.
+        rows: usize,
+    },
 }
 
 /// A run of a model from an initial state to an end time, writing rows (`t`, `q.*`, `v.*`,
@@ -154,6 +165,7 @@ pub struct Simulation<'m, Model: ?Sized, St: Stepper<Model>, K: Sink = Table> {
     rows: usize,
     started: bool,
     finished: bool,
+    interrupt: Option<&'m AtomicBool>,
     #[cfg(feature = "indicatif")]
     progress: Option<super::progress::Progress>,
 }
@@ -280,6 +292,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
             rows: 0,
             started: false,
             finished: false,
+            interrupt: None,
             #[cfg(feature = "indicatif")]
             progress: None,
         })
@@ -385,9 +398,46 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             rows: self.rows,
             started: self.started,
             finished: self.finished,
+            interrupt: self.interrupt,
             #[cfg(feature = "indicatif")]
             progress: self.progress,
         }
+    }
+
+    /// Stops the run at the next step boundary once `flag` is set: [`step`](Self::step) reads
+    /// it before each step and, when it is set, finishes the sink ([`Sink::finish`]: the CSV
+    /// is flushed, the Parquet part closed) and returns [`SimulationError::Interrupted`] with
+    /// the time reached and the rows written, leaving the state at the last completed step.
+    ///
+    /// The flag is meant for a signal handler (SIGINT, SIGTERM: `signal_hook::flag::register`
+    /// sets an `AtomicBool` and nothing else, which is what a handler may safely do); the
+    /// driver only reads it, once per step with a relaxed load, so it costs no allocation and
+    /// no measurable time. Clearing the flag lets [`step`](Self::step) go on, into a sink that
+    /// was finished (a [`CsvSink`](super::CsvSink) appends, a finished Parquet sink refuses).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use mechanism_runtime::reference::harmonic::HarmonicOscillator;
+    /// use mechanism_runtime::simulation::{Schedule, Simulation, SimulationError};
+    /// use mechanism_runtime::{Rk4, State};
+    ///
+    /// static STOP: AtomicBool = AtomicBool::new(false);
+    /// let model = HarmonicOscillator::default();
+    /// let start = State::new(0.0, [1.0], [0.0]);
+    /// let mut run = Simulation::fixed(&model, Rk4::new(0.1)?, start, 10.0, Schedule::EveryStep)?
+    ///     .interrupt_on(&STOP);
+    /// for _ in 0..3 {
+    ///     run.step()?;
+    /// }
+    /// STOP.store(true, Ordering::Relaxed); // what the signal handler does
+    /// let Err(SimulationError::Interrupted { t, rows }) = run.run() else { panic!("not stopped") };
+    /// assert_eq!((rows, run.steps()), (4, 3)); // t = 0 and three steps
+    /// assert!((t - 0.3).abs() < 1e-12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn interrupt_on(mut self, flag: &'m AtomicBool) -> Self {
+        self.interrupt = Some(flag);
+        self
     }
 
     /// Shows a progress bar of the simulated time on stderr, labelled `label`; it is hidden
@@ -506,6 +556,16 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         }
         if self.finished {
             return Ok(StopReason::EndReached);
+        }
+        if self
+            .interrupt
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+        {
+            self.sink.finish()?;
+            return Err(SimulationError::Interrupted {
+                t: self.state.t(),
+                rows: self.rows,
+            });
         }
         let t_before = self.state.t();
         let dense = self.stepper.has_dense_output();
