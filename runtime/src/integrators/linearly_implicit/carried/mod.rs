@@ -77,7 +77,7 @@ pub struct CarriedScheme<S: CarriedTier, R> {
     v_next: S::Vector,
     scratch: S::Vector,
     /// The energy guard and the run it measures.
-    pub(crate) watch: EnergyWatch<S::Vector>,
+    watch: EnergyWatch<S::Vector>,
 }
 
 /// The storage of a tier: the vector type of the scheme's buffers.
