@@ -11,7 +11,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mechanism::models::DoublePendulum;
-use mechanism::runtime::{Integrator, Penalized, Spook, ZhangSkeel, ZhangSkeelSimplified};
+use mechanism::runtime::{
+    EnergyGuard, Integrator, Penalized, Spook, ZhangSkeel, ZhangSkeelSimplified,
+};
 
 const SPOOK_H: f64 = 1.0 / 60.0;
 const ZS_H: f64 = 0.1;
@@ -98,5 +100,30 @@ fn zhang_skeel(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, spook, zhang_skeel);
+/// The cost of the energy guard: the penalized double pendulum's Z&Ss step with the guard (the
+/// default: `T + V` after every step) and without it, in one run.
+fn energy_guard(c: &mut Criterion) {
+    let model = Penalized::new(DoublePendulum::default(), OMEGA);
+    let mut group = c.benchmark_group("zss_step_energy_guard");
+    for (name, guard) in [
+        ("on", EnergyGuard::default()),
+        ("off", EnergyGuard::disabled()),
+    ] {
+        let mut integrator = ZhangSkeelSimplified::<4>::new(ZS_H)
+            .and_then(|z| z.with_beta(BETA))
+            .expect("valid parameters")
+            .with_energy_guard(guard);
+        let mut state = DoublePendulum::initial_state();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                integrator
+                    .step(black_box(&model), &mut state)
+                    .expect("step")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, spook, zhang_skeel, energy_guard);
 criterion_main!(benches);
