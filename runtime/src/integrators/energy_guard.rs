@@ -254,6 +254,22 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
         })
     }
 
+    /// Checks the energy of a step's result from the time `t`, evaluated by `energy` only when
+    /// the guard is on, and, if the guard accepts it, records `q_next` as where the run goes on.
+    #[inline]
+    pub(crate) fn check_and_accept(
+        &mut self,
+        energy: impl FnOnce() -> f64,
+        q_next: &[f64],
+        t: f64,
+    ) -> Result<(), StepError> {
+        if self.is_on() {
+            self.check(energy(), t)?;
+            self.accept(q_next);
+        }
+        Ok(())
+    }
+
     /// Records `q_next`, the configuration of the step just accepted, as where the run goes on.
     #[inline]
     pub(crate) fn accept(&mut self, q_next: &[f64]) {
@@ -322,11 +338,7 @@ impl<const N: usize> EnergyWatch<[f64; N]> {
     where
         Model: Inertia<N> + Potential<N> + ?Sized,
     {
-        if self.is_on() {
-            self.check(energy(model, q_next, v_next), t)?;
-            self.accept(q_next.as_slice());
-        }
-        Ok(())
+        self.check_and_accept(|| energy(model, q_next, v_next), q_next.as_slice(), t)
     }
 }
 

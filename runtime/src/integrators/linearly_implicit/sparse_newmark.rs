@@ -227,11 +227,9 @@ where
         }
         check_finite_slice(&self.q_next, "q", t)?;
         check_finite_slice(&self.v_next, "v", t)?;
-        if self.watch.is_on() {
-            let energy = self.system.energy(model, &self.q_next, &self.v_next);
-            self.watch.check(energy, t)?;
-            self.watch.accept(&self.q_next);
-        }
+        let (system, q_next, v_next) = (&mut self.system, &self.q_next, &self.v_next);
+        self.watch
+            .check_and_accept(|| system.energy(model, q_next, v_next), q_next, t)?;
         state.q.copy_from_slice(&self.q_next);
         state.v.copy_from_slice(&self.v_next);
         state.t = t + h;

@@ -432,13 +432,10 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
             *v_next = next_velocity(*v, *a, *b, h);
         }
         check_finite_slice(self.v_next.as_ref(), "v", t)?;
-        if self.watch.is_on() {
-            let energy = self
-                .system
-                .energy(model, self.x_next.as_ref(), self.v_next.as_ref());
-            self.watch.check(energy, t)?;
-            self.watch.accept(self.x_next.as_ref());
-        }
+        let (system, x_next, v_next) =
+            (&mut self.system, self.x_next.as_ref(), self.v_next.as_ref());
+        self.watch
+            .check_and_accept(|| system.energy(model, x_next, v_next), x_next, t)?;
 
         q.copy_from_slice(self.x_next.as_ref());
         v.copy_from_slice(self.v_next.as_ref());
