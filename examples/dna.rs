@@ -97,7 +97,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, RunOptions};
+use common::{create_parent, exit_code, RunOptions, Thin};
 use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
 use mechanism::models::DnaChain;
 use mechanism::pictures::{draw_panels, Corner, Panel, Series};
@@ -163,7 +163,7 @@ struct Args {
     #[command(flatten)]
     run: RunOptions,
     /// Number of base pairs N.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = common::cli::count, allow_negative_numbers = true)]
     n: usize,
     /// Seed of the initial angles' normal draws (the first seed of --stability).
     #[arg(long, default_value_t = 1)]
@@ -280,13 +280,10 @@ struct Outcome<K> {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&Args::parse()))
+    exit_code(run(&common::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    if args.n == 0 {
-        return Err("--n must be at least 1".into());
-    }
     args.run.refuse_motion(
         "dna",
         "the angles of the base pairs are not points in the plane",
@@ -306,7 +303,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let t_end = args.run.t_end_or(3000.0);
     let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("dna");
-    let sink = common::table_sink(&csv)?;
+    // The rows go to the file while the run goes (every --every-th), so that a killed run
+    // leaves them.
+    let sink = Thin::new(common::table_sink(&csv)?, plan.every);
     let started = Instant::now();
     let start = chain.initial_state(args.seed);
     let outcome = simulate(&chain, setup, start, plan.steps, plan.schedule, sink, true)?;
@@ -346,7 +345,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     );
     println!("wrote {} and {}", csv.display(), png.display());
     match outcome.failure {
-        Some(error) => Err(common::interrupted(&error, &csv).into()),
+        Some(error) => {
+            let error = common::thinned(error, sink.written());
+            Err(common::interrupted(&error, &csv).into())
+        }
         None => Ok(()),
     }
 }

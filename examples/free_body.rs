@@ -36,7 +36,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -47,7 +47,9 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let body = FreeBody::default();
     let h = options.run.h_or(0.01);
     let t_end = options.run.t_end_or(20.0);
-    let trajectory = rigid_body::simulate(options, &body, FreeBody::initial_state(), h, t_end)?;
+    let csv = options.run.csv_or("free_body");
+    let start = FreeBody::initial_state();
+    let trajectory = rigid_body::simulate(options, &body, start, (h, t_end), &csv)?;
     let title = format!("free body, {}", options.label(h));
     common::print_summary(&title, &trajectory);
     rigid_body::print_drifts(
@@ -55,7 +57,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &["energy.generalized", "L.x", "L.y", "L.z", "q.norm"],
     );
     common::write_outputs(
-        &options.run.csv_or("free_body"),
+        &csv,
         &options.run.png_or("free_body"),
         &title,
         &trajectory,

@@ -52,7 +52,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -62,15 +62,16 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         .refuse_motion("heavy_top", "a spinning top moves in three dimensions")?;
     let h = options.run.h_or(0.001);
     let t_end = options.run.t_end_or(10.0);
+    let csv = options.run.csv_or("heavy_top");
     let trajectory = match args.coordinates {
         Coordinates::Quaternion => {
             let top = HeavyTop::default();
-            rigid_body::simulate(options, &top, HeavyTop::initial_state(), h, t_end)?
+            rigid_body::simulate(options, &top, HeavyTop::initial_state(), (h, t_end), &csv)?
         }
         Coordinates::Matrix => {
             let top = HeavyTopMatrix::default();
             let start = HeavyTopMatrix::initial_state();
-            rigid_body::simulate_projected(options, &top, start, h, t_end)?
+            rigid_body::simulate_projected(options, &top, start, (h, t_end), &csv)?
         }
     };
     let title = format!("heavy top ({:?}), {}", args.coordinates, options.label(h))
@@ -82,7 +83,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         &["energy.generalized", "L.z", "omega.z", "q.norm"],
     );
     common::write_outputs(
-        &options.run.csv_or("heavy_top"),
+        &csv,
         &options.run.png_or("heavy_top"),
         &title,
         &trajectory,

@@ -47,7 +47,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{exit_code, RunOptions};
+use common::{exit_code, RunOptions, Thin};
 use mechanism::models::Ladder;
 use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
@@ -112,40 +112,30 @@ struct Args {
     #[arg(long, default_value_t = 10.0)]
     gamma: f64,
     /// Number of links L (square cells) of the ladder.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = common::cli::count, allow_negative_numbers = true)]
     links: usize,
-    /// Write every K-th step only (the first and the last are always written).
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    every: usize,
     /// Print the figure data of §6 beside the paper's claims instead of one run.
     #[arg(long)]
     table: bool,
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&Args::parse()))
+    exit_code(run(&common::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    if args.links == 0 {
-        return Err("--links must be at least 1".into());
-    }
-    if args.every == 0 {
-        return Err("--every must be at least 1".into());
-    }
     if args.table {
         return tables();
     }
     let (h, t_end) = (args.run.h_or(1.0 / 60.0), args.run.t_end_or(10.0));
-    let steps = common::step_count(h, t_end)?;
+    let plan = args.run.plan(h, t_end)?;
+    let (steps, every) = (plan.steps, plan.every);
     let ladder = Ladder::new(args.links)?;
     let csv = args.run.csv_or("ladder");
     let png = args.run.png_or("ladder");
-    let sink = common::table_sink(&csv)?;
-    let schedule = match args.run.save_every {
-        Some(_) => common::plan(h, t_end, args.run.save_every)?.schedule,
-        None => Schedule::EveryNthStep(args.every),
-    };
+    // The rows go to the file while the run goes (every --every-th), so that a killed run
+    // leaves them.
+    let sink = Thin::new(common::table_sink(&csv)?, every);
     let mut samples = Vec::new();
     // The configurations for --animate (every 1/20 time unit on the step grid) and --paths
     // (every step), kept apart from the CSV's rows.
@@ -168,10 +158,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         &ladder,
         integrator,
         (h, steps),
-        schedule,
+        plan.schedule,
         sink,
         |step, state, sample| {
-            if step % args.every == 0 || step == steps {
+            if step % every == 0 || step == steps {
                 samples.push(sample);
             }
             if stride.is_some_and(|k| step % k == 0) {
@@ -205,10 +195,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     println!(
         "wrote {} ({} rows) and {}",
         csv.display(),
-        samples.len(),
+        sink.written(),
         png.display()
     );
-    outcome.map_err(|error| common::interrupted(&error, &csv).into())
+    outcome.map_err(|error| common::interrupted(&common::thinned(error, sink.written()), &csv).into())
 }
 
 /// What is recorded of the ladder at one time.

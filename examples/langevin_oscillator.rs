@@ -33,10 +33,11 @@ mod common;
 mod sampling;
 
 use std::error::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use common::{RunOptions, Thin};
 use mechanism::pictures::canvas;
 use mechanism::pictures::plotters::prelude::*;
 use sampling::{discrete_covariance, Estimate, Inner, Settings};
@@ -72,33 +73,18 @@ struct Args {
     /// Friction γ (momentum decay rate γ/m).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     gamma: f64,
-    /// Step size [default: 0.05, or 0.005 with --penalized].
-    #[arg(long, allow_negative_numbers = true)]
-    h: Option<f64>,
-    /// Number of steps, burn-in included.
+    #[command(flatten)]
+    run: RunOptions,
+    /// Number of steps, burn-in included (--t-end gives it as t_end / h instead).
     #[arg(long, default_value_t = 1_000_000, conflicts_with = "t_end")]
+    #[arg(value_parser = common::cli::count, allow_negative_numbers = true)]
     steps: usize,
-    /// End time, instead of `--steps` (the number of steps is `t_end / h`, rounded).
-    #[arg(long, allow_negative_numbers = true)]
-    t_end: Option<f64>,
     /// Steps before the statistics start [default: steps/10].
     #[arg(long)]
     burn_in: Option<usize>,
     /// Number of batches of the batch-means standard errors.
     #[arg(long, default_value_t = 50)]
     batches: usize,
-    /// Write every N-th step to the CSV.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    every: usize,
-    /// Write rows at exactly t = 0, DT, 2·DT, … and at the end instead of every N-th step (DT
-    /// a multiple of h; the statistics still use every step).
-    #[arg(
-        long,
-        value_name = "DT",
-        allow_negative_numbers = true,
-        conflicts_with = "every"
-    )]
-    save_every: Option<f64>,
     /// Seed of the noise stream.
     #[arg(long, default_value_t = 2014)]
     seed: u64,
@@ -111,45 +97,26 @@ struct Args {
     /// Gravitational acceleration on the pendulum.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     gravity: f64,
-    /// Output table: FILE.csv, or FILE.parquet for Parquet (columns of f64)
-    /// [default: out/langevin_oscillator.csv or out/langevin_pendulum.csv].
-    #[arg(long, value_name = "FILE")]
-    out: Option<PathBuf>,
-    /// Output plot [default: the CSV's path with the extension png].
-    #[arg(long, value_name = "FILE.png")]
-    plot: Option<PathBuf>,
-    /// Refused: the rows sample a thermostatted run for its statistics.
-    #[arg(long, value_name = "FILE.gif")]
-    animate: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
-    if args.animate.is_some() {
-        return Err("--animate is not offered by langevin_oscillator: its rows \
-                    sample a thermostatted run (every N-th of 10⁶ noisy steps) for statistics, \
-                    not a motion to watch"
-            .into());
-    }
-    let h = args.h.unwrap_or(if args.penalized { 0.005 } else { 0.05 });
-    let steps = match args.t_end {
-        Some(t_end) if t_end.is_finite() && t_end > 0.0 && h.is_finite() && h > 0.0 => {
-            (t_end / h).round() as usize
-        }
-        Some(t_end) => {
-            return Err(format!("--t-end {t_end} must be positive and --h {h} positive").into())
-        }
+    args.run.refuse_motion(
+        "langevin_oscillator",
+        "its rows sample a thermostatted run (every N-th of 10⁶ noisy steps) for statistics, \
+         not a motion to watch",
+    )?;
+    let h = args.run.h_or(if args.penalized { 0.005 } else { 0.05 });
+    let steps = match args.run.t_end {
+        Some(t_end) => common::step_count(h, t_end)?,
         None => args.steps,
     };
+    // The CSV holds every 100th step by default (10⁶ steps in a few MB); with --save-every
+    // the times choose the rows, and --every K keeps every K-th of them.
+    let every = args.run.every_or(100);
     let settings = Settings {
         m: args.m,
         k: args.k,
@@ -159,8 +126,8 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         steps,
         burn_in: args.burn_in.unwrap_or(steps / 10),
         batches: args.batches,
-        every: args.every,
-        save_every: args.save_every,
+        every,
+        save_every: args.run.save_every,
         seed: args.seed,
         inner: match args.inner {
             InnerArg::Verlet => Inner::Verlet,
@@ -169,6 +136,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         omega: args.omega,
         length: args.length,
         gravity: args.gravity,
+        interrupt: Some(common::interrupt_flag()),
     };
     settings.validate()?;
     let name = if args.penalized {
@@ -176,10 +144,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     } else {
         "langevin_oscillator"
     };
-    let path = args
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("out/{name}.csv")));
-    let rows = common::table_sink(&path)?;
+    let path = args.run.csv_or(name);
+    // The rows go to the file while the run goes, so that a killed run leaves them; the
+    // sampler's schedule takes every N-th step, and --every thins the times of --save-every.
+    let thin = if settings.save_every.is_some() { every } else { 1 };
+    let rows = Thin::new(common::table_sink(&path)?, thin);
     println!(
         "GLA + {:?}, h = {}, γ = {}, kT = {}, seed {}: {} steps ({} burn-in, {} batches of {})",
         settings.inner,
@@ -192,17 +161,19 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         settings.batches,
         (settings.steps - settings.burn_in) / settings.batches
     );
-    let png = args.plot.unwrap_or_else(|| path.with_extension("png"));
+    let png = args.run.plot.clone().unwrap_or_else(|| path.with_extension("png"));
+    let named = |error| common::in_file(error, &path);
     if args.penalized {
-        let report = sampling::run_pendulum(&settings, rows)?;
+        let report = sampling::run_pendulum(&settings, rows).map_err(named)?;
         print_pendulum(&settings, &report);
         plot_histogram(&png, &report)?;
     } else {
-        let report = sampling::run_oscillator(&settings, rows)?;
+        let report = sampling::run_oscillator(&settings, rows).map_err(named)?;
         print_oscillator(&settings, &report);
         plot_moments(&png, &settings, &report)?;
     }
     let rows = match settings.save_every {
+        Some(dt) if every > 1 => format!("every {every}-th of every {dt} in time"),
         Some(dt) => format!("every {dt} in time"),
         None => format!("every {}-th step", settings.every),
     };

@@ -43,7 +43,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{exit_code, RunOptions};
+use common::{exit_code, RunOptions, Thin};
 use mechanism::pictures::plotters::prelude::*;
 use mechanism::pictures::{canvas, draw_panels, Corner, Panel, Scale, Series};
 use mechanism::runtime::integrators::lie_group::{
@@ -98,7 +98,7 @@ struct Args {
     #[arg(long, default_value_t = 0.4)]
     beta: f64,
     /// Output PNG of the dipole snapshots (Fig. 9) [default: out/magnetized_body_fig9.png].
-    #[arg(long, value_name = "FILE.png")]
+    #[arg(long, value_name = "FILE.png", value_parser = common::cli::output)]
     snapshots: Option<std::path::PathBuf>,
     /// Print the figure data and timings beside the paper's claims instead of one run.
     #[arg(long)]
@@ -106,7 +106,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&Args::parse()))
+    exit_code(run(&common::parse::<Args>()))
 }
 
 /// One row of a run: time, rotation, energies, orthogonality.
@@ -119,11 +119,10 @@ struct Sample {
     orthogonality: f64,
 }
 
-/// A run through the driver: its rows (the initial state first), the same rows as
-/// [`Sample`]s, the error that ended it early, if any, the seconds `run()` took, and its
-/// largest energy error and orthogonality residual over every step.
+/// A run through the driver: its rows (the initial state first) as [`Sample`]s, the error
+/// that ended it early, if any, the seconds `run()` took, and its largest energy error and
+/// orthogonality residual over every step.
 struct Run {
-    table: Table,
     samples: Vec<Sample>,
     failure: Option<StepError>,
     seconds: f64,
@@ -164,14 +163,15 @@ fn samples(table: &Table) -> Vec<Sample> {
 /// [`COLUMNS`] of the penalized body `observed`: the energy `¼ tr(ṘᵀṘ) + V(R)`, the
 /// orthogonality residuals `‖RᵀR − I‖_F` and `‖ṘᵀR + RᵀṘ‖_F` (its time derivative), the
 /// penalized energy and the body rate. With `timed` it writes no columns and only the first
-/// and last rows, so that the seconds are the stepping's.
+/// and last rows, so that the seconds are the stepping's. With a `stream` the rows also go to
+/// its file while the run goes (every `--every`-th), with its reference's deviation.
 fn simulate<I: Integrator<M, 9>, M>(
     integrator: I,
     stepped: &M,
     observed: &PenalizedRotation<MagnetizedBody>,
     (h, steps): (f64, usize),
-    schedule: Schedule,
-    timed: bool,
+    (schedule, timed): (Schedule, bool),
+    stream: Option<&Stream>,
 ) -> Result<Run, Box<dyn Error>> {
     let initial = rotation_state(
         0.0,
@@ -208,8 +208,20 @@ fn simulate<I: Integrator<M, 9>, M>(
             }))
             .observe(Column::new(COLUMNS[4], move |s: &State<9>| rate(s, 0)))
             .observe(Column::new(COLUMNS[5], move |s: &State<9>| rate(s, 1)))
-            .observe(Column::new(COLUMNS[6], move |s: &State<9>| rate(s, 2)))
-            .on_step(move |_, s| {
+            .observe(Column::new(COLUMNS[6], move |s: &State<9>| rate(s, 2)));
+        if let Some(reference) = stream.map(|stream| stream.reference) {
+            // The reference's row at the same time (its rows are at the times of the run's).
+            let at = move |s: &State<9>| {
+                let k = reference.partition_point(|b| b.t < s.t - 0.5 * h);
+                deviation(&rotation(&s.q), &reference[k.min(reference.len() - 1)].r)
+            };
+            run = run
+                .observe(Column::new("deviation.max", move |s: &State<9>| at(s).0))
+                .observe(Column::new("deviation.frobenius", move |s: &State<9>| {
+                    at(s).1
+                }));
+        }
+        run = run.on_step(move |_, s| {
                 let (e, o) = worst.get();
                 let r = rotation(&s.q);
                 worst.set((
@@ -218,47 +230,65 @@ fn simulate<I: Integrator<M, 9>, M>(
                 ));
             });
     }
+    let file = stream.map(|stream| common::table_sink(stream.file)).transpose()?;
+    let every = stream.map_or(1, |stream| stream.every);
+    let mut run = run
+        .interrupt_on(common::interrupt_flag())
+        .write_to(Thin::new((Table::default(), file), every));
     let start = Instant::now();
     let outcome = run.run();
     let seconds = start.elapsed().as_secs_f64();
-    let failure = match outcome {
+    let mut thin = run.into_output();
+    thin.finish()?; // also after a failed step: the rows up to it stay readable
+    let failure = match outcome.map_err(|error| common::thinned(error, thin.written())) {
         Ok(_) => None,
         Err(SimulationError::Step { source, .. }) => Some(source),
-        Err(other) => return Err(other.into()),
+        Err(other) => {
+            let file = stream.map_or(Path::new("memory"), |stream| stream.file);
+            return Err(common::interrupted(&other, file).into());
+        }
     };
-    let table = run.into_output();
+    let (table, _) = thin.into_inner();
     Ok(Run {
         samples: if timed { Vec::new() } else { samples(&table) },
-        table,
         failure,
         seconds,
         worst: worst.get(),
     })
 }
 
+/// Where [`simulate`] streams the rows of the example's own run: the file of `--out`, the
+/// stride of `--every`, and the benchmark whose deviation the last two columns are.
+struct Stream<'a> {
+    file: &'a Path,
+    every: usize,
+    reference: &'a [Sample],
+}
+
 /// Runs `method` with step `h` for `steps` steps, writing rows at the times of `schedule`
-/// (see [`simulate`] for `timed`).
+/// (see [`simulate`] for `timed` and `stream`).
 fn run_method(
     method: Method,
     model: &PenalizedRotation<MagnetizedBody>,
     (h, beta): (f64, f64),
     steps: usize,
-    schedule: Schedule,
-    timed: bool,
+    (schedule, timed): (Schedule, bool),
+    stream: Option<&Stream>,
 ) -> Result<Run, Box<dyn Error>> {
     let span = (h, steps);
+    let schedule = (schedule, timed);
     match method {
         Method::Linearized => {
             let integrator = LinearizedSo3::new(h, beta)?;
-            simulate(integrator, model, model, span, schedule, timed)
+            simulate(integrator, model, model, span, schedule, stream)
         }
         Method::Trapezoidal => {
             let integrator = linearized_trapezoidal(&model.body, h, beta)?;
-            simulate(integrator, model, model, span, schedule, timed)
+            simulate(integrator, model, model, span, schedule, stream)
         }
         Method::Cayley => {
             let integrator = LieGroupEuler::new(h)?;
-            simulate(integrator, &model.body, model, span, schedule, timed)
+            simulate(integrator, &model.body, model, span, schedule, stream)
         }
     }
 }
@@ -282,8 +312,8 @@ fn benchmark(
         &model.body,
         model,
         (fine, steps * every),
-        schedule,
-        false,
+        (schedule, false),
+        None,
     )?;
     if let Some(error) = &run.failure {
         return Err(format!("the benchmark failed: {error}").into());
@@ -308,18 +338,17 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let (h, t_end) = (args.run.h_or(0.1), args.run.t_end_or(100.0));
     let plan = args.run.plan(h, t_end)?;
     let model = PenalizedRotation::new(MagnetizedBody::default(), args.omega);
-    let span = (h, args.beta);
-    let run = run_method(
-        args.method,
-        &model,
-        span,
-        plan.steps,
-        plan.schedule.clone(),
-        false,
-    )?;
-    let reference = benchmark(&model, h, plan.steps, plan.schedule)?;
+    // The benchmark first: the rows of the run, streamed to the file while it goes, carry
+    // their deviation from it.
+    let reference = benchmark(&model, h, plan.steps, plan.schedule.clone())?;
     let csv = args.run.csv_or("magnetized_body");
-    common::write_table(&csv, &with_deviation(&run, &reference)?)?;
+    let stream = Stream {
+        file: &csv,
+        every: plan.every,
+        reference: &reference.samples,
+    };
+    let schedule = (plan.schedule, false);
+    let run = run_method(args.method, &model, (h, args.beta), plan.steps, schedule, Some(&stream))?;
     let title = format!("{}, h = {h}", args.method.label());
     let fig10 = args.run.png_or("magnetized_body");
     fig10_chart(&fig10, &[(title.clone(), &run)], &reference)?;
@@ -348,24 +377,6 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     }
 }
 
-/// Returns the rows of `run` with the columns `deviation.max` and `deviation.frobenius`, its
-/// deviation from `reference` (written at the same times).
-fn with_deviation(run: &Run, reference: &Run) -> Result<Table, Box<dyn Error>> {
-    let mut columns = run.table.columns().to_vec();
-    columns.extend(["deviation.max".into(), "deviation.frobenius".into()]);
-    let mut table = Table::default();
-    table.begin(&columns, Some(run.table.len()))?;
-    let mut values = Vec::with_capacity(columns.len());
-    for ((row, s), b) in run.table.rows().zip(&run.samples).zip(&reference.samples) {
-        let (max, frobenius) = deviation(&s.r, &b.r);
-        values.clear();
-        values.extend_from_slice(row);
-        values.extend([max, frobenius]);
-        Sink::row(&mut table, &values)?;
-    }
-    Ok(table)
-}
-
 /// Returns the CPU seconds of one run of `method` (`steps` steps of `h`), the median of
 /// repetitions that take at least 0.3 s in all.
 fn time_method(
@@ -377,7 +388,7 @@ fn time_method(
     let mut times = Vec::new();
     let mut total = 0.0;
     while total < 0.3 || times.len() < 5 {
-        let run = run_method(method, model, (h, 0.4), steps, Schedule::EveryStep, true)?;
+        let run = run_method(method, model, (h, 0.4), steps, (Schedule::EveryStep, true), None)?;
         total += run.seconds;
         times.push(run.seconds);
     }
@@ -412,7 +423,7 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut runs = Vec::new();
     for (method, pilot) in methods.iter().zip(pilot) {
-        let run = run_method(*method, &model, (h, 0.4), steps, Schedule::EveryStep, false)?;
+        let run = run_method(*method, &model, (h, 0.4), steps, (Schedule::EveryStep, false), None)?;
         if let Some(error) = &run.failure {
             return Err(format!("{} failed: {error}", method.label()).into());
         }
@@ -462,14 +473,8 @@ fn tables(t_end: f64) -> Result<(), Box<dyn Error>> {
     for omega in [10.0, 20.0] {
         let penalized = PenalizedRotation::new(MagnetizedBody::default(), omega);
         for method in [Method::Linearized, Method::Trapezoidal] {
-            let run = run_method(
-                method,
-                &penalized,
-                (h, 0.4),
-                steps,
-                Schedule::EveryStep,
-                false,
-            )?;
+            let schedule = (Schedule::EveryStep, false);
+            let run = run_method(method, &penalized, (h, 0.4), steps, schedule, None)?;
             let residual = run
                 .samples
                 .iter()

@@ -65,7 +65,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -75,7 +75,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     )?;
     let model = NonholonomicParticle::default();
     let h = args.run.h_or(0.01);
-    let plan = args.run.plan(h, args.run.t_end_or(20.0))?;
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let plan = args
+        .run
+        .plan(h, args.run.t_end_or(20.0))?
+        .stream_to(args.run.csv_or("nonholonomic_particle"));
     let initial = NonholonomicParticle::initial_state();
     let trajectory = match args.method {
         Method::Dlda => simulate(

@@ -48,7 +48,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, RunOptions};
+use common::{create_parent, exit_code, RunOptions, Thin};
 use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
 use mechanism::models::PendulumChain;
 use mechanism::pictures::{draw_panels, plot_run, Frame, Panel, Series, Sketch};
@@ -105,7 +105,7 @@ struct Args {
     #[command(flatten)]
     run: RunOptions,
     /// Number of pendula n.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = common::cli::count, allow_negative_numbers = true)]
     n: usize,
     /// Penalty frequency ω of Z&S and Z&Ss (V + ½ω²|g|²).
     #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
@@ -131,13 +131,10 @@ struct Setup {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&Args::parse()))
+    exit_code(run(&common::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    if args.n == 0 {
-        return Err("--n must be at least 1".into());
-    }
     if !(args.omega.is_finite() && args.omega > 0.0) {
         return Err(format!("--omega must be a positive number, got {}", args.omega).into());
     }
@@ -166,10 +163,11 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     // Either way the rows go to the file while the run goes, so that a killed run leaves them.
     let named = |error| common::in_file(error, &csv);
     let (rows, last, seconds) = if drawn || args.n <= 1000 {
-        let stream = (Table::default(), common::table_sink(&csv)?);
-        let ((table, _), rows, last) =
-            simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
-                .map_err(|err| explain(named(err), &setup, &chain))?;
+        let stream = Thin::new((Table::default(), common::table_sink(&csv)?), plan.every);
+        let (stream, _, last) = simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
+            .map_err(|err| explain(named(err), &setup, &chain))?;
+        let rows = stream.written();
+        let (table, _) = stream.into_inner();
         let seconds = started.elapsed().as_secs_f64();
         let title = format!(
             "chain of {} pendula, {}, h = {}",
@@ -183,10 +181,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         (rows, last, seconds)
     } else {
         println!("(n > 1000: rows streamed to the output file, no plot)");
-        let sink = common::table_sink(&csv)?;
-        let (_, rows, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
+        let sink = Thin::new(common::table_sink(&csv)?, plan.every);
+        let (sink, _, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
             .map_err(|err| explain(named(err), &setup, &chain))?;
-        (rows, last, started.elapsed().as_secs_f64())
+        (sink.written(), last, started.elapsed().as_secs_f64())
     };
     println!(
         "{}, chain of n = {} pendula ({} coordinates), h = {}, t = 0 … {:.3}",

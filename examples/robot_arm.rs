@@ -37,7 +37,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use common::stabilization::{Method, Stabilization};
-use common::{Column, RunOptions, Trajectory};
+use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::pictures::{Frame, Sketch};
 use mechanism::runtime::integrators::stabilized::{
@@ -98,7 +98,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 /// What the index-1 integrators need of a model, plus the coordinate names for the CSV.
@@ -141,7 +141,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         }),
         rtol: args.rtol.unwrap_or(1e-5),
         atol: args.atol,
-        save_every: args.run.save_every,
+        run: args.run.clone(),
     };
     let (trajectory, title, scene) = match args.case {
         Case::Parabola => {
@@ -226,7 +226,7 @@ fn arm_scene(l1: f64, l2: f64, path: impl Fn(f64) -> Vec<(f64, f64)> + 'static) 
 }
 
 /// The integrator settings of one run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Settings {
     method: Method,
     baumgarte: Baumgarte,
@@ -237,11 +237,17 @@ struct Settings {
     rtol: f64,
     /// `None` for `0.1 rtol`.
     atol: Option<f64>,
-    /// `--save-every`.
-    save_every: Option<f64>,
+    /// `--save-every`, `--every` and `--out`.
+    run: RunOptions,
 }
 
 impl Settings {
+    /// Returns `plan` streaming its rows to the output file while it goes, so that a killed
+    /// run leaves them.
+    fn output(&self, plan: Plan) -> Plan {
+        plan.stream_to(self.run.csv_or("robot_arm"))
+    }
+
     /// Returns a title fragment naming the method, step or tolerances, and stabilization.
     fn label(&self, stabilization: Stabilization) -> String {
         let stabilization = match stabilization {
@@ -291,7 +297,7 @@ fn simulate<Model: ArmModel>(
                 initial,
                 settings.t_end,
                 columns(model, free_end),
-                common::schedule(settings.save_every)?,
+                &settings.output(settings.run.adaptive_plan()?),
             )
         }
     }
@@ -327,7 +333,7 @@ fn fixed_step<Model: ArmModel, const S: usize>(
     h: f64,
     settings: &Settings,
 ) -> Result<Trajectory, Box<dyn Error>> {
-    let plan = common::plan(h, settings.t_end, settings.save_every)?;
+    let plan = settings.output(settings.run.plan(h, settings.t_end)?);
     let rk = StabilizedRk::<2, 1, S>::new(tableau, h)?
         .with_baumgarte(settings.baumgarte)
         .with_post_stabilization(settings.post);

@@ -27,14 +27,15 @@
 mod common;
 
 use std::error::Error;
-use std::fmt::Write as _;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 
 use clap::{Parser, ValueEnum};
-use common::RunOptions;
+use common::{RunOptions, Thin};
 use mechanism::models::{body_angular_velocity, RollingSphere};
 use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
 use mechanism::runtime::reference::rolling_sphere::{self as reference, RollingState};
+use mechanism::runtime::simulation::{Schedule, SimulationError, Sink};
 use mechanism::runtime::{Inertia, Integrator, MidpointLagrangeDAlembert, Potential, State};
 use nalgebra::Vector3;
 
@@ -60,7 +61,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 /// One row of the run: DLA state and its observables, and the reference at the same time.
@@ -80,9 +81,6 @@ struct Row {
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     args.run
         .refuse_motion("rolling_sphere", "the sphere rolls in three dimensions")?;
-    if args.run.save_every.is_some() {
-        return Err("rolling_sphere writes every step; --save-every is not supported".into());
-    }
     let (model, shape, start) = match args.case {
         1 => (
             RollingSphere::uniform_ball(),
@@ -96,7 +94,12 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         ),
     };
     let h = args.run.h_or(0.01);
-    let steps = common::step_count(h, args.run.t_end_or(200.0))?;
+    // The rows of --save-every (on the step grid) and --every: every `stride`-th step.
+    let plan = args.run.plan(h, args.run.t_end_or(200.0))?;
+    let (steps, stride) = match plan.schedule {
+        Schedule::Every(dt) => (plan.steps, (dt / h).round() as usize * plan.every),
+        _ => (plan.steps, plan.every),
+    };
     let mut dla = match args.method {
         Method::DldaMidpoint => MidpointLagrangeDAlembert::<7, 4>::new(h)?,
     };
@@ -123,23 +126,39 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             reference_height: shape.height_residual(reference[2], &reference.as_slice()[3..7]),
         }
     };
-    let mut rows = Vec::with_capacity(steps + 1);
-    let mut state = start;
-    rows.push(observe(state, references[0]));
-    for (t, reference) in times.iter().zip(&references).skip(1) {
-        dla.step(&model, &mut state)?;
-        let mut row = observe(state, *reference);
-        row.t = *t; // the grid time k h, not the sum of k steps
-        rows.push(row);
-    }
-
     let csv = args
         .run
         .csv_or(&format!("rolling_sphere_case{}", args.case));
     let png = args
         .run
         .png_or(&format!("rolling_sphere_case{}", args.case));
-    write_csv(&csv, &rows)?;
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let mut sink = Thin::new(common::table_sink(&csv)?, stride);
+    sink.begin(&columns(), Some(steps + 1))?;
+    let mut rows = Vec::with_capacity(steps + 1);
+    let mut state = start;
+    rows.push(observe(state, references[0]));
+    sink.row(&values(&rows[0]))?;
+    for (t, reference) in times.iter().zip(&references).skip(1) {
+        if common::interrupt_flag().load(Ordering::Relaxed) {
+            sink.finish()?;
+            let stop = SimulationError::Interrupted {
+                t: state.t,
+                rows: sink.written(),
+            };
+            return Err(common::interrupted(&stop, &csv).into());
+        }
+        let stepped = dla.step(&model, &mut state);
+        if let Err(error) = stepped {
+            sink.finish()?; // the rows up to the failure stay readable
+            return Err(error.into());
+        }
+        let mut row = observe(state, *reference);
+        row.t = *t; // the grid time k h, not the sum of k steps
+        sink.row(&values(&row))?;
+        rows.push(row);
+    }
+    sink.finish()?;
     let title = format!(
         "Cuell §7 case {}: {}, midpoint DLA, h = {h}",
         args.case,
@@ -154,7 +173,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     println!(
         "wrote {} ({} rows) and {}",
         csv.display(),
-        rows.len(),
+        sink.written(),
         png.display()
     );
     Ok(())
@@ -171,41 +190,44 @@ fn to_reference(s: &State<7>) -> RollingState {
     y
 }
 
-fn write_csv(path: &std::path::Path, rows: &[Row]) -> Result<(), Box<dyn Error>> {
-    common::create_parent(path)?;
+/// Returns the names of the columns: the CSV contract's, then the body rate, the height
+/// residual and the reference's state and energy.
+fn columns() -> Vec<String> {
     let names = ["a1", "a2", "a3", "w", "x", "y", "z"];
-    let mut out = String::from("t");
+    let mut columns = vec!["t".to_string()];
     for prefix in ["q", "v"] {
-        for n in names {
-            let _ = write!(out, ",{prefix}.{n}");
-        }
+        columns.extend(names.iter().map(|n| format!("{prefix}.{n}")));
     }
-    out.push_str(
-        ",energy,residual.position,residual.velocity,omega.x,omega.y,omega.z,residual.height",
+    columns.extend(
+        [
+            "energy",
+            "residual.position",
+            "residual.velocity",
+            "omega.x",
+            "omega.y",
+            "omega.z",
+            "residual.height",
+        ]
+        .map(String::from),
     );
     for n in [
-        "a1", "a2", "a3", "q0", "q1", "q2", "q3", "omega.x", "omega.y", "omega.z",
+        "a1", "a2", "a3", "q0", "q1", "q2", "q3", "omega.x", "omega.y", "omega.z", "energy",
     ] {
-        let _ = write!(out, ",reference.{n}");
+        columns.push(format!("reference.{n}"));
     }
-    out.push_str(",reference.energy\n");
-    for r in rows {
-        let _ = write!(out, "{}", r.t);
-        for x in r.state.q.iter().chain(r.state.v.iter()) {
-            let _ = write!(out, ",{x}");
-        }
-        let _ = write!(
-            out,
-            ",{},{},{},{},{},{},{}",
-            r.energy, r.norm, r.rolling, r.omega[0], r.omega[1], r.omega[2], r.height
-        );
-        for x in r.reference.iter() {
-            let _ = write!(out, ",{x}");
-        }
-        let _ = writeln!(out, ",{}", r.reference_energy);
-    }
-    std::fs::write(path, out)?;
-    Ok(())
+    columns
+}
+
+/// Returns the values of `r` in the order of [`columns`].
+fn values(r: &Row) -> Vec<f64> {
+    let mut values = vec![r.t];
+    values.extend(r.state.q.iter().chain(r.state.v.iter()));
+    values.extend([r.energy, r.norm, r.rolling]);
+    values.extend(r.omega);
+    values.push(r.height);
+    values.extend(r.reference.iter());
+    values.push(r.reference_energy);
+    values
 }
 
 fn draw(png: &std::path::Path, title: &str, case: u8, rows: &[Row]) -> Result<(), Box<dyn Error>> {

@@ -61,7 +61,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -71,7 +71,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     )?;
     let model = SingularMassSpring::default();
     let h = args.run.h_or(0.1);
-    let plan = args.run.plan(h, args.run.t_end_or(10.0))?;
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let plan = args
+        .run
+        .plan(h, args.run.t_end_or(10.0))?
+        .stream_to(args.run.csv_or("singular_mass_spring"));
     let initial = match args.initial {
         Initial::Default => SingularMassSpring::initial_state(),
         Initial::Small => SingularMassSpring::initial_state_small(),

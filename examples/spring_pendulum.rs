@@ -66,7 +66,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -76,7 +76,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     )?;
     let model = SpringPendulum::default();
     let h = args.run.h_or(0.01);
-    let plan = args.run.plan(h, args.run.t_end_or(1.0))?;
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let plan = args
+        .run
+        .plan(h, args.run.t_end_or(1.0))?
+        .stream_to(args.run.csv_or("spring_pendulum"));
     let initial = SpringPendulum::initial_state();
     let trajectory = match args.method {
         Method::Livens => {

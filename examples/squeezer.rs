@@ -73,7 +73,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -92,15 +92,23 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let (baumgarte, post) = args.stabilization.parts(alpha1, alpha0)?;
     let model = Squeezer::default();
     let t_end = args.run.t_end_or(0.3);
+    // The rows go to the file while the run goes, so that a killed run leaves them.
+    let csv = args.run.csv_or("squeezer");
     let (trajectory, label) = match args.method {
         Method::Rk2 => {
             let h = args.run.h_or(1e-5);
-            let trajectory = fixed_step(&model, HEUN, &args.run.plan(h, t_end)?, baumgarte, post)?;
+            let trajectory = {
+                let plan = args.run.plan(h, t_end)?.stream_to(csv.clone());
+                fixed_step(&model, HEUN, &plan, baumgarte, post)?
+            };
             (trajectory, format!("Heun, h = {h:e}"))
         }
         Method::Rk4 => {
             let h = args.run.h_or(1e-5);
-            let trajectory = fixed_step(&model, RK4, &args.run.plan(h, t_end)?, baumgarte, post)?;
+            let trajectory = {
+                let plan = args.run.plan(h, t_end)?.stream_to(csv.clone());
+                fixed_step(&model, RK4, &plan, baumgarte, post)?
+            };
             (trajectory, format!("RK4, h = {h:e}"))
         }
         Method::Dopri5 => {
@@ -118,7 +126,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 Squeezer::initial_state(),
                 t_end,
                 drift_columns(&model),
-                args.run.schedule()?,
+                &args.run.adaptive_plan()?.stream_to(csv.clone()),
             )?;
             (
                 trajectory,
@@ -139,7 +147,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     args.run
         .draw_motion_with(animation, &title, &trajectory.table, &scene(model))?;
     common::write_outputs(
-        &args.run.csv_or("squeezer"),
+        &csv,
         &args.run.png_or("squeezer"),
         &title,
         &trajectory,

@@ -43,6 +43,7 @@ use common::{max_deviation, plan, Trajectory};
 use mechanism::ensemble::{grid, verify_shard, Cell, Ensemble, EnsembleCsv, Shard, ShardManifest};
 use mechanism::models::DoublePendulum;
 use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
+use mechanism::runtime::simulation::SimulationError;
 use methods::{simulate, Method};
 
 /// Sweeps methods × step sizes on the double pendulum and plots the energy error against h.
@@ -62,11 +63,13 @@ struct Args {
         long,
         value_delimiter = ',',
         default_value = "0.1,0.05,0.025,0.0125,0.00625,0.003125",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = common::cli::positive
     )]
     h: Vec<f64>,
     /// End time of every run.
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    #[arg(value_parser = common::cli::positive)]
     t_end: f64,
     /// Penalty frequency ω of the penalized methods.
     #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
@@ -74,12 +77,21 @@ struct Args {
     /// Parameter β of Z&S, Z&Ss and the Newmark methods.
     #[arg(long, default_value_t = 0.4, allow_negative_numbers = true)]
     beta: f64,
-    /// Output CSV, one row per member.
+    /// Output CSV, one row per member (written when every member has run).
     #[arg(long, value_name = "FILE.csv", default_value = "out/sweep.csv")]
+    #[arg(value_parser = common::cli::output)]
     out: PathBuf,
     /// Output plot (unsharded runs only).
     #[arg(long, value_name = "FILE.png", default_value = "out/sweep.png")]
+    #[arg(value_parser = common::cli::output)]
     plot: PathBuf,
+    /// Refused: the sweep writes one row per member (method, h), not rows in time.
+    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    #[arg(value_parser = common::cli::positive)]
+    save_every: Option<f64>,
+    /// Refused: as --save-every.
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = common::cli::count)]
+    every: Option<usize>,
     /// Worker threads [default: one per core]; the results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
@@ -105,7 +117,7 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(Args::parse()))
+    common::exit_code(run(common::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
@@ -116,6 +128,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         return Err(format!("--omega must be a positive number, got {}", args.omega).into());
     }
     common::csv_only(&args.out, "the sweep's table")?;
+    if args.save_every.is_some() || args.every.is_some() {
+        return Err("--save-every and --every are not offered by sweep: it writes one row per \
+                    member (method, h) with its energy error, not rows in time"
+            .into());
+    }
     let model = DoublePendulum::default();
     let mut ensemble = Ensemble::new(grid(&args.method, &args.h)).shard(args.shard);
     if let Some(threads) = args.threads {
@@ -250,6 +267,10 @@ fn measure(
     let mut plan = plan(h, args.t_end, None)?;
     plan.progress = false;
     let trajectory: Trajectory = simulate(method, model, args.omega, args.beta, &plan)?;
+    if let Some(error @ SimulationError::Interrupted { .. }) = &trajectory.failure {
+        // SIGINT or SIGTERM: the sweep stops rather than recording the rest as failures.
+        return Err(error.to_string().into());
+    }
     let energy = trajectory
         .column("energy.penalized")
         .unwrap_or_else(|| trajectory.energy());

@@ -122,24 +122,21 @@ mod common;
 mod invariants;
 #[path = "water/multipliers.rs"]
 mod multipliers;
+#[path = "water/run.rs"]
+mod run;
 
-use std::cell::RefCell;
 use std::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use common::{exit_code, RunOptions};
 use mechanism::models::WaterCluster;
 use mechanism::pictures::{draw_panels, Panel, Series};
 use mechanism::runtime::model::{SparseInertia, SparsePotential};
-use mechanism::runtime::simulation::{
-    family, BatchMeans, Column, Estimate, Schedule, Simulation, SparseMechanics, Table,
-};
-use mechanism::runtime::{
-    DynState, Penalized, SparseLangevin, SparseNewmarkOneIterationStiff, SparseRattle,
-    SparseZhangSkeelStiff,
-};
+use mechanism::runtime::simulation::{Schedule, Simulation, Table};
+use mechanism::runtime::{DynState, SparseLangevin, SparseRattle};
+use run::{simulate, Outcome, BATCHES, BINS, R_MIN, WIDTH};
 
 /// Which deterministic integrator GLA wraps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -179,6 +176,13 @@ impl Method {
 }
 
 /// Samples Tao–Owhadi's TIP3P water cluster with GLA and writes CSV files.
+///
+/// --t-end bounds every run: the GLA runs, Fig. 5's (at most its T = 20) and Fig. 6's (at
+/// most its T = 1000), except the quench of T = 100 that prepares the common start (a
+/// preparation of the model, not a result: a shorter one would start every run elsewhere).
+/// A method that breaks down in Fig. 5 or 6 is reported with its time and error, and the
+/// example goes on; only a failure of the GLA runs (or of --deterministic with one --method)
+/// is an error.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -188,7 +192,7 @@ struct Args {
     #[command(flatten)]
     run: RunOptions,
     /// Number of molecules n (the paper's 7 and 100).
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = common::cli::count, allow_negative_numbers = true)]
     n: usize,
     /// Penalty frequency ω of Z&Ss.
     #[arg(long, default_value_t = 20.0)]
@@ -231,83 +235,8 @@ fn parse_cutoff(text: &str) -> Result<(f64, f64), String> {
     Ok((number(on)?, number(off)?))
 }
 
-/// Bins of the O–O radial distribution: 0.05 Å on [2, 12] Å (EXPERIMENTS-M2 D7).
-const BINS: usize = 200;
-const R_MIN: f64 = 2.0;
-const WIDTH: f64 = 0.05;
-/// Batches of the batch-means errors.
-const BATCHES: usize = 20;
-
-/// The O–O distances histogrammed at every step after burn-in, one histogram per batch.
-struct Rdf {
-    pairs: usize,
-    burn_in: usize,
-    batch_len: usize,
-    step: usize,
-    counts: Vec<Vec<f64>>,
-    distances: Vec<f64>,
-}
-
-impl Rdf {
-    fn new(molecules: usize, steps: usize) -> Self {
-        let pairs = molecules * (molecules - 1) / 2;
-        let burn_in = steps / 10;
-        Rdf {
-            pairs,
-            burn_in,
-            batch_len: ((steps - burn_in) / BATCHES).max(1),
-            step: 0,
-            counts: vec![vec![0.0; BINS]; BATCHES],
-            distances: vec![0.0; pairs],
-        }
-    }
-
-    fn sample(&mut self, model: &WaterCluster, q: &[f64]) {
-        self.step += 1;
-        if self.step <= self.burn_in {
-            return;
-        }
-        let batch = (self.step - self.burn_in - 1) / self.batch_len;
-        if batch >= BATCHES {
-            return;
-        }
-        model.oxygen_distances(q, &mut self.distances);
-        for &r in &self.distances {
-            let bin = ((r - R_MIN) / WIDTH).floor();
-            if bin >= 0.0 && (bin as usize) < BINS {
-                self.counts[batch][bin as usize] += 1.0;
-            }
-        }
-    }
-
-    /// Returns per bin the density (per Å, over all pairs) and its batch-means error.
-    fn density(&self) -> Vec<(f64, f64)> {
-        let norm = (self.pairs * self.batch_len) as f64 * WIDTH;
-        (0..BINS)
-            .map(|k| {
-                let values: Vec<f64> = self.counts.iter().map(|c| c[k] / norm).collect();
-                let b = values.len() as f64;
-                let mean = values.iter().sum::<f64>() / b;
-                let var = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (b - 1.0);
-                (mean, (var / b).sqrt())
-            })
-            .collect()
-    }
-}
-
-/// What one run returns: its rows, RDF, wall time and the drifts of the invariants.
-struct Outcome {
-    table: Table,
-    rdf: Vec<(f64, f64)>,
-    seconds: f64,
-    last: DynState,
-    /// The kinetic temperature `2⟨T⟩/(f kT)` after burn-in with its batch-means error (`f`
-    /// the degrees of freedom: `9n` penalized, `6n` rigid).
-    temperature: Estimate,
-}
-
 fn main() -> ExitCode {
-    exit_code(run(&Args::parse()))
+    exit_code(run(&common::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
@@ -363,29 +292,30 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     );
     let mut outcomes = Vec::new();
     for &method in methods {
+        let csv = if methods.len() == 1 {
+            args.run.csv_or(method.file())
+        } else {
+            PathBuf::from(format!("out/{}.csv", method.file()))
+        };
         let outcome = simulate(
             &cluster,
             &start,
             args,
             method,
-            h,
-            steps,
+            (h, steps),
             schedule.clone(),
-            gamma,
-            temperature,
+            (gamma, temperature),
+            &csv,
         )?;
-        let csv = if methods.len() == 1 {
-            args.run.csv_or(method.file())
-        } else {
-            std::path::PathBuf::from(format!("out/{}.csv", method.file()))
-        };
-        common::write_table(&csv, &outcome.table)?;
         println!(
-            "{}: {steps} steps in {:.2} s; wrote {}",
+            "{}: {steps} steps in {:.2} s; wrote {} ({} rows)",
             method.label(),
             outcome.seconds,
-            csv.display()
+            csv.display(),
+            outcome.table.len()
         );
+        // The user's own run: a breakdown is an error (after its rows are written).
+        outcome.completed(&csv)?;
         report_invariants(&outcome.table);
         let estimate = outcome.temperature;
         println!(
@@ -417,27 +347,22 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         );
         let moved = outcomes[0].1.last.q[0] - outcomes[1].1.last.q[0];
         println!("\n(the two runs' first oxygen x differs by {moved:.3} Å at the end: the chains decorrelate, only their statistics compare)");
-        multipliers::figure(
-            &cluster,
-            &start,
-            args.beta,
-            h,
-            &std::path::PathBuf::from("out/water_multipliers.png"),
-        )?;
+        let png = PathBuf::from("out/water_multipliers.png");
+        multipliers::figure(&cluster, &start, (args.beta, h), t_end, &png)?;
         invariants::figure(
             &cluster,
             &start,
             args,
             &[Method::ZssStiff, Method::Shake, Method::Newmark1],
             h,
-            FIG6_END,
+            FIG6_END.min(t_end),
         )?;
     }
     Ok(())
 }
 
 /// The length of the deterministic runs of Fig. 6 after a Langevin comparison (EXPERIMENTS-M2
-/// D8).
+/// D8), unless `--t-end` is shorter.
 const FIG6_END: f64 = 1000.0;
 
 /// Friction and duration of the quench that settles the random start (EXPERIMENTS-M2 D4 gives
@@ -464,121 +389,12 @@ fn quenched_start(cluster: &WaterCluster, args: &Args, h: f64) -> Result<DynStat
         QUENCH_TIME,
         Schedule::EveryNthStep(steps),
     )?
+    .interrupt_on(common::interrupt_flag())
     .with_progress("quench");
     run.run()?;
     let mut state = run.state().clone();
     state.t = 0.0;
     Ok(state)
-}
-
-/// Runs `method` under GLA (`gamma = 0`, `temperature = 0`: deterministic) through the driver.
-#[allow(clippy::too_many_arguments)]
-fn simulate(
-    cluster: &WaterCluster,
-    start: &DynState,
-    args: &Args,
-    method: Method,
-    h: f64,
-    steps: usize,
-    schedule: Schedule,
-    gamma: f64,
-    temperature: f64,
-) -> Result<Outcome, Box<dyn Error>> {
-    let t_end = steps as f64 * h;
-    let start = start.clone();
-    let penalized = Penalized::new(cluster.clone(), args.omega);
-    let names = family(
-        &["ox", "oy", "oz", "h1x", "h1y", "h1z", "h2x", "h2y", "h2z"],
-        args.n,
-    );
-    let rdf = RefCell::new(Rdf::new(args.n, steps));
-    let dof = if method == Method::Shake { 6 } else { 9 } * args.n;
-    let burn_in = steps / 10;
-    let kinetic = RefCell::new((
-        0usize,
-        BatchMeans::new(((steps - burn_in) / BATCHES).max(1)),
-    ));
-    let started = Instant::now();
-    macro_rules! drive {
-        ($model:expr, $inner:expr) => {{
-            let model = $model;
-            let gla = SparseLangevin::new(model, $inner, h, gamma, temperature, args.seed)?;
-            let mut run = Simulation::sparse(model, gla, start, t_end, schedule)?
-                .coordinates(names)?
-                .observe(SparseMechanics::new(cluster));
-            for (d, axis) in ["x", "y", "z"].into_iter().enumerate() {
-                run = run.observe(Column::new(
-                    format!("momentum.{axis}"),
-                    move |s: &DynState| cluster.linear_momentum(&s.v)[d],
-                ));
-            }
-            for (d, axis) in ["x", "y", "z"].into_iter().enumerate() {
-                run = run.observe(Column::new(
-                    format!("angular.{axis}"),
-                    move |s: &DynState| cluster.angular_momentum(&s.q, &s.v)[d],
-                ));
-            }
-            if method != Method::Shake {
-                run = run.observe(Column::new("energy.penalized", |s: &DynState| {
-                    penalized.kinetic_energy(&s.q, &s.v) + penalized.potential(&s.q)
-                }));
-            }
-            let mut run = run
-                .on_step(|_, s: &DynState| rdf.borrow_mut().sample(cluster, &s.q))
-                .on_step(|_, s: &DynState| {
-                    let (count, means) = &mut *kinetic.borrow_mut();
-                    *count += 1;
-                    if *count > burn_in {
-                        means.push(2.0 * cluster.kinetic_energy(&s.q, &s.v) / dof as f64);
-                    }
-                })
-                .write_to(Table::default())
-                .with_progress(method.label());
-            let outcome = run.run();
-            let last = run.state().clone();
-            let table = run.into_output();
-            outcome?;
-            (table, last)
-        }};
-    }
-    let (table, last) = match method {
-        Method::ZssStiff => drive!(
-            &penalized,
-            SparseZhangSkeelStiff::new(&penalized, h)?.with_beta(args.beta)?
-        ),
-        Method::Newmark1 => drive!(
-            &penalized,
-            SparseNewmarkOneIterationStiff::new(&penalized, h)?.with_beta(args.beta)?
-        ),
-        _ => drive!(
-            cluster,
-            SparseRattle::new(cluster, h)?.with_tolerance(1e-10)?
-        ),
-    };
-    let seconds = started.elapsed().as_secs_f64();
-    let rdf = rdf.into_inner().density();
-    let mut temperature = kinetic.into_inner().1.estimate();
-    if temperature_target(gamma, temperature_kt(args)) {
-        temperature.mean /= temperature_kt(args);
-        temperature.error /= temperature_kt(args);
-    }
-    Ok(Outcome {
-        table,
-        rdf,
-        seconds,
-        last,
-        temperature,
-    })
-}
-
-/// Returns the target `kT`.
-fn temperature_kt(args: &Args) -> f64 {
-    1.0 / args.inverse_temperature
-}
-
-/// Returns whether the run samples a temperature (GLA with friction).
-fn temperature_target(gamma: f64, kt: f64) -> bool {
-    gamma > 0.0 && kt > 0.0
 }
 
 /// Prints the largest deviation from their first row of the energy and of the momenta.

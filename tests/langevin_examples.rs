@@ -26,6 +26,7 @@ fn settings(seed: u64, inner: Inner, h: f64) -> Settings {
         omega: 20.0,
         length: 1.0,
         gravity: 1.0,
+        interrupt: None,
     }
 }
 

@@ -41,6 +41,7 @@ fn settings(save_every: Option<f64>) -> Settings {
         omega: 20.0,
         length: 1.0,
         gravity: 1.0,
+        interrupt: None,
     }
 }
 
@@ -107,7 +108,10 @@ fn adaptive_rows_fall_exactly_on_the_requested_times_through_dense_output() {
             RobotArmParabola::initial_state(),
             10.0,
             Vec::new(),
-            schedule,
+            &common::Plan {
+                schedule,
+                ..common::adaptive_plan(None).unwrap()
+            },
         )
         .unwrap()
     };

@@ -35,7 +35,10 @@
 // Each example uses a different subset of the harness.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod stabilization;
+
+pub use cli::{parse, Thin};
 
 use std::cell::Cell;
 use std::error::Error;
@@ -62,32 +65,40 @@ use mechanism::runtime::{
 ///
 /// The defaults depend on the example (and on the method, for `h`), so they are `Option`s
 /// resolved with [`RunOptions::h_or`], [`RunOptions::t_end_or`], [`RunOptions::csv_or`] and
-/// [`RunOptions::png_or`].
+/// [`RunOptions::png_or`]. Every value is checked while the command line is read
+/// ([`parse`] with the value parsers of [`cli`]): a zero, negative, NaN or infinite number,
+/// `--every 0` and an output path that cannot be written end the example with one line before
+/// anything runs.
 #[derive(Clone, Debug, clap::Args)]
 pub struct RunOptions {
     /// Step size h [default: depends on the example and the method].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = cli::positive)]
     pub h: Option<f64>,
-    /// End time [default: depends on the example].
-    #[arg(long, allow_negative_numbers = true)]
+    /// End time of the run, and the bound of every other run the example does (see its
+    /// --help for the exceptions) [default: depends on the example].
+    #[arg(long, allow_negative_numbers = true, value_parser = cli::positive)]
     pub t_end: Option<f64>,
-    /// Output table, one row per step: FILE.csv, or FILE.parquet for Parquet (columns of f64)
-    /// [default: out/<example>.csv].
-    #[arg(long, value_name = "FILE")]
+    /// Output table, one row per step: FILE.csv, or FILE.parquet for Parquet (a directory of
+    /// parts); rows are written while the run goes [default: out/<example>.csv].
+    #[arg(long, value_name = "FILE", value_parser = cli::output)]
     pub out: Option<PathBuf>,
     /// Output plot of energy error and constraint residuals [default: out/<example>.png].
-    #[arg(long, value_name = "FILE.png")]
+    #[arg(long, value_name = "FILE.png", value_parser = cli::output)]
     pub plot: Option<PathBuf>,
     /// Write rows at exactly t = 0, DT, 2·DT, … and at the end time instead of after every
     /// step (fixed-step methods: DT must be a multiple of h; DOPRI5: from its dense output).
     /// The summaries are still taken over every step.
-    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    #[arg(long, value_name = "DT", allow_negative_numbers = true, value_parser = cli::positive)]
     pub save_every: Option<f64>,
+    /// Write every K-th row only (of the steps, or of the times of --save-every), and the
+    /// last; the summaries are still taken over every step [default: 1, or the example's].
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = cli::count)]
+    pub every: Option<usize>,
     /// Write an animated GIF of the motion from the rows (planar examples only).
-    #[arg(long, value_name = "FILE.gif")]
+    #[arg(long, value_name = "FILE.gif", value_parser = cli::output)]
     pub animate: Option<PathBuf>,
     /// Write a plot of the bodies' paths in the plane from the rows (planar examples only).
-    #[arg(long, value_name = "FILE.png")]
+    #[arg(long, value_name = "FILE.png", value_parser = cli::output)]
     pub paths: Option<PathBuf>,
 }
 
@@ -106,6 +117,9 @@ pub struct Plan {
     /// The file the rows are streamed to while the run goes ([`Plan::stream_to`]), or `None`
     /// to keep them in memory only.
     pub out: Option<PathBuf>,
+    /// Keep every `every`-th row of the schedule and the last (`--every`, [`Thin`]), in the
+    /// file and in the [`Trajectory`] alike.
+    pub every: usize,
 }
 
 impl Plan {
@@ -187,6 +201,16 @@ impl RunOptions {
         self.t_end.unwrap_or(default)
     }
 
+    /// Returns `--every`, or else `default` for rows after every step and 1 with
+    /// `--save-every` (whose times already choose the rows).
+    pub fn every_or(&self, default: usize) -> usize {
+        match (self.every, self.save_every) {
+            (Some(every), _) => every,
+            (None, Some(_)) => 1,
+            (None, None) => default,
+        }
+    }
+
     /// Returns `--out`, or `out/<example>.csv`.
     pub fn csv_or(&self, example: &str) -> PathBuf {
         self.out
@@ -248,9 +272,22 @@ impl RunOptions {
         schedule(self.save_every)
     }
 
-    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`.
+    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`
+    /// and `--every`.
     pub fn plan(&self, h: f64, t_end: f64) -> Result<Plan, Box<dyn Error>> {
-        plan(h, t_end, self.save_every)
+        let plan = plan(h, t_end, self.save_every)?;
+        Ok(Plan {
+            every: self.every_or(1),
+            ..plan
+        })
+    }
+
+    /// Returns the [`adaptive_plan`] of `--save-every` with `--every`.
+    pub fn adaptive_plan(&self) -> Result<Plan, Box<dyn Error>> {
+        Ok(Plan {
+            every: self.every_or(1),
+            ..adaptive_plan(self.save_every)?
+        })
     }
 }
 
@@ -278,6 +315,21 @@ pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn
         schedule,
         progress: true,
         out: None,
+        every: 1,
+    })
+}
+
+/// Returns the plan of an error-controlled run ([`simulate_adaptive`]): rows at the times of
+/// `--save-every` (from the dense output) or after every accepted step; it has no step of its
+/// own (`h` and `steps` are 0).
+pub fn adaptive_plan(save_every: Option<f64>) -> Result<Plan, Box<dyn Error>> {
+    Ok(Plan {
+        h: 0.0,
+        steps: 0,
+        schedule: schedule(save_every)?,
+        progress: true,
+        out: None,
+        every: 1,
     })
 }
 
@@ -447,21 +499,6 @@ impl Trajectory {
             (Some(error), None) => Err(error.to_string()),
         }
     }
-
-    /// Returns the rows, every `every`-th and the last one, for writing long runs whose
-    /// summaries need every step. `every = 0` is taken as 1.
-    pub fn thinned(&self, every: usize) -> Table {
-        let every = every.max(1);
-        let last = self.table.len().saturating_sub(1);
-        let mut table = Table::default();
-        let _ = Sink::begin(&mut table, self.table.columns(), None);
-        for (i, row) in self.table.rows().enumerate() {
-            if i % every == 0 || i == last {
-                let _ = Sink::row(&mut table, row);
-            }
-        }
-        table
-    }
 }
 
 /// Returns `max_k |x_k − x_0|`: the drift of a quantity that should be conserved.
@@ -505,15 +542,16 @@ where
 }
 
 /// Runs the error-controlled `integrator` (DOPRI5) on `model` from `initial` to `t_end`
-/// through the driver ([`Simulation::adaptive`]): requested times of `schedule` come from its
-/// dense output; the columns are `columns`, then `h`, the step that reached the row.
+/// through the driver ([`Simulation::adaptive`]): requested times of `plan.schedule` come from
+/// its dense output (its `h` and `steps` are not used; [`RunOptions::adaptive_plan`]); the
+/// columns are `columns`, then `h`, the step that reached the row.
 pub fn simulate_adaptive<'a, Model, const N: usize, const M: usize>(
     integrator: Dopri5<N, M>,
     model: &'a Model,
     initial: State<N>,
     t_end: f64,
     columns: Vec<Column<'a, Dopri5<N, M>, N>>,
-    schedule: Schedule,
+    plan: &Plan,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
     Model: InertiaGradient<N>
@@ -524,22 +562,15 @@ where
         + Holonomic<N, M>
         + Inertia<N>,
 {
-    let run = Simulation::adaptive(model, integrator, initial, t_end, schedule)?;
+    let run = Simulation::adaptive(model, integrator, initial, t_end, plan.schedule.clone())?;
     let step = Column::new("h", |dopri: &Dopri5<N, M>, _: &State<N>| {
         dopri.dense_interval().map_or(0.0, |(from, to)| to - from)
     });
-    let plan = Plan {
-        h: 0.0,
-        steps: 0,
-        schedule: Schedule::EveryStep,
-        progress: true,
-        out: None,
-    };
     finish(
         run,
         model,
         columns.into_iter().chain([step]),
-        &plan,
+        plan,
         |dopri| {
             let stats = dopri.statistics();
             println!(
@@ -555,9 +586,9 @@ where
 
 /// Adds the observers and the summary to `run`, runs it until its end or the
 /// [`interrupt_flag`], hands the integrator to `report` and collects the [`Trajectory`]; the
-/// rows also go to `plan.out` while the run goes, if it is set. With `plan.progress`, runs
-/// longer than one time unit show the progress bar (the plan's step and schedule are the
-/// run's already).
+/// rows (every `plan.every`-th and the last, [`Thin`]) also go to `plan.out` while the run
+/// goes, if it is set. With `plan.progress`, runs longer than one time unit show the progress
+/// bar (the plan's step and schedule are the run's already).
 fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     run: Simulation<'a, Model, St>,
     observed: &'a Observed,
@@ -587,22 +618,34 @@ where
             summary_ref.set(s);
         })
         .interrupt_on(interrupt_flag())
-        .write_to((Table::default(), stream));
+        .write_to(Thin::new((Table::default(), stream), plan.every));
     if plan.progress && run.t_end() - run.state().t > 1.0 {
         run = run.with_progress("simulating");
     }
     let failure = run.run().err();
     report(run.stepper().integrator());
-    let (table, mut stream) = run.into_output();
+    let mut thin = run.into_output();
     // The driver finishes the sink at the end and on an interrupt, not after a failed step:
-    // the rows up to the failure must stay readable (the Parquet part needs its footer).
-    stream.finish()?;
+    // the rows up to the failure must stay readable (the Parquet part needs its footer), and
+    // the last row that `--every` held back is written.
+    thin.finish()?;
+    let failure = failure.map(|error| thinned(error, thin.written()));
+    let (table, _) = thin.into_inner();
     Ok(Trajectory {
         table,
         summary: summary.get(),
         failure,
         file: plan.out.clone(),
     })
+}
+
+/// Returns `error` with the rows that reached the file after `--every` ([`Thin`]) if it is an
+/// interrupt (the driver counts the rows of its schedule).
+pub fn thinned(error: SimulationError, rows: usize) -> SimulationError {
+    match error {
+        SimulationError::Interrupted { t, .. } => SimulationError::Interrupted { t, rows },
+        other => other,
+    }
 }
 
 /// Steps `integrator` (of step `h`) on `model` from `initial` for `steps` steps through the driver and

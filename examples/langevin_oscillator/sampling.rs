@@ -6,6 +6,7 @@
 
 use std::error::Error;
 use std::f64::consts::PI;
+use std::sync::atomic::AtomicBool;
 
 use mechanism::mechanism;
 use mechanism::models::PlanarOscillator;
@@ -60,7 +61,7 @@ impl Inner {
 }
 
 /// What to sample and how.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Settings {
     /// Mass `m` (of the oscillator, or of the pendulum's bob).
     pub m: f64,
@@ -93,6 +94,9 @@ pub struct Settings {
     pub length: f64,
     /// Gravitational acceleration on the pendulum.
     pub gravity: f64,
+    /// The flag that stops the run at a step boundary once set (the examples' SIGINT and
+    /// SIGTERM handler), or `None`.
+    pub interrupt: Option<&'static AtomicBool>,
 }
 
 impl Settings {
@@ -396,6 +400,9 @@ where
         .observe(Mechanics::<Observed, 2, M>::new(observed));
     for &(name, value) in extra {
         run = run.observe(Column::new(name, value));
+    }
+    if let Some(flag) = settings.interrupt {
+        run = run.interrupt_on(flag);
     }
     let (mut step, burn_in) = (0, settings.burn_in);
     let mut run = run

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 use std::error::Error;
+use std::path::Path;
 
 use crate::common::stabilization::Stabilization;
 use crate::common::{self, Column, RunOptions, Trajectory};
@@ -190,15 +191,16 @@ where
 }
 
 /// Runs the method of `options` (Livens, RK4 or DOPRI5) on `body` from `initial` to `t_end`
-/// (fixed-step methods at step `h`), writing the CSV contract's columns, then [`columns`];
-/// `energy.generalized` for Livens, `h` for DOPRI5. RATTLE, SHAKE and SPOOK are
+/// (fixed-step methods at step `h`), streaming the rows to `out` while it goes (the CSV
+/// contract's columns, then [`columns`];
+/// `energy.generalized` for Livens, `h` for DOPRI5). RATTLE, SHAKE and SPOOK are
 /// [`simulate_projected`]'s.
 pub fn simulate<B, const N: usize, const M: usize>(
     options: &Options,
     body: &B,
     initial: State<N>,
-    h: f64,
-    t_end: f64,
+    (h, t_end): (f64, f64),
+    out: &Path,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
     B: Body<N, M>,
@@ -210,7 +212,7 @@ where
         .parts(options.alpha1, options.alpha0)?;
     match options.method {
         Method::Livens => {
-            let plan = options.run.plan(h, t_end)?;
+            let plan = options.run.plan(h, t_end)?.stream_to(out.to_path_buf());
             let mut extra = vec![Column::new(
                 "energy.generalized",
                 |i: &Livens<N, M>, s: &State<N>| i.generalized_energy(body, s),
@@ -219,7 +221,7 @@ where
             common::simulate(Livens::new(h)?, body, body, initial, &plan, extra)
         }
         Method::Rk4 => {
-            let plan = options.run.plan(h, t_end)?;
+            let plan = options.run.plan(h, t_end)?.stream_to(out.to_path_buf());
             let rk4 = StabilizedRk::<N, M, 4>::new(RK4, h)?
                 .with_baumgarte(baumgarte)
                 .with_post_stabilization(post);
@@ -238,7 +240,7 @@ where
                 initial,
                 t_end,
                 columns(body),
-                options.run.schedule()?,
+                &options.run.adaptive_plan()?.stream_to(out.to_path_buf()),
             )
         }
         Method::Rattle | Method::Shake | Method::Spook => Err(format!(
@@ -252,15 +254,15 @@ where
 }
 
 /// Runs RATTLE, SHAKE or SPOOK (`options.method`) on the rotation-matrix top, or
-/// [`simulate`] for the other methods.
+/// [`simulate`] for the other methods, streaming the rows to `out`.
 pub fn simulate_projected(
     options: &Options,
     top: &HeavyTopMatrix,
     initial: State<9>,
-    h: f64,
-    t_end: f64,
+    (h, t_end): (f64, f64),
+    out: &Path,
 ) -> Result<Trajectory, Box<dyn Error>> {
-    let plan = options.run.plan(h, t_end)?;
+    let plan = options.run.plan(h, t_end)?.stream_to(out.to_path_buf());
     match options.method {
         Method::Rattle => {
             let rattle = Rattle::<9, 6>::new(h)?.with_tolerance(1e-13)?;
@@ -273,7 +275,7 @@ pub fn simulate_projected(
             common::simulate(shake, top, top, start, &plan, columns(top))
         }
         Method::Spook => common::simulate(Spook::new(h)?, top, top, initial, &plan, columns(top)),
-        _ => simulate(options, top, initial, h, t_end),
+        _ => simulate(options, top, initial, (h, t_end), out),
     }
 }
 
