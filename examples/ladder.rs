@@ -198,7 +198,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         sink.written(),
         png.display()
     );
-    outcome.map_err(|error| common::interrupted(&common::thinned(error, sink.written()), &csv).into())
+    outcome
+        .map_err(|error| common::interrupted(&common::thinned(error, sink.written()), &csv).into())
 }
 
 /// What is recorded of the ladder at one time.

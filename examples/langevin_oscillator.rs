@@ -147,7 +147,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let path = args.run.csv_or(name);
     // The rows go to the file while the run goes, so that a killed run leaves them; the
     // sampler's schedule takes every N-th step, and --every thins the times of --save-every.
-    let thin = if settings.save_every.is_some() { every } else { 1 };
+    let thin = if settings.save_every.is_some() {
+        every
+    } else {
+        1
+    };
     let rows = Thin::new(common::table_sink(&path)?, thin);
     println!(
         "GLA + {:?}, h = {}, γ = {}, kT = {}, seed {}: {} steps ({} burn-in, {} batches of {})",
@@ -161,7 +165,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         settings.batches,
         (settings.steps - settings.burn_in) / settings.batches
     );
-    let png = args.run.plot.clone().unwrap_or_else(|| path.with_extension("png"));
+    let png = args
+        .run
+        .plot
+        .clone()
+        .unwrap_or_else(|| path.with_extension("png"));
     let named = |error| common::in_file(error, &path);
     if args.penalized {
         let report = sampling::run_pendulum(&settings, rows).map_err(named)?;

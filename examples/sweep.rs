@@ -63,12 +63,12 @@ struct Args {
         long,
         value_delimiter = ',',
         default_value = "0.1,0.05,0.025,0.0125,0.00625,0.003125",
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_parser = common::cli::positive
     )]
     h: Vec<f64>,
     /// End time of every run.
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
     #[arg(value_parser = common::cli::positive)]
     t_end: f64,
     /// Penalty frequency ω of the penalized methods.
@@ -86,7 +86,7 @@ struct Args {
     #[arg(value_parser = common::cli::output)]
     plot: PathBuf,
     /// Refused: the sweep writes one row per member (method, h), not rows in time.
-    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    #[arg(long, value_name = "DT", allow_hyphen_values = true)]
     #[arg(value_parser = common::cli::positive)]
     save_every: Option<f64>,
     /// Refused: as --save-every.
@@ -129,9 +129,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     }
     common::csv_only(&args.out, "the sweep's table")?;
     if args.save_every.is_some() || args.every.is_some() {
-        return Err("--save-every and --every are not offered by sweep: it writes one row per \
+        return Err(
+            "--save-every and --every are not offered by sweep: it writes one row per \
                     member (method, h) with its energy error, not rows in time"
-            .into());
+                .into(),
+        );
     }
     let model = DoublePendulum::default();
     let mut ensemble = Ensemble::new(grid(&args.method, &args.h)).shard(args.shard);

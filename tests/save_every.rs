@@ -1,7 +1,9 @@
 //! `--save-every DT` of the examples: rows at exactly `t = 0, DT, 2·DT, …` and at the end time,
 //! for a fixed-step example (GLA in `langevin_oscillator`, on its step grid) and an adaptive one
 //! (DOPRI5 in `robot_arm --case sine`, through its dense output), run with the examples' own
-//! code; a `DT` off a fixed-step grid is an error, not a silent shift.
+//! code; a `DT` off a fixed-step grid is an error, not a silent shift. `--every K` thins the
+//! rows of any schedule to every K-th and the last. The kill tests stop a streamed run with
+//! signals; the command-line test runs every example binary with each bad value.
 
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -327,5 +329,216 @@ mod kill {
             );
             std::fs::remove_file(&out).unwrap();
         }
+    }
+}
+
+/// `--every K` ([`common::Thin`]): every K-th row of the schedule from the first, and the
+/// last even when it is not among them; its rows are the unthinned run's, bit for bit.
+#[test]
+fn every_keeps_every_kth_row_of_the_schedule_and_the_last() {
+    let model = mechanism::models::DoublePendulum::default();
+    let run = |every: usize, save_every: Option<f64>| {
+        let plan = common::Plan {
+            every,
+            ..common::plan(0.01, 1.01, save_every).unwrap()
+        };
+        let trajectory = common::simulate(
+            mechanism::runtime::Spook::new(0.01).unwrap(),
+            &model,
+            &model,
+            mechanism::models::DoublePendulum::initial_state(),
+            &plan,
+            [],
+        )
+        .unwrap();
+        assert!(trajectory.failure.is_none());
+        // The summary is over every step whatever is written.
+        assert_eq!(trajectory.summary.steps, 101);
+        trajectory.table
+    };
+    let rows = |table: &mechanism::runtime::simulation::Table| -> Vec<Vec<u64>> {
+        table
+            .rows()
+            .map(|row| row.iter().map(|x| x.to_bits()).collect())
+            .collect()
+    };
+    let all = rows(&run(1, None));
+    assert_eq!(all.len(), 102);
+    let thinned = rows(&run(7, None));
+    let mut expected: Vec<Vec<u64>> = all.iter().step_by(7).cloned().collect();
+    expected.push(all[101].clone()); // step 101 is not a multiple of 7
+    assert_eq!(thinned, expected);
+    // With --save-every 0.1: rows at t = 0, 0.1, …, 1.0 and the end 1.01; every third of them
+    // (0, 0.3, 0.6, 0.9) and the end.
+    let saved = run(1, Some(0.1));
+    let times: Vec<f64> = saved.column("t").unwrap().collect();
+    assert_eq!(times.len(), 12);
+    let every_third = run(3, Some(0.1));
+    let mut expected: Vec<Vec<u64>> = rows(&saved).into_iter().step_by(3).collect();
+    expected.push(rows(&saved)[11].clone());
+    assert_eq!(rows(&every_third), expected);
+}
+
+/// Every example binary refuses each bad value of the shared command line before it runs:
+/// exit status 2, one line on stderr that says what is wrong (no panic, no backtrace, no usage
+/// block), nothing on stdout, and no output file.
+///
+/// The binaries are those `cargo test` builds next to this test's (`target/<profile>/examples/`);
+/// the list of examples is the `examples/` directory, so that a new example is not forgotten.
+/// An example whose binary is missing (built without its required features, or `cargo test
+/// --test save_every` alone, which does not build the examples) is skipped; none at all fails.
+mod command_line {
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Output, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// The bad values every example must refuse: each as the arguments of one run.
+    fn bad_values(sizes: &[&str], scratch: &Path) -> Vec<Vec<String>> {
+        let mut cases: Vec<Vec<String>> = Vec::new();
+        for option in ["--h", "--t-end", "--save-every"] {
+            for value in ["-1", "0", "nan", "inf", "-inf", "x"] {
+                cases.push(vec![option.into(), value.into()]);
+            }
+        }
+        for value in ["0", "-2", "1.5"] {
+            cases.push(vec!["--every".into(), value.into()]);
+        }
+        for size in sizes {
+            for value in ["0", "-3"] {
+                cases.push(vec![size.to_string(), value.into()]);
+            }
+        }
+        cases.push(vec!["--method".into(), "nosuch".into()]);
+        cases.push(vec!["--no-such-option".into()]);
+        let file = scratch.join("a-file");
+        std::fs::write(&file, "not a directory").unwrap();
+        for option in ["--out", "--plot"] {
+            for path in [
+                PathBuf::from("/proc/forbidden/x.csv"),
+                file.join("x.csv"),
+                scratch.to_path_buf(),
+            ] {
+                cases.push(vec![option.into(), path.display().to_string()]);
+            }
+        }
+        cases.push(vec![
+            "--out".into(),
+            file.join("x.parquet").display().to_string(),
+        ]);
+        cases
+    }
+
+    /// Runs `binary` with `args` in `dir`, failing if it runs for more than 20 seconds (a
+    /// bad value must be refused before the run, which takes milliseconds).
+    fn run(binary: &Path, args: &[String], dir: &Path) -> Output {
+        let mut child = Command::new(binary)
+            .args(args)
+            .current_dir(dir)
+            .env("RUST_BACKTRACE", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{} {args:?} ran instead of refusing", binary.display());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// Returns the examples: the `.rs` files directly in `examples/`.
+    fn examples() -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|entry| {
+                let path = entry.unwrap().path();
+                let stem = path.file_stem()?.to_str()?.to_string();
+                (path.extension()? == "rs").then_some(stem)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Returns the files (not directories) under `dir`.
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                found.extend(files(&path));
+            } else {
+                found.push(path);
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_example_refuses_bad_values_in_one_line_before_it_runs() {
+        let exe = std::env::current_exe().unwrap();
+        let bin = exe.parent().unwrap().parent().unwrap().join("examples");
+        let scratch = std::env::temp_dir().join(format!("mechanism-cli-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).unwrap();
+        let (mut found, mut cases) = (0, 0);
+        for name in examples() {
+            let binary = bin.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            if !binary.is_file() {
+                eprintln!("skipped {name}: no binary at {}", binary.display());
+                continue;
+            }
+            found += 1;
+            // The same output options everywhere, and the sizes the example has.
+            let help = run(&binary, &["--help".into()], &scratch);
+            assert_eq!(help.status.code(), Some(0), "{name} --help");
+            let help = String::from_utf8_lossy(&help.stdout).to_string();
+            for option in [
+                "--out",
+                "--plot",
+                "--save-every",
+                "--every",
+                "--h ",
+                "--t-end",
+                "--method",
+            ] {
+                assert!(help.contains(option), "{name} has no {option}:\n{help}");
+            }
+            let sizes: Vec<&str> = ["--n", "--links", "--steps"]
+                .into_iter()
+                .filter(|size| help.contains(&format!("{size} <")))
+                .collect();
+            let dir = scratch.join(&name);
+            std::fs::create_dir_all(&dir).unwrap();
+            for args in bad_values(&sizes, &scratch) {
+                let output = run(&binary, &args, &dir);
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                let context = format!("{name} {args:?}: {stderr}");
+                assert_eq!(output.status.code(), Some(2), "{context}");
+                assert!(output.stdout.is_empty(), "{context}");
+                let lines: Vec<&str> = stderr.trim_end().lines().collect();
+                assert_eq!(lines.len(), 1, "{context}");
+                assert!(lines[0].starts_with("error: "), "{context}");
+                let what = args[0].trim_start_matches("--");
+                assert!(lines[0].contains(what), "{context}");
+                for word in ["panicked", "backtrace", "RUST_BACKTRACE"] {
+                    assert!(!stderr.contains(word), "{context}");
+                }
+                assert_eq!(files(&dir), Vec::<PathBuf>::new(), "{context}");
+                cases += 1;
+            }
+        }
+        std::fs::remove_dir_all(&scratch).unwrap();
+        assert!(
+            found > 0,
+            "no example binary in {}: run `cargo build --examples`",
+            bin.display()
+        );
+        println!("{cases} bad command lines refused by {found} examples");
     }
 }

@@ -110,6 +110,10 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     }
     let cannot = |e: io::Error| format!("cannot write {}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // A file where a directory must be says so, rather than "File exists".
+        if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+            return Err(format!("{} is a file, not a directory", file.display()));
+        }
         fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
     }

@@ -72,11 +72,11 @@ use mechanism::runtime::{
 #[derive(Clone, Debug, clap::Args)]
 pub struct RunOptions {
     /// Step size h [default: depends on the example and the method].
-    #[arg(long, allow_negative_numbers = true, value_parser = cli::positive)]
+    #[arg(long, allow_hyphen_values = true, value_parser = cli::positive)]
     pub h: Option<f64>,
     /// End time of the run, and the bound of every other run the example does (see its
     /// --help for the exceptions) [default: depends on the example].
-    #[arg(long, allow_negative_numbers = true, value_parser = cli::positive)]
+    #[arg(long, allow_hyphen_values = true, value_parser = cli::positive)]
     pub t_end: Option<f64>,
     /// Output table, one row per step: FILE.csv, or FILE.parquet for Parquet (a directory of
     /// parts); rows are written while the run goes [default: out/<example>.csv].
@@ -88,7 +88,7 @@ pub struct RunOptions {
     /// Write rows at exactly t = 0, DT, 2·DT, … and at the end time instead of after every
     /// step (fixed-step methods: DT must be a multiple of h; DOPRI5: from its dense output).
     /// The summaries are still taken over every step.
-    #[arg(long, value_name = "DT", allow_negative_numbers = true, value_parser = cli::positive)]
+    #[arg(long, value_name = "DT", allow_hyphen_values = true, value_parser = cli::positive)]
     pub save_every: Option<f64>,
     /// Write every K-th row only (of the steps, or of the times of --save-every), and the
     /// last; the summaries are still taken over every step [default: 1, or the example's].

@@ -69,9 +69,9 @@ pub fn figure(
                 if methods.len() > 1 && !matches!(error, SimulationError::Interrupted { .. }) =>
             {
                 println!(
-                "{}: broke down at t = {}: {}; wrote {} up to it",
-                method.label(),
-                outcome.last.t,
+                    "{}: broke down at t = {}: {}; wrote {} up to it",
+                    method.label(),
+                    outcome.last.t,
                     breakdown(error),
                     csv.display()
                 )

@@ -226,4 +226,3 @@ pub fn temperature_kt(args: &Args) -> f64 {
 pub fn temperature_target(gamma: f64, kt: f64) -> bool {
     gamma > 0.0 && kt > 0.0
 }
-
