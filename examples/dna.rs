@@ -280,7 +280,7 @@ struct Outcome<K> {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&common::parse::<Args>()))
+    exit_code(run(&common::cli::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {

@@ -103,7 +103,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    exit_code(run(&common::parse::<Args>()))
+    exit_code(run(&common::cli::parse::<Args>()))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {

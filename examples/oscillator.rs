@@ -90,7 +90,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(common::parse::<Args>()))
+    common::exit_code(run(common::cli::parse::<Args>()))
 }
 
 /// Returns `value` if it is finite and positive, else an error naming the option.

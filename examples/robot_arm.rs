@@ -98,7 +98,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(common::parse::<Args>()))
+    common::exit_code(run(common::cli::parse::<Args>()))
 }
 
 /// What the index-1 integrators need of a model, plus the coordinate names for the CSV.

@@ -61,7 +61,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(common::parse::<Args>()))
+    common::exit_code(run(common::cli::parse::<Args>()))
 }
 
 /// One row of the run: DLA state and its observables, and the reference at the same time.

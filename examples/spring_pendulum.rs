@@ -66,7 +66,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(common::parse::<Args>()))
+    common::exit_code(run(common::cli::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {

@@ -117,7 +117,7 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
-    common::exit_code(run(common::parse::<Args>()))
+    common::exit_code(run(common::cli::parse::<Args>()))
 }
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {

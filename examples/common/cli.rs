@@ -194,7 +194,7 @@ impl<S: Sink> Sink for Thin<S> {
     }
 
     fn row(&mut self, values: &[f64]) -> io::Result<()> {
-        let kept = self.seen % self.every == 0;
+        let kept = self.seen.is_multiple_of(self.every);
         self.seen += 1;
         if kept {
             self.held = None;

@@ -38,7 +38,7 @@
 pub mod cli;
 pub mod stabilization;
 
-pub use cli::{parse, Thin};
+pub use cli::Thin;
 
 use std::cell::Cell;
 use std::error::Error;
@@ -66,7 +66,7 @@ use mechanism::runtime::{
 /// The defaults depend on the example (and on the method, for `h`), so they are `Option`s
 /// resolved with [`RunOptions::h_or`], [`RunOptions::t_end_or`], [`RunOptions::csv_or`] and
 /// [`RunOptions::png_or`]. Every value is checked while the command line is read
-/// ([`parse`] with the value parsers of [`cli`]): a zero, negative, NaN or infinite number,
+/// ([`cli::parse`] with the value parsers of [`cli`]): a zero, negative, NaN or infinite number,
 /// `--every 0` and an output path that cannot be written end the example with one line before
 /// anything runs.
 #[derive(Clone, Debug, clap::Args)]
