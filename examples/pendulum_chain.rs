@@ -164,7 +164,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let named = |error| common::in_file(error, &csv);
     let (rows, last, seconds) = if drawn || args.n <= 1000 {
         let stream = Thin::new((Table::default(), common::table_sink(&csv)?), plan.every);
-        let (stream, _, last) = simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
+        let (stream, last) = simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
             .map_err(|err| explain(named(err), &setup, &chain))?;
         let rows = stream.written();
         let (table, _) = stream.into_inner();
@@ -182,7 +182,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     } else {
         println!("(n > 1000: rows streamed to the output file, no plot)");
         let sink = Thin::new(common::table_sink(&csv)?, plan.every);
-        let (sink, _, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
+        let (sink, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
             .map_err(|err| explain(named(err), &setup, &chain))?;
         (sink.written(), last, started.elapsed().as_secs_f64())
     };
@@ -256,16 +256,16 @@ fn scene() -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
 }
 
 /// Runs `setup` on `chain` from Tao–Owhadi's start for `steps` steps through the driver into
-/// `sink` (the CSV contract; penalty methods add `energy.penalized`); returns the sink, the
-/// number of rows and the last state.
+/// `sink` (the CSV contract; penalty methods add `energy.penalized`; every `--every`-th row);
+/// returns the sink and the last state.
 fn simulate<K: Sink>(
     chain: &PendulumChain,
     setup: &Setup,
     steps: usize,
     schedule: Schedule,
-    sink: K,
+    sink: Thin<K>,
     progress: bool,
-) -> Result<(K, usize, DynState), Box<dyn Error>> {
+) -> Result<(Thin<K>, DynState), Box<dyn Error>> {
     let t_end = steps as f64 * setup.h;
     let penalized = Penalized::new(chain.clone(), setup.omega);
     let start = chain.tao_owhadi_state();
@@ -286,11 +286,11 @@ fn simulate<K: Sink>(
                 run = run.with_progress("chain");
             }
             let outcome = run.run();
-            let (rows, last) = (run.rows(), run.state().clone());
+            let last = run.state().clone();
             let mut sink = run.into_output();
             sink.finish()?; // also after a failed run: the rows up to the failure stay readable
-            outcome?;
-            (sink, rows, last)
+            outcome.map_err(|error| common::thinned(error, sink.written()))?;
+            (sink, last)
         }};
     }
     let h = setup.h;
@@ -352,19 +352,20 @@ fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
         for _ in 0..5 {
             let started = Instant::now();
             let schedule = Schedule::EveryNthStep(steps);
-            simulate(chain, &setup, steps, schedule, Table::default(), false)?;
+            simulate(
+                chain,
+                &setup,
+                steps,
+                schedule,
+                Thin::new(Table::default(), 1),
+                false,
+            )?;
             best = best.min(started.elapsed().as_secs_f64());
         }
         seconds.push(best);
-        let (table, _, _) = simulate(
-            chain,
-            &setup,
-            steps,
-            Schedule::Every(0.05),
-            Table::default(),
-            false,
-        )?;
-        tables.push(table);
+        let rows = Thin::new(Table::default(), 1);
+        let (rows, _) = simulate(chain, &setup, steps, Schedule::Every(0.05), rows, false)?;
+        tables.push(rows.into_inner());
     }
     let q_columns: Vec<usize> = (1..=2 * chain.links()).collect();
     let largest_difference = |a: &Table, b: &Table| {

@@ -69,7 +69,7 @@ pub fn figure(
                 if methods.len() > 1 && !matches!(error, SimulationError::Interrupted { .. }) =>
             {
                 println!(
-                    "{}: broke down at t = {}: {}; wrote {} up to it",
+                    "{}: broke down at t = {:.2}: {}; wrote {} up to it",
                     method.label(),
                     outcome.last.t,
                     breakdown(error),
