@@ -19,14 +19,21 @@ use mechanism::runtime::simulation::Sink;
 /// convention of 2, apart from the 1 of a run that failed).
 pub const USAGE: i32 = 2;
 
-/// Parses the command line into `A`, or exits: with status 0 after printing `--help` or
-/// `--version`, and with [`USAGE`] after printing the error as one line (`error: …`, with
-/// clap's possible values and tips on the same line, without the usage block), so that a
-/// script sees what is wrong in the first line of stderr and a value refused by a value
-/// parser never reaches the run.
+/// Parses the command line into `A` and installs the SIGINT and SIGTERM handlers
+/// ([`interrupt_flag`](super::interrupt_flag)), or exits: with status 0 after printing
+/// `--help` or `--version`, and with [`USAGE`] after printing the error as one line
+/// (`error: …`, with clap's possible values and tips on the same line, without the usage
+/// block), so that a script sees what is wrong in the first line of stderr and a value refused
+/// by a value parser never reaches the run.
 pub fn parse<A: clap::Parser>() -> A {
     match A::try_parse() {
-        Ok(args) => args,
+        Ok(args) => {
+            // From here on SIGINT and SIGTERM stop the example's runs at a step boundary, also
+            // when they arrive while it prepares one (a signal before its first run used to
+            // kill it outright).
+            super::interrupt_flag();
+            args
+        }
         Err(error) if !error.use_stderr() => {
             // --help, --version: clap's own text on stdout.
             let _ = error.print();

@@ -157,10 +157,10 @@ pub fn simulate<I: Integrator<M, 9>, M>(
     let failure = match outcome.map_err(|error| common::thinned(error, thin.written())) {
         Ok(_) => None,
         Err(SimulationError::Step { source, .. }) => Some(source),
-        Err(other) => {
-            let file = stream.map_or(Path::new("memory"), |stream| stream.file);
-            return Err(common::interrupted(&other, file).into());
-        }
+        Err(other) => match stream {
+            Some(stream) => return Err(common::interrupted(&other, stream.file).into()),
+            None => return Err(other.into()),
+        },
     };
     let (table, _) = thin.into_inner();
     Ok(Run {
