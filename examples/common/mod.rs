@@ -1,20 +1,21 @@
-//! The harness shared by the examples: command-line options (with `--save-every`), the run
-//! through the runtime's driver ([`Simulation`]) with the observed model's energy and
-//! residuals, a summary over every step, and the pictures. The loop, the recorder, the
-//! schedule of rows and the CSV writer are the driver's, the Parquet writer is
-//! `mechanism::parquet`; the plots and GIFs are `mechanism::pictures`.
+//! The harness shared by the examples: one command line ([`RunOptions`], read by
+//! [`cli::parse`], which refuses bad values before anything runs), the run through the
+//! runtime's driver ([`Simulation`]) with the observed model's energy and residuals, a summary
+//! over every step, and the pictures. The loop, the recorder, the schedule of rows and the CSV
+//! writer are the driver's, the Parquet writer is `mechanism::parquet`; the plots and GIFs are
+//! `mechanism::pictures`.
 //!
 //! An example includes it with `mod common;` and then
 //!
 //! 1. declares its own `--method` (a `clap::ValueEnum`, since the methods depend on what its
-//!    model can feed) next to `#[command(flatten)] run: common::RunOptions`;
+//!    model can feed) next to `#[command(flatten)] run: common::RunOptions`, its sizes with
+//!    `value_parser = common::cli::count`, and reads them with [`cli::parse`];
 //! 2. builds an integrator and calls [`simulate`] (or [`simulate_adaptive`]) with the model it
 //!    steps (e.g. a [`Penalized`](mechanism::runtime::Penalized) model), the model it observes
-//!    (the hard constraints), the [`Plan`] from [`RunOptions::plan`] and method-specific
-//!    [`Column`]s;
-//! 3. writes the [`Trajectory`] with [`write_table`] (CSV, or Parquet for `--out FILE.parquet`)
-//!    and `mechanism::pictures::plot_run`
-//!    ([`write_outputs`]), the GIF and paths of `--animate` and `--paths` with
+//!    (the hard constraints), the [`Plan`] from [`RunOptions::plan`] (with `--save-every` and
+//!    `--every`) streaming to `--out` ([`Plan::stream_to`]) and method-specific [`Column`]s;
+//! 3. draws the plot of the [`Trajectory`] ([`write_outputs`], which writes the table only if
+//!    it was not streamed), the GIF and paths of `--animate` and `--paths` with
 //!    [`RunOptions::draw_motion`] (a planar model's `Scene`; the others call
 //!    [`RunOptions::refuse_motion`] first), prints [`print_summary`], and exits through
 //!    [`exit_code`] so that an error is one readable line, not a panic or a `Debug` dump.
@@ -23,13 +24,13 @@
 //! early: the samples up to the failure are kept, and [`Trajectory::failure`] says why, so the
 //! partial run can still be written and plotted before the example reports the error.
 //!
-//! A run that must survive being killed streams its rows to the file while it goes
-//! ([`Plan::stream_to`], or a [`table_sink`] given to the driver): the CSV is flushed at least
-//! once a second and Parquet is a directory of closed parts (`mechanism::parquet`), so a
-//! SIGKILL leaves every row up to the last second readable. SIGINT and SIGTERM set the
-//! [`interrupt_flag`], which every run of the harness reads once per step: the run stops at a
-//! step boundary, its file is finished, and the example exits with 130 or 143 (128 + the
-//! signal, the shell's convention) and `interrupted at t = …: N rows written to FILE`
+//! Every example streams the rows of its run to the file while it goes ([`Plan::stream_to`],
+//! or a [`table_sink`] given to the driver): the CSV is flushed at least once a second and
+//! Parquet is a directory of closed parts (`mechanism::parquet`), so a SIGKILL leaves every row
+//! up to the last second readable. SIGINT and SIGTERM set the [`interrupt_flag`] (installed by
+//! [`cli::parse`]), which every run of the harness reads once per step: the run stops at a step
+//! boundary, its file is finished, and the example exits with 130 or 143 (128 + the signal,
+//! the shell's convention) and `interrupted at t = …: N rows written to FILE`
 //! ([`interrupted`]). A second signal ends the process at once.
 
 // Each example uses a different subset of the harness.
