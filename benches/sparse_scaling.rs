@@ -10,9 +10,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mechanism::runtime::model::{
-    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, PotentialHessian, SparseHolonomic,
-    SparseInertia, SparseNonholonomic, SparsePenalizedPotential, SparsePenaltyHessian,
-    SparseSplitPotential,
+    AppliedForces, ConstantMass, Holonomic, Inertia, Nonholonomic, Potential, PotentialHessian,
+    SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePenalizedPotential,
+    SparsePenaltyHessian, SparseSplitPotential,
 };
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
@@ -140,6 +140,8 @@ struct FixedChain;
 
 const LINKS: usize = 10;
 const LENGTH_SQUARED: f64 = 5.0;
+
+impl ConstantMass<20> for FixedChain {}
 
 impl Inertia<20> for FixedChain {
     const CONSTANT_MASS: bool = true;
@@ -292,6 +294,8 @@ struct FixedPenalizedChain(PendulumChain);
 
 /// The length of the chain's Hessian pattern for 10 links, `7 · 10 − 4`.
 const HESSIAN_ENTRIES: usize = 66;
+
+impl ConstantMass<20> for FixedPenalizedChain {}
 
 impl Inertia<20> for FixedPenalizedChain {
     const CONSTANT_MASS: bool = true;

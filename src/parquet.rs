@@ -1,13 +1,54 @@
-//! The driver's rows as a Parquet file: one `REQUIRED DOUBLE` column per CSV column, for runs
-//! too large for CSV and for reading with pyarrow, polars or DuckDB.
+//! The driver's rows as a Parquet file, for runs too large for CSV and for reading with
+//! pyarrow, polars or DuckDB: one `REQUIRED DOUBLE` column per CSV column for a model without
+//! families, and a long table (one row per member and output time) for a family model.
 //!
 //! A [`ParquetSink`] is a [`Sink`]: give it to
 //! [`Simulation::write_to`](crate::runtime::simulation::Simulation::write_to) in place of a
 //! [`CsvSink`](crate::runtime::simulation::CsvSink), or write a [`Table`] kept in memory with
-//! [`write_table`]. The columns are the CSV header's names in the same order (`t`, `q.x`,
-//! `v.x`, `energy`, `residual.position`, …, `q.x[0]` for a family), and every value is the
-//! `f64` the driver computed, bit for bit (NaN and infinities included), where CSV keeps the
-//! shortest decimal that reads back to it.
+//! [`write_table`]. In the wide layout the columns are the CSV header's names in the same order
+//! (`t`, `q.x`, `v.x`, `energy`, `residual.position`, …), and every value is the `f64` the
+//! driver computed, bit for bit (NaN and infinities included), where CSV keeps the shortest
+//! decimal that reads back to it.
+//!
+//! # The long layout of a family model
+//!
+//! A family model's CSV has one column per member and quantity (`q.x[0]`, `q.y[0]`, `q.x[1]`,
+//! …: 400 000 columns for a chain of 100 000 pendula), the examples' wide contract. As Parquet
+//! that shape is the format's worst case: every column chunk of every row group carries its
+//! own metadata, page header and statistics, so the wide file was 6 times larger than the CSV
+//! and 4–5 times slower to write (issue 28). The long table below is smaller and faster than
+//! the CSV: for that chain (SPOOK, 21 rows, `--out x.csv` against `--out x.parquet`) the CSV is
+//! 165 MB and its rows cost 1.6 s of wall time, the long dataset 73 MB and 0.6 s. With
+//! [`Layout::Auto`] (the default) a sink whose columns include a family therefore writes a
+//! long ("tidy") table instead, one row per output time and member:
+//!
+//! | `t` | `i` | `q.x` | `q.y` | `v.x` | `v.y` | `energy` | `residual.position` | … |
+//! | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+//! | 0.0 | 0 | … | … | … | … | … | … | |
+//! | 0.0 | 1 | … | … | … | … | … | … | |
+//!
+//! `t` (the driver's first column), the member index `i` ([`MEMBER_COLUMN`], `INT64`), one
+//! `DOUBLE` column per family quantity (`q.x` holds `q.x[i]`) in order of first appearance,
+//! then the other scalar columns (`energy`, `residual.*`, extra columns), repeated on each of
+//! the time's rows. Every value is still the driver's `f64` bit for bit, and a table row of
+//! member `i` at time `t` holds exactly the wide row's `q.x[i]`, `v.x[i]`, ….
+//!
+//! Why long rather than list columns (one row per time, `q.x` a list of `N` values): a long
+//! table is what every reader filters, groups and joins without a special operation (`WHERE
+//! i = 7`, `GROUP BY t`), where a list column needs `explode`/`unnest` first, and DuckDB and
+//! polars push a filter on `i` down to the row groups' statistics. It compresses as well: the
+//! repeated `t` and scalar columns are runs of one dictionary index, which the RLE encoding
+//! stores in a few bytes per run, and the family columns are the same doubles a list column
+//! would hold. And it streams through the dataset's parts unchanged: a driver row becomes `N`
+//! table rows in the same part, so a part closed before a kill holds whole output times, with
+//! their scalars. Why the scalars are repeated rather than written to a second table: one
+//! table keeps the output one dataset that readers take as it is, and keeps each part
+//! self-contained, at the cost of the runs above.
+//!
+//! A family is recognized by names that end in `[k]`; the long layout is used when every family
+//! quantity has the same members `0..N` and no long column name is taken (a scalar column
+//! named `i`, say); otherwise, and with [`Layout::Wide`] ([`ParquetSink::with_layout`],
+//! [`ParquetDataset::with_layout`]), the table is wide. The CSV stays wide in every case.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -77,7 +118,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parquet::basic::{Compression, Repetition, Type as PhysicalType};
-use parquet::data_type::DoubleType;
+use parquet::data_type::{DoubleType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
@@ -103,8 +144,10 @@ pub const PART_SECONDS: Duration = Duration::from_secs(10);
 ///
 /// The writer need not be buffered: the encoder writes whole pages through its own buffer.
 pub struct ParquetSink<W: Write + Send> {
-    /// The rows per row group asked for, or `None` for the default.
+    /// The driver rows per row group asked for, or `None` for the default.
     row_group: Option<usize>,
+    /// The layout asked for.
+    layout: Layout,
     stage: Stage<W>,
 }
 
@@ -123,14 +166,18 @@ enum Stage<W: Write + Send> {
 /// A file being written: the encoder and one row group's buffer.
 struct Open<W: Write + Send> {
     file: SerializedFileWriter<W>,
-    /// The number of columns.
-    width: usize,
-    /// The rows a row group holds.
+    /// Where each table column's values come from.
+    plan: Arc<Plan>,
+    /// The driver rows a row group holds.
     capacity: usize,
-    /// The rows buffered so far, `< capacity` between calls.
+    /// The driver rows buffered so far, `< capacity` between calls.
     rows: usize,
-    /// Column `j` of the buffered rows is `values[j * capacity..j * capacity + rows]`.
+    /// `DOUBLE` column `c` of the buffered table rows is `values[c * n..c * n + rows * members]`
+    /// with `n = capacity * members`.
     values: Vec<f64>,
+    /// The member index of every table row of a full buffer (`k % members`), for the long
+    /// layout's `i` column; empty for the wide layout.
+    members: Vec<i64>,
 }
 
 impl<W: Write + Send> ParquetSink<W> {
@@ -138,17 +185,27 @@ impl<W: Write + Send> ParquetSink<W> {
     pub fn new(out: W) -> Self {
         ParquetSink {
             row_group: None,
+            layout: Layout::Auto,
             stage: Stage::Ready(out),
         }
     }
 
-    /// Streams to `out`, in row groups of `rows` rows (at least one): smaller groups cost less
-    /// memory, larger ones compress and scan better.
+    /// Streams to `out`, in row groups of `rows` driver rows (at least one; each is `N` table
+    /// rows in the long layout of a family of `N` members): smaller groups cost less memory,
+    /// larger ones compress and scan better.
     pub fn with_row_group(out: W, rows: usize) -> Self {
         ParquetSink {
             row_group: Some(rows.max(1)),
+            layout: Layout::Auto,
             stage: Stage::Ready(out),
         }
+    }
+
+    /// Lays the columns out as `layout` says instead of [`Layout::Auto`]; takes effect at
+    /// [`Sink::begin`].
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
     }
 
     /// Writes the footer if [`Sink::begin`] was called and [`Sink::finish`] was not (e.g.
@@ -161,20 +218,10 @@ impl<W: Write + Send> ParquetSink<W> {
         }
     }
 
-    /// Returns the rows of a row group for `width` columns and `hint` rows announced.
-    fn capacity(&self, width: usize, hint: Option<usize>) -> usize {
-        row_group_rows(self.row_group, width, hint)
-    }
-}
-
-impl<W: Write + Send> Sink for ParquetSink<W> {
-    /// Writes the file header and allocates the row group's buffer; fails for no columns, or
-    /// if called twice.
-    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
-        if columns.is_empty() {
-            return Err(invalid("a Parquet file needs at least one column"));
-        }
-        let capacity = self.capacity(columns.len(), rows);
+    /// Writes the file header for the columns `plan` lays out and allocates the row group's
+    /// buffer (`hint`: the driver rows announced); fails if called twice.
+    fn begin_planned(&mut self, plan: Arc<Plan>, hint: Option<usize>) -> io::Result<()> {
+        let capacity = row_group_rows(self.row_group, plan.values_per_row(), hint);
         let out = match std::mem::replace(&mut self.stage, Stage::Broken) {
             Stage::Ready(out) => out,
             stage => {
@@ -182,16 +229,31 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
                 return Err(invalid("begin called twice on one ParquetSink"));
             }
         };
-        let file = SerializedFileWriter::new(out, schema(columns)?, properties())
+        let file = SerializedFileWriter::new(out, plan.schema()?, properties())
             .map_err(|e| parquet_error("cannot start the Parquet file", e))?;
+        let table_rows = capacity * plan.members;
+        let members = match plan.member_column {
+            Some(_) => (0..table_rows).map(|k| (k % plan.members) as i64).collect(),
+            None => Vec::new(),
+        };
         self.stage = Stage::Writing(Box::new(Open {
             file,
-            width: columns.len(),
             capacity,
             rows: 0,
-            values: vec![0.0; columns.len() * capacity],
+            values: vec![0.0; plan.sources.len() * table_rows],
+            members,
+            plan,
         }));
         Ok(())
+    }
+}
+
+impl<W: Write + Send> Sink for ParquetSink<W> {
+    /// Chooses the layout, writes the file header and allocates the row group's buffer; fails
+    /// for no columns, or if called twice.
+    fn begin(&mut self, columns: &[String], rows: Option<usize>) -> io::Result<()> {
+        let plan = Plan::new(columns, self.layout)?;
+        self.begin_planned(Arc::new(plan), rows)
     }
 
     /// Copies the row into the buffer, and encodes the buffer as a row group when it is full;
@@ -206,15 +268,30 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
                 ))
             }
         };
-        if values.len() != open.width {
+        if values.len() != open.plan.width {
             return Err(invalid(&format!(
-                "a row of {} values for {} Parquet columns",
+                "a row of {} values for the {} columns given to begin",
                 values.len(),
-                open.width
+                open.plan.width
             )));
         }
-        for (j, &x) in values.iter().enumerate() {
-            open.values[j * open.capacity + open.rows] = x;
+        let members = open.plan.members;
+        let (table_rows, first) = (open.capacity * members, open.rows * members);
+        for (source, column) in open
+            .plan
+            .sources
+            .iter()
+            .zip(open.values.chunks_exact_mut(table_rows))
+        {
+            let rows = &mut column[first..first + members];
+            match source {
+                Source::Scalar(j) => rows.fill(values[*j]),
+                Source::Family(columns) => {
+                    for (x, &j) in rows.iter_mut().zip(columns) {
+                        *x = values[j];
+                    }
+                }
+            }
         }
         open.rows += 1;
         if open.rows == open.capacity {
@@ -256,7 +333,10 @@ impl<W: Write + Send> Open<W> {
             .file
             .next_row_group()
             .map_err(|e| parquet_error(context, e))?;
-        for column in self.values.chunks_exact(self.capacity) {
+        let members = self.plan.members;
+        let rows = self.rows * members;
+        let mut doubles = self.values.chunks_exact(self.capacity * members);
+        for c in 0..self.plan.names.len() {
             let mut writer = group
                 .next_column()
                 .map_err(|e| parquet_error(context, e))?
@@ -265,11 +345,22 @@ impl<W: Write + Send> Open<W> {
                         "{context}: the schema has fewer columns than the rows"
                     ))
                 })?;
-            // The schema holds DOUBLE columns only, so `typed` finds the type it expects.
-            writer
-                .typed::<DoubleType>()
-                .write_batch(&column[..self.rows], None, None)
-                .map_err(|e| parquet_error(context, e))?;
+            // The schema's types are the plan's: INT64 for the member column, DOUBLE for the
+            // rest, so `typed` finds the type it expects.
+            if self.plan.member_column == Some(c) {
+                writer
+                    .typed::<Int64Type>()
+                    .write_batch(&self.members[..rows], None, None)
+                    .map_err(|e| parquet_error(context, e))?;
+            } else {
+                let column = doubles.next().ok_or_else(|| {
+                    io::Error::other(format!("{context}: fewer buffers than columns"))
+                })?;
+                writer
+                    .typed::<DoubleType>()
+                    .write_batch(&column[..rows], None, None)
+                    .map_err(|e| parquet_error(context, e))?;
+            }
             writer.close().map_err(|e| parquet_error(context, e))?;
         }
         group.close().map_err(|e| parquet_error(context, e))?;
@@ -288,6 +379,7 @@ impl<W: Write + Send> std::fmt::Debug for ParquetSink<W> {
         };
         f.debug_struct("ParquetSink")
             .field("row_group", &self.row_group)
+            .field("layout", &self.layout)
             .field("stage", &stage)
             .finish()
     }
@@ -320,8 +412,10 @@ pub struct ParquetDataset {
     rows_per_part: Option<usize>,
     /// The wall time after which a part is closed.
     seconds: Duration,
-    /// The column names, from [`Sink::begin`].
-    columns: Vec<String>,
+    /// The layout asked for.
+    layout: Layout,
+    /// The layout of the columns, from [`Sink::begin`].
+    plan: Option<Arc<Plan>>,
     /// The rows a part holds, from the width of the table.
     capacity: usize,
     /// The number of parts closed so far (the next part's number).
@@ -369,7 +463,8 @@ impl ParquetDataset {
             dir: dir.to_path_buf(),
             rows_per_part: None,
             seconds: PART_SECONDS,
-            columns: Vec::new(),
+            layout: Layout::Auto,
+            plan: None,
             capacity: 1,
             parts: 0,
             open: None,
@@ -388,6 +483,13 @@ impl ParquetDataset {
         self
     }
 
+    /// Lays the columns out as `layout` says instead of [`Layout::Auto`]; takes effect at
+    /// [`Sink::begin`].
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
     /// Returns the directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -398,8 +500,12 @@ impl ParquetDataset {
         self.parts
     }
 
-    /// Starts the next part under its temporary name.
+    /// Starts the next part under its temporary name; fails before [`Sink::begin`].
     fn open_part(&mut self) -> io::Result<&mut Part> {
+        let plan = self
+            .plan
+            .clone()
+            .ok_or_else(|| invalid("a row before begin of a ParquetDataset"))?;
         let temporary = self
             .dir
             .join(format!(".part-{:06}.parquet.inprogress", self.parts));
@@ -410,7 +516,7 @@ impl ParquetDataset {
             )
         })?;
         let mut sink = ParquetSink::with_row_group(file, self.capacity);
-        sink.begin(&self.columns, None)?;
+        sink.begin_planned(plan, None)?;
         Ok(self.open.insert(Part {
             sink,
             temporary,
@@ -442,15 +548,13 @@ impl ParquetDataset {
 }
 
 impl Sink for ParquetDataset {
-    /// Keeps the column names and sizes the parts; fails for no columns. The first part is
-    /// started with the first row.
+    /// Chooses the layout and sizes the parts; fails for no columns. The first part is started
+    /// with the first row.
     fn begin(&mut self, columns: &[String], _rows: Option<usize>) -> io::Result<()> {
-        if columns.is_empty() {
-            return Err(invalid("a Parquet file needs at least one column"));
-        }
+        let plan = Plan::new(columns, self.layout)?;
         self.close_part()?;
-        self.columns = columns.to_vec();
-        self.capacity = row_group_rows(self.rows_per_part, columns.len(), None);
+        self.capacity = row_group_rows(self.rows_per_part, plan.values_per_row(), None);
+        self.plan = Some(Arc::new(plan));
         Ok(())
     }
 
@@ -473,7 +577,7 @@ impl Sink for ParquetDataset {
     /// Closes the open part; with no row written at all, writes one part without rows, so
     /// that the dataset has its schema.
     fn finish(&mut self) -> io::Result<()> {
-        if self.open.is_none() && self.parts == 0 && !self.columns.is_empty() {
+        if self.open.is_none() && self.parts == 0 && self.plan.is_some() {
             self.open_part()?;
         }
         self.close_part()
@@ -491,31 +595,185 @@ pub fn write_table<W: Write + Send>(out: W, table: &Table) -> io::Result<W> {
     sink.into_inner()
 }
 
-/// Returns the rows of a row group: `requested`, or [`ROW_GROUP`] (fewer when the buffer of
-/// `width` columns would exceed [`BUFFER_BYTES`]), at most `hint`, at least one.
-fn row_group_rows(requested: Option<usize>, width: usize, hint: Option<usize>) -> usize {
-    let rows = requested.unwrap_or_else(|| ROW_GROUP.min(BUFFER_BYTES / (8 * width.max(1))));
+/// Returns the driver rows of a row group: `requested`, or [`ROW_GROUP`] (fewer when the
+/// buffer of `values` per driver row would exceed [`BUFFER_BYTES`]), at most `hint`, at least
+/// one.
+fn row_group_rows(requested: Option<usize>, values: usize, hint: Option<usize>) -> usize {
+    let rows = requested.unwrap_or_else(|| ROW_GROUP.min(BUFFER_BYTES / (8 * values.max(1))));
     rows.min(hint.unwrap_or(usize::MAX)).max(1)
 }
 
-/// Returns the flat schema of one `REQUIRED DOUBLE` column per name.
-fn schema(columns: &[String]) -> io::Result<Arc<Type>> {
-    let fields = columns
-        .iter()
-        .map(|name| {
-            Type::primitive_type_builder(name, PhysicalType::DOUBLE)
-                .with_repetition(Repetition::REQUIRED)
-                .build()
-                .map(Arc::new)
+/// How the driver's columns are laid out in a Parquet table.
+///
+/// The CSV is always wide (`q.x[0]`, `q.x[1]`, … as columns, the examples' contract); Parquet
+/// is long for a family model unless [`Layout::Wide`] is asked for. See the [module
+/// documentation](self#the-long-layout-of-a-family-model) for why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Long when the columns include a family (names `name[i]` with every quantity over the
+    /// same members `0..N`, and no column already named like a long column), wide otherwise.
+    #[default]
+    Auto,
+    /// One `DOUBLE` column per driver column, as the CSV.
+    Wide,
+}
+
+/// The name of the long layout's member column.
+pub const MEMBER_COLUMN: &str = "i";
+
+/// Where a `DOUBLE` column of the table takes its values from in a driver row.
+#[derive(Debug)]
+enum Source {
+    /// Driver column `j`, the same in each of the driver row's table rows.
+    Scalar(usize),
+    /// Driver column `columns[k]` in the table row of member `k`.
+    Family(Vec<usize>),
+}
+
+/// The layout of one table: its columns and where their values come from.
+#[derive(Debug)]
+struct Plan {
+    /// The table's column names, in order.
+    names: Vec<String>,
+    /// The driver's columns per row.
+    width: usize,
+    /// The table rows per driver row: the family's `N` in the long layout, 1 in the wide one.
+    members: usize,
+    /// The sources of the `DOUBLE` columns, in table order (the member column skipped).
+    sources: Vec<Source>,
+    /// The position of the `INT64` member column, in the long layout.
+    member_column: Option<usize>,
+}
+
+impl Plan {
+    /// Lays `columns` out as `layout` says; fails for no columns.
+    fn new(columns: &[String], layout: Layout) -> io::Result<Plan> {
+        if columns.is_empty() {
+            return Err(invalid("a Parquet file needs at least one column"));
+        }
+        let wide = || Plan {
+            names: columns.to_vec(),
+            width: columns.len(),
+            members: 1,
+            sources: (0..columns.len()).map(Source::Scalar).collect(),
+            member_column: None,
+        };
+        if layout == Layout::Wide {
+            return Ok(wide());
+        }
+        Ok(Plan::long(columns).unwrap_or_else(wide))
+    }
+
+    /// Returns the long layout of `columns`, or `None` when they have no family, when the
+    /// family's quantities do not all have the members `0..N`, or when a long column's name is
+    /// taken: the first scalar column (`t`), the member column `i`, one column per family
+    /// quantity (`q.x` for `q.x[0]`, `q.x[1]`, …) in order of first appearance, then the other
+    /// scalar columns.
+    fn long(columns: &[String]) -> Option<Plan> {
+        let mut scalars = Vec::new();
+        let mut quantities: Vec<(&str, Vec<Option<usize>>)> = Vec::new();
+        for (j, name) in columns.iter().enumerate() {
+            let Some((quantity, member)) = member_of(name) else {
+                scalars.push(j);
+                continue;
+            };
+            if member >= columns.len() {
+                return None; // some member below it has no column
+            }
+            let at = match quantities.iter().position(|(q, _)| *q == quantity) {
+                Some(at) => at,
+                None => {
+                    quantities.push((quantity, Vec::new()));
+                    quantities.len() - 1
+                }
+            };
+            let members = &mut quantities[at].1;
+            if members.len() <= member {
+                members.resize(member + 1, None);
+            }
+            if members[member].replace(j).is_some() {
+                return None;
+            }
+        }
+        let members = quantities.first()?.1.len();
+        let mut families = Vec::with_capacity(quantities.len());
+        for (_, of) in &quantities {
+            if of.len() != members {
+                return None;
+            }
+            families.push(of.iter().copied().collect::<Option<Vec<usize>>>()?);
+        }
+        let (first, rest) = scalars
+            .split_first()
+            .map_or((None, &[][..]), |(f, r)| (Some(*f), r));
+        let mut names: Vec<String> = first.iter().map(|&j| columns[j].clone()).collect();
+        let mut sources: Vec<Source> = first.into_iter().map(Source::Scalar).collect();
+        let member_column = Some(names.len());
+        names.push(MEMBER_COLUMN.into());
+        for ((quantity, _), family) in quantities.iter().zip(families) {
+            names.push((*quantity).into());
+            sources.push(Source::Family(family));
+        }
+        for &j in rest {
+            names.push(columns[j].clone());
+            sources.push(Source::Scalar(j));
+        }
+        let mut sorted: Vec<&String> = names.iter().collect();
+        sorted.sort();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        Some(Plan {
+            names,
+            width: columns.len(),
+            members,
+            sources,
+            member_column,
         })
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|fields| {
-            Type::group_type_builder("schema")
-                .with_fields(fields)
-                .build()
-        })
-        .map_err(|e| parquet_error("cannot make the Parquet schema", e))?;
-    Ok(Arc::new(fields))
+    }
+
+    /// Returns the values the buffer holds per driver row.
+    fn values_per_row(&self) -> usize {
+        self.names.len() * self.members
+    }
+
+    /// Returns the flat schema: `REQUIRED DOUBLE` columns, and the `REQUIRED INT64` member
+    /// column of the long layout.
+    fn schema(&self) -> io::Result<Arc<Type>> {
+        let fields = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let physical = if self.member_column == Some(c) {
+                    PhysicalType::INT64
+                } else {
+                    PhysicalType::DOUBLE
+                };
+                Type::primitive_type_builder(name, physical)
+                    .with_repetition(Repetition::REQUIRED)
+                    .build()
+                    .map(Arc::new)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|fields| {
+                Type::group_type_builder("schema")
+                    .with_fields(fields)
+                    .build()
+            })
+            .map_err(|e| parquet_error("cannot make the Parquet schema", e))?;
+        Ok(Arc::new(fields))
+    }
+}
+
+/// Returns the quantity and member of a family column's name (`("q.x", 12)` for `q.x[12]`), or
+/// `None` for a scalar column.
+fn member_of(name: &str) -> Option<(&str, usize)> {
+    let (quantity, index) = name.strip_suffix(']')?.rsplit_once('[')?;
+    if quantity.is_empty() || index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((quantity, index.parse().ok()?))
 }
 
 /// Returns the writer's settings: Snappy pages, the `parquet` crate's defaults otherwise.

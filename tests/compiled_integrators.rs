@@ -196,15 +196,36 @@ fn language_docs_agree_with_the_table() {
     }
 }
 
-/// The run-time side of the table: a family without `varying_mass` refuses a
-/// configuration-dependent mass matrix with `Unsupported`, whose text names the families the
-/// table says can step it. (Only the explicit families need no model code beyond what every
-/// model has, so they can be tried on a model compiled without them.)
+/// The run-time side of the table, the second line behind the `ConstantMass` bound (which
+/// makes stepping `PolarParticle` with these families a compile error, `tests/ui/integrators/
+/// varying-mass-stepped-with-spook.rs`): a hand-written model whose two declarations disagree
+/// (`ConstantMass` implemented, `CONSTANT_MASS` false) is refused with `Unsupported`, whose
+/// text names the families the table says can step a varying mass.
 #[test]
-fn families_without_varying_mass_refuse_it_at_run_time() {
+fn families_without_varying_mass_refuse_a_varying_mass_at_run_time() {
     use mechanism::runtime::capabilities::Family;
-    use mechanism::runtime::{Integrator, StepError, SymplecticEuler, Verlet};
-    let model = PolarParticle::new();
+    use mechanism::runtime::{
+        ConstantMass, Inertia, Integrator, Potential, SMatrix, SVector, StepError, SymplecticEuler,
+        Verlet,
+    };
+    /// `PolarParticle` that claims `ConstantMass` while its `CONSTANT_MASS` says otherwise.
+    struct Contradictory(PolarParticle);
+    impl Inertia<2> for Contradictory {
+        const CONSTANT_MASS: bool = false;
+        fn mass_matrix(&self, q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
+            self.0.mass_matrix(q, m);
+        }
+    }
+    impl ConstantMass<2> for Contradictory {}
+    impl Potential<2> for Contradictory {
+        fn potential(&self, q: &SVector<f64, 2>) -> f64 {
+            self.0.potential(q)
+        }
+        fn potential_gradient(&self, q: &SVector<f64, 2>, grad: &mut SVector<f64, 2>) {
+            self.0.potential_gradient(q, grad);
+        }
+    }
+    let model = Contradictory(PolarParticle::new());
     let start = State::new(0.0, [1.2, 0.0], [0.1, 1.0]);
     let errors = [
         (

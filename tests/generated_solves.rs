@@ -35,10 +35,11 @@ use chain10::Chain10;
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    AppliedForces, DivergenceGuard, EnergyGuard, GeneratedSolve, Holonomic, Inertia, Integrator,
-    Nonholonomic, Penalized, PenalizedHessian, PenaltyHessian, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation, SMatrix, SVector, SplitPotential, Spook,
-    SpookCoefficients, State, StepError, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
+    AppliedForces, ConstantMass, DivergenceGuard, EnergyGuard, GeneratedSolve, Holonomic, Inertia,
+    Integrator, Nonholonomic, Penalized, PenalizedHessian, PenaltyHessian, Potential,
+    PotentialHessian, PotentialThirdDerivative, Regularization, Relaxation, SMatrix, SVector,
+    SplitPotential, Spook, SpookCoefficients, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    ZhangSkeelStiff,
 };
 
 /// A model seen only through the runtime's traits, without its generated solves (the
@@ -50,6 +51,11 @@ use mechanism::runtime::{
 /// then runs its generic step around the generated solve, which the generated step must
 /// reproduce.
 struct Generic<'a, Model, const KEEP_SPOOK_SOLVE: bool = false>(&'a Model);
+
+impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: ConstantMass<N>> ConstantMass<N>
+    for Generic<'_, Model, KEEP_SPOOK_SOLVE>
+{
+}
 
 impl<const N: usize, const KEEP_SPOOK_SOLVE: bool, Model: Inertia<N>> Inertia<N>
     for Generic<'_, Model, KEEP_SPOOK_SOLVE>
@@ -561,7 +567,7 @@ fn spook_one_step_differences<const N: usize, const M: usize, Model>(
     steps: usize,
 ) -> f64
 where
-    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
+    Model: ConstantMass<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
 {
     let view = Generic(model);
     let (mut generated, mut generic) = (
@@ -672,7 +678,7 @@ fn spook_lockstep<const N: usize, const M: usize, Model>(
     steps: usize,
     tolerance: f64,
 ) where
-    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
+    Model: ConstantMass<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, 0> + AppliedForces<N>,
 {
     let tolerance = if cfg!(target_feature = "fma") {
         tolerance

@@ -3,7 +3,8 @@
 //! value bit for bit (NaN payloads, infinities, −0 included) across several row groups — and the
 //! sink's contract: rows of the wrong width and rows outside `begin`…`finish` are errors, a
 //! dropped sink does not panic, `into_inner` completes the file of a run that stopped early,
-//! and a row allocates nothing between row groups.
+//! and a row allocates nothing between row groups; a family model's table is long (one row per
+//! member and time) and holds exactly the values of the wide CSV.
 
 #![cfg(feature = "parquet")]
 
@@ -13,20 +14,24 @@ mod common;
 use std::io;
 
 use bytes::Bytes;
-use mechanism::models::DoublePendulum;
-use mechanism::parquet::{write_table, ParquetDataset, ParquetSink};
-use mechanism::runtime::simulation::{Mechanics, Schedule, Simulation, Sink, Table};
-use mechanism::runtime::{Configuration, Spook};
+use mechanism::models::{DoublePendulum, PendulumChain};
+use mechanism::parquet::{write_table, Layout, ParquetDataset, ParquetSink};
+use mechanism::runtime::simulation::{
+    family, CsvSink, Mechanics, Schedule, Simulation, Sink, SparseMechanics, Table,
+};
+use mechanism::runtime::{Configuration, SparseSpook, Spook};
 use parquet::column::reader::ColumnReader;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 #[global_allocator]
 static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
-/// A Parquet file read back: column names, values column by column, row-group count.
+/// A Parquet file read back: column names, values column by column (an `INT64` column's
+/// converted, and kept in `integers`), row-group count.
 struct Read {
     columns: Vec<String>,
     values: Vec<Vec<f64>>,
+    integers: Vec<Vec<i64>>,
     row_groups: usize,
 }
 
@@ -49,23 +54,36 @@ fn read(bytes: Vec<u8>) -> Read {
     let schema = file.metadata().file_metadata().schema_descr();
     let columns: Vec<String> = schema.columns().iter().map(|c| c.name().into()).collect();
     let mut values = vec![Vec::new(); columns.len()];
+    let mut integers = vec![Vec::new(); columns.len()];
     for g in 0..file.num_row_groups() {
         let group = file.get_row_group(g).unwrap();
-        for (j, column) in values.iter_mut().enumerate() {
-            let ColumnReader::DoubleColumnReader(mut reader) = group.get_column_reader(j).unwrap()
-            else {
-                panic!("column {j} is not DOUBLE");
+        let rows = group.metadata().num_rows() as usize;
+        for (j, (column, ints)) in values.iter_mut().zip(&mut integers).enumerate() {
+            let records = match group.get_column_reader(j).unwrap() {
+                ColumnReader::DoubleColumnReader(mut reader) => {
+                    let mut chunk = Vec::new();
+                    let (records, _, _) =
+                        reader.read_records(rows, None, None, &mut chunk).unwrap();
+                    column.extend(chunk);
+                    records
+                }
+                ColumnReader::Int64ColumnReader(mut reader) => {
+                    let mut chunk = Vec::new();
+                    let (records, _, _) =
+                        reader.read_records(rows, None, None, &mut chunk).unwrap();
+                    column.extend(chunk.iter().map(|&k| k as f64));
+                    ints.extend(chunk);
+                    records
+                }
+                _ => panic!("column {j} is neither DOUBLE nor INT64"),
             };
-            let mut chunk = Vec::new();
-            let rows = group.metadata().num_rows() as usize;
-            let (records, _, _) = reader.read_records(rows, None, None, &mut chunk).unwrap();
             assert_eq!(records, rows, "row group {g}, column {j}");
-            column.extend(chunk);
         }
     }
     Read {
         columns,
         values,
+        integers,
         row_groups: file.num_row_groups(),
     }
 }
@@ -181,7 +199,10 @@ fn a_row_of_the_wrong_width_is_an_error_and_the_file_goes_on() {
     for wrong in [&[0.0, 1.0][..], &[0.0; 4], &[]] {
         let error = sink.row(wrong).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
-        assert!(error.to_string().contains("3 Parquet columns"), "{error}");
+        assert!(
+            error.to_string().contains("3 columns given to begin"),
+            "{error}"
+        );
     }
     sink.row(&[0.5, 1.5, 2.5]).unwrap();
     sink.finish().unwrap();
@@ -334,4 +355,130 @@ fn a_killed_dataset_leaves_every_closed_part_readable() {
         "{error}"
     );
     std::fs::remove_file(&dir).unwrap();
+}
+
+/// Runs the generated chain of `n` pendula (SPOOK, h = 0.01) for `steps` steps, every step,
+/// with its energy and residuals, into `sink`: the columns `t`, `q.x[0]`, `q.y[0]`, …, `v.x[0]`,
+/// …, `energy`, `residual.*`.
+fn chain_into<K: Sink>(n: usize, steps: usize, sink: K) -> K {
+    let chain = PendulumChain::new(n).unwrap();
+    let start = mechanism::runtime::reference::PendulumChain::tao_owhadi(n).tao_owhadi_state();
+    let h = 0.01;
+    let mut run = Simulation::sparse(
+        &chain,
+        SparseSpook::new(&chain, h).unwrap(),
+        start,
+        steps as f64 * h,
+        Schedule::EveryStep,
+    )
+    .unwrap()
+    .coordinates(family(&["x", "y"], n))
+    .unwrap()
+    .observe(SparseMechanics::new(&chain))
+    .write_to(sink);
+    run.run().unwrap();
+    let mut sink = run.into_output();
+    sink.finish().unwrap();
+    sink
+}
+
+/// Parses the CSV's header and rows with the standard library's `f64` parser (the CSV holds
+/// the shortest decimal that reads back to the driver's value).
+fn parse_csv(bytes: &[u8]) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|line| line.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// A family model's dataset is long — `t`, `i`, one column per quantity, then the scalar
+/// columns — and, read back part by part with the `parquet` crate, holds for every time and
+/// member exactly the wide CSV's values (`q.x` of member `i` is the CSV's `q.x[i]`), across
+/// parts that split the run.
+#[test]
+fn a_family_dataset_is_long_and_holds_the_wide_csvs_values() {
+    let (n, steps) = (3, 25);
+    let csv = chain_into(n, steps, CsvSink::new(Vec::new())).into_inner();
+    let (header, rows) = parse_csv(&csv);
+    assert_eq!(rows.len(), steps + 1);
+    assert_eq!(header[1], "q.x[0]", "the CSV stays wide");
+
+    let dir = std::env::temp_dir().join(format!("mechanism-long-{}.parquet", std::process::id()));
+    chain_into(
+        n,
+        steps,
+        ParquetDataset::create(&dir).unwrap().rows_per_part(4),
+    );
+    let parts = read_dataset(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(parts.len(), (steps + 1).div_ceil(4));
+    let columns = &parts[0].columns;
+    assert!(parts.iter().all(|p| &p.columns == columns));
+    let scalars: Vec<&String> = header.iter().filter(|c| !c.ends_with(']')).collect();
+    let mut expected = vec!["t", "i", "q.x", "q.y", "v.x", "v.y"];
+    expected.extend(scalars[1..].iter().map(|c| c.as_str()));
+    assert_eq!(
+        columns, &expected,
+        "t, i, the quantities, then the other scalars"
+    );
+    assert!(
+        scalars.len() > 2,
+        "energy and residuals are scalar columns: {scalars:?}"
+    );
+
+    let table_rows: usize = parts.iter().map(Read::rows).sum();
+    assert_eq!(table_rows, rows.len() * n, "one row per time and member");
+    let at = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let mut long = 0;
+    for part in &parts {
+        let i = columns.iter().position(|c| c == "i").unwrap();
+        for r in 0..part.rows() {
+            let (time, member) = (long / n, long % n);
+            assert_eq!(part.integers[i][r], member as i64, "row {long}");
+            for (c, name) in columns.iter().enumerate().filter(|&(c, _)| c != i) {
+                let wide = if ["q.x", "q.y", "v.x", "v.y"].contains(&name.as_str()) {
+                    at(&format!("{name}[{member}]"))
+                } else {
+                    at(name)
+                };
+                assert_eq!(
+                    part.values[c][r].to_bits(),
+                    rows[time][wide].to_bits(),
+                    "time {time}, member {member}, {name}"
+                );
+            }
+            long += 1;
+        }
+    }
+}
+
+/// The layout is long exactly for a family model: a fixed-size model's table keeps the CSV's
+/// columns, [`Layout::Wide`] keeps a family's, and family columns whose quantities have
+/// different members stay wide.
+#[test]
+fn the_layout_is_long_for_families_and_wide_otherwise() {
+    let fixed = read(run_into(ParquetSink::new(Vec::new())).into_inner().unwrap());
+    assert_eq!(fixed.columns, run_into(Table::default()).columns());
+
+    let long = read(
+        chain_into(2, 3, ParquetSink::new(Vec::new()))
+            .into_inner()
+            .unwrap(),
+    );
+    assert_eq!(&long.columns[..6], ["t", "i", "q.x", "q.y", "v.x", "v.y"]);
+    assert_eq!(long.integers[1], [0, 1, 0, 1, 0, 1, 0, 1]);
+
+    let wide = chain_into(2, 3, ParquetSink::new(Vec::new()).with_layout(Layout::Wide));
+    let wide = read(wide.into_inner().unwrap());
+    let (header, _) = parse_csv(&chain_into(2, 3, CsvSink::new(Vec::new())).into_inner());
+    assert_eq!(wide.columns, header);
+
+    let ragged: Vec<String> = ["t", "a[0]", "a[1]", "b[0]"].map(String::from).to_vec();
+    let mut sink = ParquetSink::new(Vec::new());
+    sink.begin(&ragged, None).unwrap();
+    sink.row(&[0.0, 1.0, 2.0, 3.0]).unwrap();
+    assert_eq!(read(sink.into_inner().unwrap()).columns, ragged);
 }

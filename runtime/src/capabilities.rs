@@ -410,6 +410,11 @@ mod tests {
                     "{scheme} ({name}): InertiaGradient vs varying_mass"
                 );
                 assert_eq!(
+                    says("ConstantMass"),
+                    !can.varying_mass,
+                    "{scheme} ({name}): ConstantMass vs varying_mass"
+                );
+                assert_eq!(
                     says("Nonholonomic") || says("NonholonomicDerivative"),
                     can.nonholonomic || *scheme == "CortesMartinez",
                     "{scheme} ({name}): nonholonomic"
@@ -452,6 +457,36 @@ mod tests {
     #[test]
     fn the_unsupported_text_names_the_families_that_step_a_varying_mass() {
         assert!(constant_mass_requirement().contains("`livens`, `rk` or `dlda_midpoint`"));
+    }
+
+    /// The note of `ConstantMass`'s `on_unimplemented` (attribute text cannot be computed)
+    /// names exactly the families that step a varying mass, with their runtime types.
+    #[test]
+    fn the_constant_mass_note_names_the_families_that_step_a_varying_mass() {
+        let source = include_str!("model/inertia.rs");
+        let attribute = source
+            .split("#[diagnostic::on_unimplemented(")
+            .find(|a| a.contains("pub trait ConstantMass"))
+            .expect("ConstantMass has an on_unimplemented attribute");
+        let note = attribute
+            .split("note = \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the attribute has a note");
+        let varying = Family::list(Family::those_that(|c| c.varying_mass));
+        assert!(note.contains(&varying), "{note}");
+        for family in Family::ALL {
+            let named = note.contains(&format!("`{}`", family.name()));
+            assert_eq!(
+                named,
+                family.capabilities().varying_mass,
+                "{family:?} in {note}"
+            );
+            if family.capabilities().varying_mass {
+                let scheme = family.schemes()[0];
+                assert!(note.contains(&format!("`{scheme}`")), "{scheme} in {note}");
+            }
+        }
     }
 
     #[test]

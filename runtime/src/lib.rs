@@ -8,18 +8,18 @@
 //!
 //! | integrator | paper | needs |
 //! | --- | --- | --- |
-//! | [`Spook`], [`SparseSpook`] | Lacoursière 2007, eq. 24–29 | [`Inertia`] (constant), [`Potential`], [`Holonomic`], [`Nonholonomic`], [`AppliedForces`] |
-//! | [`ZhangSkeelSimplified`] (Z&Ss), [`SparseZhangSkeelSimplified`] | Tao–Owhadi 2014, eq. 18 | [`Inertia`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian)) |
-//! | [`ZhangSkeel`] (Z&S), [`SparseZhangSkeel`] | Tao–Owhadi 2014, eq. 3 | [`Inertia`], [`PotentialThirdDerivative`] (sparse: [`SparsePotentialThirdDerivative`](model::SparsePotentialThirdDerivative)) |
-//! | [`ZhangSkeelStiff`] (stiff Z&Ss), [`SparseZhangSkeelStiff`] | Tao–Owhadi 2014, eq. 19 | [`Inertia`], [`SplitPotential`] (sparse: [`SparseSplitPotential`](model::SparseSplitPotential)) |
-//! | [`Newmark`], [`NewmarkOneIteration`], [`SparseNewmarkOneIteration`], [`SparseNewmarkOneIterationStiff`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`Inertia`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian), or [`SparseSplitPotential`](model::SparseSplitPotential) for the stiff variant) |
-//! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`Inertia`], [`PotentialHessian`] |
+//! | [`Spook`], [`SparseSpook`] | Lacoursière 2007, eq. 24–29 | [`ConstantMass`], [`Potential`], [`Holonomic`], [`Nonholonomic`], [`AppliedForces`] |
+//! | [`ZhangSkeelSimplified`] (Z&Ss), [`SparseZhangSkeelSimplified`] | Tao–Owhadi 2014, eq. 18 | [`ConstantMass`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian)) |
+//! | [`ZhangSkeel`] (Z&S), [`SparseZhangSkeel`] | Tao–Owhadi 2014, eq. 3 | [`ConstantMass`], [`PotentialThirdDerivative`] (sparse: [`SparsePotentialThirdDerivative`](model::SparsePotentialThirdDerivative)) |
+//! | [`ZhangSkeelStiff`] (stiff Z&Ss), [`SparseZhangSkeelStiff`] | Tao–Owhadi 2014, eq. 19 | [`ConstantMass`], [`SplitPotential`] (sparse: [`SparseSplitPotential`](model::SparseSplitPotential)) |
+//! | [`Newmark`], [`NewmarkOneIteration`], [`SparseNewmarkOneIteration`], [`SparseNewmarkOneIterationStiff`] | Tao–Owhadi 2014, eq. 12 (γ = ½) | [`ConstantMass`], [`PotentialHessian`] (sparse: [`SparsePotentialHessian`](model::SparsePotentialHessian), or [`SparseSplitPotential`](model::SparseSplitPotential) for the stiff variant) |
+//! | [`PushForwardNewmark`] | Tao–Owhadi 2014, eq. 14 | [`ConstantMass`], [`PotentialHessian`] |
 //! | [`Livens`] | Kinon–Betsch, eq. 30 | [`InertiaGradient`], [`PotentialHessian`], [`HolonomicHessians`] |
-//! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`Inertia`] (constant), [`Potential`], [`Holonomic`] |
-//! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`Inertia`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
-//! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`Inertia`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
+//! | [`Shake`], [`Rattle`], [`SparseShake`], [`SparseRattle`] | Ryckaert et al. 1977; Andersen 1983; Lacoursière eq. 13 | [`ConstantMass`], [`Potential`], [`Holonomic`] |
+//! | [`DiscreteLagrangeDAlembert`] | Cuell 2005, eq. 31–32, 53–58 | [`ConstantMass`], [`Potential`], [`Nonholonomic`], [`AppliedForces`] |
+//! | [`CortesMartinez`] | Lacoursière 2007, eq. 24 (`γ → 0`) | [`ConstantMass`], [`Potential`], [`NonholonomicDerivative`], [`AppliedForces`] |
 //! | [`MidpointLagrangeDAlembert`] | McLachlan–Perlmutter 2006 (midpoint DLA); Cuell 2005 §7 | [`InertiaGradient`], [`PotentialHessian`], [`NonholonomicDerivative`] |
-//! | [`SymplecticEuler`], [`Verlet`], [`SparseVerlet`], [`Rk4`] | baselines | [`Inertia`], [`Potential`] |
+//! | [`SymplecticEuler`], [`Verlet`], [`SparseVerlet`], [`Rk4`] | baselines | [`ConstantMass`], [`Potential`] |
 //! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
 //! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
 //!
@@ -28,8 +28,12 @@
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]). Every
 //! scheme that freezes the mass matrix over a step (all but Livens, the index-1 Runge–Kutta
-//! methods and the midpoint discrete Lagrange–d'Alembert) refuses a configuration-dependent one with [`StepError::Unsupported`] rather than
-//! integrate equations without the velocity terms `∂T/∂q − Ṁv`.
+//! methods and the midpoint discrete Lagrange–d'Alembert) needs [`ConstantMass`], so that
+//! stepping a configuration-dependent one with it does not compile rather than integrate
+//! equations without the velocity terms `∂T/∂q − Ṁv` (a hand-written model that implements the
+//! marker but says `CONSTANT_MASS = false` is refused with [`StepError::Unsupported`]). Every
+//! sparse-tier integrator freezes `M`, [`SparseStabilizedRk`] included, and needs
+//! [`SparseConstantMass`](model::SparseConstantMass).
 //!
 //! No integrator returns `Ok` on a run that blows up. The constrained methods watch their rows
 //! ([`DivergenceGuard`]: a residual as large as the row's own first-order scale), the
@@ -122,7 +126,7 @@ pub use integrators::stabilized::{
 };
 pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
-    AppliedForces, Configuration, Dissipation, Forces, GeneratedSolve, Holonomic,
+    AppliedForces, Configuration, ConstantMass, Dissipation, Forces, GeneratedSolve, Holonomic,
     HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,
     PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
     PotentialThirdDerivative, Regularization, Relaxation, SpookCoefficients, SpookStep,

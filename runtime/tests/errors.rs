@@ -4,9 +4,10 @@ use mechanism_runtime::integrators::stabilized::{DOPRI5, RK4};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    AppliedForces, DivergenceGuard, Dopri5, EnergyGuard, Holonomic, Inertia, Integrator, Livens,
-    Nonholonomic, Penalized, Potential, Rattle, Regularization, Relaxation, SMatrix, SVector,
-    Shake, Spook, StabilizedRk, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
+    AppliedForces, ConstantMass, DivergenceGuard, Dopri5, EnergyGuard, Holonomic, Inertia,
+    Integrator, Livens, Nonholonomic, Penalized, Potential, Rattle, Regularization, Relaxation,
+    SMatrix, SVector, Shake, Spook, StabilizedRk, State, StepError, ZhangSkeel,
+    ZhangSkeelSimplified,
 };
 
 #[test]
@@ -153,6 +154,8 @@ fn singular_mass_matrix_is_rejected() {
 
 /// A unit point mass in the plane held on the line `x = 0` by the same constraint twice.
 struct DoublyPinned;
+
+impl ConstantMass<2> for DoublyPinned {}
 
 impl Inertia<2> for DoublyPinned {
     const CONSTANT_MASS: bool = true;
@@ -327,6 +330,8 @@ fn spook_refuses_epsilon_and_tau_both_zero() {
     );
     /// The double pendulum whose rows default to `ε = τ = 0`.
     struct Ideal(DoublePendulum);
+    impl ConstantMass<4> for Ideal {}
+
     impl Inertia<4> for Ideal {
         const CONSTANT_MASS: bool = true;
         fn mass_matrix(&self, q: &SVector<f64, 4>, m: &mut SMatrix<f64, 4, 4>) {

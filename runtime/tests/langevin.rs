@@ -8,7 +8,8 @@ use common::run;
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::simulation::{BatchMeans, Estimate};
 use mechanism_runtime::{
-    Inertia, Integrator, Langevin, Potential, SMatrix, SVector, State, StepError, Verlet,
+    ConstantMass, Inertia, Integrator, Langevin, Potential, SMatrix, SVector, State, StepError,
+    Verlet,
 };
 
 #[global_allocator]
@@ -104,6 +105,8 @@ struct Coupled;
 
 const MASS: [f64; 4] = [2.0, 0.6, 0.6, 1.0];
 const STIFFNESS: [f64; 4] = [3.0, -1.0, -1.0, 2.0];
+
+impl ConstantMass<2> for Coupled {}
 
 impl Inertia<2> for Coupled {
     const CONSTANT_MASS: bool = true;
@@ -217,6 +220,8 @@ fn mass4() -> SMatrix<f64, 4, 4> {
     ]);
     r * r.transpose() + SMatrix::<f64, 4, 4>::identity() * 0.5
 }
+
+impl ConstantMass<4> for Free4 {}
 
 impl Inertia<4> for Free4 {
     const CONSTANT_MASS: bool = true;
@@ -369,6 +374,8 @@ fn bad_input_is_a_typed_error_and_leaves_everything_unchanged() {
 
     /// A model whose mass matrix is not positive definite.
     struct Negative;
+    impl ConstantMass<1> for Negative {}
+
     impl Inertia<1> for Negative {
         const CONSTANT_MASS: bool = true;
         fn mass_matrix(&self, _q: &SVector<f64, 1>, m: &mut SMatrix<f64, 1, 1>) {

@@ -10,7 +10,7 @@ use mechanism_runtime::observers::{energy, position_residual};
 use mechanism_runtime::reference::double_pendulum::{self, DoublePendulum};
 use mechanism_runtime::reference::spherical_pendulum::{self, SphericalSpringPendulum};
 use mechanism_runtime::{
-    Holonomic, HolonomicHessians, Inertia, InertiaGradient, Integrator, Potential,
+    ConstantMass, Holonomic, HolonomicHessians, Inertia, InertiaGradient, Integrator, Potential,
     PotentialHessian, SMatrix, SVector, State, StepError,
 };
 
@@ -30,6 +30,8 @@ const fn mask_or_all<const N: usize>(mask: [bool; N], masked: bool) -> [bool; N]
         [true; N]
     }
 }
+
+impl<const N: usize, T: ConstantMass<N>, const MASKED: bool> ConstantMass<N> for Free<T, MASKED> {}
 
 impl<const N: usize, T: Inertia<N>, const MASKED: bool> Inertia<N> for Free<T, MASKED> {
     const CONSTANT_MASS: bool = T::CONSTANT_MASS;
@@ -411,6 +413,8 @@ impl Default for SingularMassSpring {
         }
     }
 }
+
+impl ConstantMass<3> for SingularMassSpring {}
 
 impl Inertia<3> for SingularMassSpring {
     const CONSTANT_MASS: bool = true;

@@ -12,8 +12,8 @@ use mechanism_runtime::observers::energy;
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    EnergyGuard, Inertia, Integrator, Penalized, Potential, SMatrix, SVector, State, StepError,
-    ZhangSkeelSimplified,
+    ConstantMass, EnergyGuard, Inertia, Integrator, Penalized, Potential, SMatrix, SVector, State,
+    StepError, ZhangSkeelSimplified,
 };
 
 /// The penalty frequency ω of Tao–Owhadi §4.1.
@@ -116,6 +116,8 @@ struct SplitOscillator {
     soft: f64,
     stiff: f64,
 }
+
+impl ConstantMass<1> for SplitOscillator {}
 
 impl Inertia<1> for SplitOscillator {
     const CONSTANT_MASS: bool = true;

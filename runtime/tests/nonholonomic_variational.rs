@@ -8,8 +8,8 @@ use mechanism_runtime::reference::{
     HarmonicOscillator, NonholonomicParticle, OscillatorOnCircle, PlanarOscillator,
 };
 use mechanism_runtime::{
-    AppliedForces, CortesMartinez, DiscreteLagrangeDAlembert, Inertia, Integrator, Nonholonomic,
-    NonholonomicDerivative, Potential, Rk4, SMatrix, SVector, State, StepError,
+    AppliedForces, ConstantMass, CortesMartinez, DiscreteLagrangeDAlembert, Inertia, Integrator,
+    Nonholonomic, NonholonomicDerivative, Potential, Rk4, SMatrix, SVector, State, StepError,
 };
 
 /// Least-squares fit of `y` against `t`, accumulated online.
@@ -343,6 +343,8 @@ fn driving_term_is_met_by_both_schemes() {
     /// A free unit mass in the plane with the rheonomic row ẏ − x ẋ = sin t.
     struct Driven;
     impl AppliedForces<2> for Driven {}
+    impl ConstantMass<2> for Driven {}
+
     impl Inertia<2> for Driven {
         const CONSTANT_MASS: bool = true;
         fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
@@ -494,6 +496,8 @@ fn newton_failure_and_singular_constraints_are_typed_errors() {
     /// The particle's constraint row written twice: A M⁻¹ Aᵀ is singular.
     struct Twice;
     impl AppliedForces<3> for Twice {}
+    impl ConstantMass<3> for Twice {}
+
     impl Inertia<3> for Twice {
         const CONSTANT_MASS: bool = true;
         fn mass_matrix(&self, q: &SVector<f64, 3>, m: &mut SMatrix<f64, 3, 3>) {

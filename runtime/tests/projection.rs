@@ -10,7 +10,7 @@ use mechanism_runtime::observers::{energy, position_residual, velocity_residual}
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::{
-    Holonomic, Inertia, Integrator, Potential, SMatrix, SVector, State, StepError,
+    ConstantMass, Holonomic, Inertia, Integrator, Potential, SMatrix, SVector, State, StepError,
 };
 
 /// The step sizes of the double-pendulum convergence studies.
@@ -459,6 +459,8 @@ fn non_finite_states_are_rejected() {
 /// The double pendulum with its first rod listed twice, so `G` has rank 2 < 3 rows.
 #[derive(Clone, Copy, Debug, Default)]
 struct RedundantPendulum(DoublePendulum);
+
+impl ConstantMass<4> for RedundantPendulum {}
 
 impl Inertia<4> for RedundantPendulum {
     const CONSTANT_MASS: bool = true;

@@ -18,8 +18,8 @@ use mechanism_runtime::simulation::{
     Sink, SparseMechanics, StopReason, Table,
 };
 use mechanism_runtime::{
-    Configuration, Inertia, Potential, Rk4, SMatrix, SVector, SparseIntegrator, SparseSpook, State,
-    StepError,
+    Configuration, ConstantMass, Inertia, Potential, Rk4, SMatrix, SVector, SparseIntegrator,
+    SparseSpook, State, StepError,
 };
 
 use std::io::BufWriter;
@@ -224,6 +224,8 @@ fn monitor_sees_every_step() {
 /// A potential whose gradient is NaN beyond `q = 0.9`: RK4 fails the first step whose stages
 /// go there.
 struct Cliff;
+
+impl ConstantMass<1> for Cliff {}
 
 impl Inertia<1> for Cliff {
     const CONSTANT_MASS: bool = true;

@@ -8,7 +8,8 @@ mod common;
 use common::as_fixed::{relative_distance, AsFixed};
 use common::{allocations, CountingAllocator};
 use mechanism_runtime::model::{
-    SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia, SparseNonholonomic,
+    SparsePotential,
 };
 use mechanism_runtime::reference::PendulumChain;
 use mechanism_runtime::{
@@ -82,6 +83,8 @@ impl Bodies {
         m
     }
 }
+
+impl SparseConstantMass for Bodies {}
 
 impl SparseInertia for Bodies {
     fn coordinate_count(&self) -> usize {
@@ -347,7 +350,7 @@ fn langevin_dense_vs_sparse<Model, const N: usize, const M: usize>(
     steps: usize,
 ) -> f64
 where
-    Model: SparseInertia
+    Model: SparseConstantMass
         + SparsePotential
         + SparseHolonomic
         + SparseNonholonomic
@@ -560,6 +563,8 @@ fn bad_models_states_and_steps_are_typed_errors() {
 
     // Construction: body sizes that do not cover the coordinates, bad parameters.
     struct Uncovered(Bodies);
+    impl SparseConstantMass for Uncovered {}
+
     impl SparseInertia for Uncovered {
         fn coordinate_count(&self) -> usize {
             7

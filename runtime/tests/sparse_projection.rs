@@ -6,7 +6,9 @@ mod common;
 
 use common::as_fixed::{relative_distance, AsFixed};
 use common::{allocations, loglog_slope, steps_to, CountingAllocator};
-use mechanism_runtime::model::{SparseHolonomic, SparseInertia, SparsePotential};
+use mechanism_runtime::model::{
+    SparseConstantMass, SparseHolonomic, SparseInertia, SparsePotential,
+};
 use mechanism_runtime::reference::pendulum_chain::{projection_step, projection_step_limit};
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
@@ -62,7 +64,7 @@ fn shake_tiers<Model, const N: usize, const M: usize>(
     steps: usize,
 ) -> Comparison
 where
-    Model: SparseInertia + SparsePotential + SparseHolonomic,
+    Model: SparseConstantMass + SparsePotential + SparseHolonomic,
 {
     let fixed = AsFixed(model);
     let mut sparse_state = start.clone();
@@ -106,7 +108,7 @@ fn rattle_tiers<Model, const N: usize, const M: usize>(
     steps: usize,
 ) -> Comparison
 where
-    Model: SparseInertia + SparsePotential + SparseHolonomic,
+    Model: SparseConstantMass + SparsePotential + SparseHolonomic,
 {
     let fixed = AsFixed(model);
     let mut sparse_state = start.clone();
@@ -444,6 +446,8 @@ impl<Model: SparseHolonomic> Redundant<Model> {
         Redundant { inner, pattern }
     }
 }
+
+impl<Model: SparseConstantMass> SparseConstantMass for Redundant<Model> {}
 
 impl<Model: SparseInertia> SparseInertia for Redundant<Model> {
     fn coordinate_count(&self) -> usize {

@@ -7,8 +7,8 @@ mod common;
 use common::as_fixed::{relative_distance, AsFixed};
 use common::{allocations, loglog_slope, CountingAllocator};
 use mechanism_runtime::model::{
-    Inertia, Potential, SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic,
-    SparsePotential,
+    Inertia, Potential, SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia,
+    SparseNonholonomic, SparsePotential,
 };
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
@@ -29,7 +29,7 @@ fn dense_vs_sparse<Model, const N: usize, const M: usize>(
     steps: usize,
 ) -> (f64, f64)
 where
-    Model: SparseInertia
+    Model: SparseConstantMass
         + SparsePotential
         + SparseHolonomic
         + SparseNonholonomic
@@ -267,6 +267,7 @@ impl RepeatedRow {
 /// Implements the inertia and potential of a test model as those of its field `chain`.
 macro_rules! chain_bodies {
     ($model:ty) => {
+        impl SparseConstantMass for $model {}
         impl SparseInertia for $model {
             fn coordinate_count(&self) -> usize {
                 self.chain.coordinate_count()

@@ -10,7 +10,8 @@ use mechanism_runtime::integrators::stabilized::{
     Baumgarte, PostStabilization, SparseStabilizedRk, StabilizedRk, RK4,
 };
 use mechanism_runtime::model::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicKinematics,
+    SparsePotential,
 };
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{DynState, Integrator, SparseIntegrator, State, StepError};
@@ -29,7 +30,7 @@ fn dense_vs_sparse<Model, const N: usize, const M: usize>(
     baumgarte: Baumgarte,
 ) -> f64
 where
-    Model: SparseInertia + SparsePotential + SparseHolonomicKinematics + SparseAppliedForces,
+    Model: SparseConstantMass + SparsePotential + SparseHolonomicKinematics + SparseAppliedForces,
 {
     let mut sparse_state = start.clone();
     let mut dense_state = State::<N>::new(

@@ -6,7 +6,7 @@ mod common;
 
 use common::as_fixed::{relative_distance, AsFixed};
 use common::{allocations, loglog_slope, CountingAllocator};
-use mechanism_runtime::model::SparseInertia;
+use mechanism_runtime::model::SparseConstantMass;
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
     DynState, EnergyGuard, Integrator, NewmarkOneIteration, Penalized, Rattle, Rk4,
@@ -354,7 +354,7 @@ fn allocations_per_run<Model, S: SparseIntegrator<Model>>(
 /// Asserts that none of the six sparse integrators allocates in a step of `model`.
 fn assert_no_allocation<Model>(what: &str, model: &Model, start: &DynState, h: f64)
 where
-    Model: SparseInertia
+    Model: SparseConstantMass
         + mechanism_runtime::model::SparsePotentialThirdDerivative
         + mechanism_runtime::model::SparseSplitPotential,
 {

@@ -6,8 +6,8 @@ use common::{loglog_slope, report, run, steps_to};
 use mechanism_runtime::observers::{energy, position_residual};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::{
-    AppliedForces, Holonomic, Inertia, Integrator, Nonholonomic, Potential, Regularization,
-    SMatrix, SVector, Spook, State,
+    AppliedForces, ConstantMass, Holonomic, Inertia, Integrator, Nonholonomic, Potential,
+    Regularization, SMatrix, SVector, Spook, State,
 };
 
 /// Returns `max_k |g(q_k)|` over `[0, t_end]` with SPOOK at step size `h`.
@@ -87,6 +87,8 @@ const MAX_ENERGY_ERROR_LONG_RUN: f64 = 2e-2;
 
 /// The double pendulum with the second rod stated twice: `G` has rank 2 with 3 rows.
 struct RedundantPendulum(DoublePendulum);
+
+impl ConstantMass<4> for RedundantPendulum {}
 
 impl Inertia<4> for RedundantPendulum {
     const CONSTANT_MASS: bool = true;
@@ -187,6 +189,8 @@ fn per_row_regularization_overrides_the_model() {
 /// oscillator `x(t) = cos(t)`.
 struct MasslessLink;
 
+impl ConstantMass<2> for MasslessLink {}
+
 impl Inertia<2> for MasslessLink {
     const CONSTANT_MASS: bool = true;
     fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
@@ -277,6 +281,8 @@ impl LinearConstraints {
         LinearConstraints { mass, jac }
     }
 }
+
+impl ConstantMass<4> for LinearConstraints {}
 
 impl Inertia<4> for LinearConstraints {
     const CONSTANT_MASS: bool = true;

@@ -14,8 +14,8 @@ use mechanism_runtime::integrators::stabilized::{
 };
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::{
-    AppliedForces, Holonomic, HolonomicKinematics, Inertia, InertiaGradient, Integrator, Potential,
-    SMatrix, SVector, State, StepError,
+    AppliedForces, ConstantMass, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
+    Integrator, Potential, SMatrix, SVector, State, StepError,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -551,6 +551,8 @@ impl MovingPivot {
         )
     }
 }
+
+impl ConstantMass<2> for MovingPivot {}
 
 impl Inertia<2> for MovingPivot {
     const CONSTANT_MASS: bool = true;
@@ -1564,6 +1566,8 @@ fn mass_metric_stabilizes_as_well() {
 struct Redundant {
     mass: f64,
 }
+
+impl ConstantMass<2> for Redundant {}
 
 impl Inertia<2> for Redundant {
     const CONSTANT_MASS: bool = true;

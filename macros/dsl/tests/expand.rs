@@ -247,3 +247,41 @@ fn empty_lists_of_a_model_with_families_are_reported_as_empty() {
         "{messages:?}"
     );
 }
+
+/// The `ConstantMass` marker, which the integrators that freeze `M` are bounded on, is emitted
+/// exactly when the macro's own integrator check sees a constant mass: a polar model has
+/// neither the marker nor `zs`, a Cartesian one has both.
+#[test]
+fn the_constant_mass_marker_agrees_with_the_integrator_check() {
+    let polar = |integrators: proc_macro2::TokenStream| {
+        expand(quote! {
+            pub struct Polar {
+                coordinates: [r, phi],
+                kinetic: 0.5 * (dot(r).powi(2) + r.powi(2) * dot(phi).powi(2)),
+                potential: 0.5 * (r - 1.0).powi(2),
+                integrators: [#integrators],
+            }
+        })
+    };
+    let varying = polar(quote!(livens)).expect("livens steps a varying mass");
+    assert!(varying.contains("const CONSTANT_MASS: bool = false"));
+    assert!(!varying.contains("runtime::ConstantMass"), "{varying}");
+    assert!(
+        polar(quote!(zs)).is_err(),
+        "the macro refuses zs for a varying mass"
+    );
+
+    let cartesian = expand(quote! {
+        pub struct Planar {
+            coordinates: [x, y],
+            kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
+            potential: 0.5 * (x.powi(2) + y.powi(2)),
+            integrators: [zs, livens],
+        }
+    })
+    .expect("valid");
+    assert!(
+        cartesian.contains("impl ::mechanism::runtime::ConstantMass<2> for Planar {}"),
+        "{cartesian}"
+    );
+}

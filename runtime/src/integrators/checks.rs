@@ -208,10 +208,15 @@ pub(crate) fn check_max_iterations(max_iterations: usize) -> Result<usize, StepE
 /// The schemes that step `M v̇ = −∇V + …` with `M` frozen at one configuration (SPOOK,
 /// Zhang–Skeel, Newmark, SHAKE, RATTLE, the explicit ones, Cuell's) have no velocity terms
 /// `∂T/∂q − Ṁ v`: with a configuration-dependent `M` they would integrate different equations
-/// without any other sign of it, so they refuse such a model. `mechanism!` refuses the same
-/// combinations at compile time; both read
-/// [`Capabilities::varying_mass`](crate::capabilities::Capabilities::varying_mass).
-pub(crate) fn check_constant_mass<Model: Inertia<N>, const N: usize>(
+/// without any other sign of it, so they refuse such a model. The first line is the type
+/// system: their impls are bounded on [`ConstantMass`](crate::ConstantMass), which
+/// `mechanism!` implements exactly when `CONSTANT_MASS` is true, and `mechanism!` refuses the
+/// same families in `integrators: [..]` (both read
+/// [`Capabilities::varying_mass`](crate::capabilities::Capabilities::varying_mass)). This
+/// check is the second line, kept because a hand-written model declares the two separately and
+/// can contradict itself (the marker implemented, the constant false; on the sparse tier,
+/// `constant_mass()` is a run-time answer): it costs one constant branch per step.
+pub(crate) fn check_constant_mass<Model: crate::ConstantMass<N>, const N: usize>(
     integrator: &'static str,
 ) -> Result<(), StepError> {
     check_mass_is_constant(Model::CONSTANT_MASS, integrator)

@@ -23,10 +23,13 @@ use crate::state::{DynState, State};
 
 /// Advances a state of a model by one step.
 ///
-/// Every implementation carries `#[diagnostic::do_not_recommend]`, so that stepping a model
-/// that lacks a capability trait the integrator needs is reported as this trait's one message
-/// (below) rather than as every missing model trait with the list of library models that have
-/// it.
+/// Every implementation for a scheme that can step a configuration-dependent mass matrix
+/// carries `#[diagnostic::do_not_recommend]`, so that stepping a model that lacks a capability
+/// trait the integrator needs is reported as this trait's one message (below) rather than as
+/// every missing model trait with the list of library models that have it. The schemes bounded
+/// on [`ConstantMass`](crate::ConstantMass) do not: rustc reports a failed bound of a
+/// `do_not_recommend` impl as the impl's own trait, and a model with a varying mass must see
+/// `ConstantMass`'s message, which names the integrators that can step it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot step `{Model}`: the model lacks capability traits this integrator needs",
     label = "`{Model}` is not compiled for this integrator",

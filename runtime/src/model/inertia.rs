@@ -55,6 +55,26 @@ pub trait Inertia<const N: usize> {
     }
 }
 
+/// A mass matrix that does not depend on the configuration: what every scheme that freezes `M`
+/// over a step needs (SPOOK, Zhang–Skeel, Newmark, SHAKE, RATTLE, the explicit ones, Cuell's).
+///
+/// Those schemes have no velocity terms `∂T/∂q − Ṁv`, so with a configuration-dependent `M`
+/// they would integrate other equations; their `Integrator` impls are bounded on this trait, so
+/// that stepping such a model with them does not type-check (its message names the integrators
+/// that can). `mechanism!` implements it exactly when the model's mass matrix is constant
+/// ([`Inertia::CONSTANT_MASS`] true); a hand-written model implements it when its `M` is
+/// constant and must then say `CONSTANT_MASS = true` too (the schemes still check the constant
+/// at run time and refuse a model whose two declarations disagree with
+/// [`StepError::Unsupported`](crate::StepError::Unsupported)). Which families need it is
+/// [`Capabilities::varying_mass`](crate::capabilities::Capabilities::varying_mass); a unit test
+/// checks the note below against that table.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a configuration-dependent mass matrix, which this integrator cannot step",
+    label = "the mass matrix of `{Self}` depends on the coordinates",
+    note = "this integrator freezes the mass matrix over a step (it has no velocity terms ∂T/∂q − Ṁv); step the model with `livens`, `rk` or `dlda_midpoint` (`Livens`, `StabilizedRk` or `AdaptiveRk`, `MidpointLagrangeDAlembert`) instead (`integrators: [..]` of `mechanism!`)"
+)]
+pub trait ConstantMass<const N: usize>: Inertia<N> {}
+
 /// Derivatives of the kinetic energy with respect to the configuration, for schemes that handle
 /// a configuration-dependent mass matrix (the Livens/Gonzalez scheme) and for their Newton
 /// Jacobians.

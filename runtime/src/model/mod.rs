@@ -22,14 +22,14 @@ pub use constraints::{
     SpookCoefficients, SpookStep,
 };
 pub use forces::{AppliedForces, Dissipation, Forces};
-pub use inertia::{Inertia, InertiaGradient};
+pub use inertia::{ConstantMass, Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{GeneratedSolve, Potential, PotentialHessian, PotentialThirdDerivative};
 pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};
 pub use sparse::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicKinematics, SparseInertia,
-    SparseNonholonomic, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicKinematics,
+    SparseInertia, SparseNonholonomic, SparsePotential,
 };
 pub use sparse::{
     SparseHolonomicHessians, SparsePenalizedHessian, SparsePenalizedPotential,

@@ -1,7 +1,8 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{
-    Configuration, GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    Configuration, ConstantMass, GeneratedSolve, Inertia, Potential, PotentialHessian,
+    PotentialThirdDerivative,
 };
 
 /// The penalized potential `W(q) = V(q) + ½ ω² |g(q)|²` of Tao–Owhadi (2014) eq. 7, which
@@ -113,6 +114,10 @@ impl<Model> Penalized<Model> {
 impl<const N: usize, Model: Configuration<N>> Configuration<N> for Penalized<Model> {
     const COORDINATES: [&'static str; N] = Model::COORDINATES;
 }
+
+/// The penalized model has the constrained model's mass matrix.
+#[diagnostic::do_not_recommend]
+impl<const N: usize, Model: ConstantMass<N>> ConstantMass<N> for Penalized<Model> {}
 
 impl<const N: usize, Model: Inertia<N>> Inertia<N> for Penalized<Model> {
     const CONSTANT_MASS: bool = Model::CONSTANT_MASS;

@@ -68,6 +68,21 @@ pub trait SparseInertia {
     }
 }
 
+/// A block-diagonal mass matrix that does not depend on the configuration: what every
+/// sparse-tier integrator needs, since each freezes `M` over a step (the sparse tier's
+/// [`ConstantMass`](super::ConstantMass)).
+///
+/// `mechanism!` implements it exactly when the family model's mass matrix is constant
+/// ([`SparseInertia::constant_mass`] true); a hand-written model implements it when its blocks
+/// do not depend on `q` (the integrators still refuse one whose `constant_mass` says otherwise,
+/// with [`StepError::Unsupported`](crate::StepError::Unsupported)).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a configuration-dependent mass matrix, which no sparse-tier integrator steps",
+    label = "the mass matrix of `{Self}` depends on the coordinates",
+    note = "every sparse-tier integrator freezes the mass matrix over a step (no velocity terms ∂T/∂q − Ṁv); a configuration-dependent one steps on the fixed-size tier (a model without families) with `livens`, `rk` or `dlda_midpoint` (`integrators: [..]` of `mechanism!`)"
+)]
+pub trait SparseConstantMass: SparseInertia {}
+
 /// A potential energy `V(q)` and its gradient.
 pub trait SparsePotential {
     /// Returns `V(q)`.
@@ -261,6 +276,10 @@ pub trait SparseSplitPotential: SparsePotential {
         self.stiff_hessian(q, hess);
     }
 }
+
+/// The penalized model has the constrained model's mass matrix.
+#[diagnostic::do_not_recommend]
+impl<Model: SparseConstantMass> SparseConstantMass for super::Penalized<Model> {}
 
 /// The penalized model on the sparse tier: the constrained model's inertia, with `ω` checked
 /// as one of its parameters.

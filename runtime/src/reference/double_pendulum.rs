@@ -16,9 +16,9 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
-    AppliedForces, Configuration, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia,
-    InertiaGradient, Nonholonomic, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
-    Potential, PotentialHessian, PotentialThirdDerivative,
+    AppliedForces, Configuration, ConstantMass, Holonomic, HolonomicHessians, HolonomicKinematics,
+    Inertia, InertiaGradient, Nonholonomic, PenalizedHessian, PenalizedPotential,
+    PenalizedThirdDerivative, Potential, PotentialHessian, PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -219,6 +219,11 @@ impl Nonholonomic<4, 0> for DoublePendulum {
     fn nonholonomic_matrix(&self, _q: &SVector<f64, 4>, _a: &mut SMatrix<f64, 0, 4>) {}
     fn nonholonomic_drive(&self, _t: f64, _w: &mut SVector<f64, 0>) {}
 }
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl ConstantMass<4> for DoublePendulum {}
 
 impl Inertia<4> for DoublePendulum {
     const CONSTANT_MASS: bool = true;

@@ -4,7 +4,8 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::model::{
-    AppliedForces, Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    AppliedForces, Configuration, ConstantMass, Inertia, Potential, PotentialHessian,
+    PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -52,6 +53,11 @@ impl Configuration<1> for HarmonicOscillator {
 
 /// No dissipation or external forces.
 impl AppliedForces<1> for HarmonicOscillator {}
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl ConstantMass<1> for HarmonicOscillator {}
 
 impl Inertia<1> for HarmonicOscillator {
     const CONSTANT_MASS: bool = true;

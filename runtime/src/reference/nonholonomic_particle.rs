@@ -5,7 +5,7 @@ use nalgebra::{SMatrix, SVector};
 
 use crate::integrators::nonholonomic::NonholonomicDerivative;
 use crate::model::{
-    AppliedForces, Configuration, Inertia, Nonholonomic, Potential, PotentialHessian,
+    AppliedForces, Configuration, ConstantMass, Inertia, Nonholonomic, Potential, PotentialHessian,
 };
 use crate::state::State;
 
@@ -67,6 +67,11 @@ impl Configuration<3> for NonholonomicParticle {
 
 /// No dissipation or external forces.
 impl AppliedForces<3> for NonholonomicParticle {}
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl ConstantMass<3> for NonholonomicParticle {}
 
 impl Inertia<3> for NonholonomicParticle {
     const CONSTANT_MASS: bool = true;

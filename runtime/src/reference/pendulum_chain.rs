@@ -17,9 +17,10 @@
 //! [`PendulumChain::tao_owhadi`] and [`PendulumChain::tao_owhadi_state`].
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicHessians, SparseHolonomicKinematics,
-    SparseInertia, SparseNonholonomic, SparsePenalizedHessian, SparsePenalizedPotential,
-    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicHessians,
+    SparseHolonomicKinematics, SparseInertia, SparseNonholonomic, SparsePenalizedHessian,
+    SparsePenalizedPotential, SparsePenalizedThirdDerivative, SparsePenaltyHessian,
+    SparsePotential,
 };
 use crate::state::DynState;
 
@@ -151,6 +152,11 @@ pub fn projection_step(links: usize, length: f64, gravity: f64, largest: f64) ->
     let limit = PROJECTION_STEP_SAFETY * projection_step_limit(links, length, gravity);
     largest / (largest / limit).ceil().max(1.0)
 }
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl SparseConstantMass for PendulumChain {}
 
 impl SparseInertia for PendulumChain {
     fn coordinate_count(&self) -> usize {

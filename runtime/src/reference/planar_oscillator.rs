@@ -5,7 +5,7 @@ use nalgebra::{SMatrix, SVector};
 
 use crate::integrators::nonholonomic::NonholonomicDerivative;
 use crate::model::{
-    AppliedForces, Configuration, Inertia, Nonholonomic, Potential, PotentialHessian,
+    AppliedForces, Configuration, ConstantMass, Inertia, Nonholonomic, Potential, PotentialHessian,
 };
 use crate::state::State;
 
@@ -73,6 +73,11 @@ impl Configuration<2> for PlanarOscillator {
 /// No dissipation or external forces.
 impl AppliedForces<2> for PlanarOscillator {}
 
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl ConstantMass<2> for PlanarOscillator {}
+
 impl Inertia<2> for PlanarOscillator {
     const CONSTANT_MASS: bool = true;
 
@@ -135,6 +140,11 @@ impl Configuration<2> for OscillatorOnCircle {
 
 /// No dissipation or external forces.
 impl AppliedForces<2> for OscillatorOnCircle {}
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl ConstantMass<2> for OscillatorOnCircle {}
 
 impl Inertia<2> for OscillatorOnCircle {
     const CONSTANT_MASS: bool = true;

@@ -22,9 +22,10 @@
 //! pinned at `A_0`, so that it falls and swings about the pin.
 
 use crate::model::{
-    SparseAppliedForces, SparseHolonomic, SparseHolonomicHessians, SparseHolonomicKinematics,
-    SparseInertia, SparseNonholonomic, SparsePenalizedHessian, SparsePenalizedPotential,
-    SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicHessians,
+    SparseHolonomicKinematics, SparseInertia, SparseNonholonomic, SparsePenalizedHessian,
+    SparsePenalizedPotential, SparsePenalizedThirdDerivative, SparsePenaltyHessian,
+    SparsePotential,
 };
 use crate::state::DynState;
 
@@ -221,6 +222,11 @@ pub fn largest_end_speed(v: &[f64], length: f64) -> f64 {
         })
         .fold(0.0, f64::max)
 }
+
+/// Constant `M`; `do_not_recommend` keeps the library's models out of the list of
+/// implementers in the error for a model without the marker.
+#[diagnostic::do_not_recommend]
+impl SparseConstantMass for SpookLadder {}
 
 impl SparseInertia for SpookLadder {
     fn coordinate_count(&self) -> usize {

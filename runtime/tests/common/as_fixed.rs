@@ -2,8 +2,8 @@
 //! equations on both tiers and compare.
 
 use mechanism_runtime::model::{
-    AppliedForces, Holonomic, Inertia, Nonholonomic, Potential, SparseHolonomic, SparseInertia,
-    SparseNonholonomic, SparsePotential,
+    AppliedForces, ConstantMass, Holonomic, Inertia, Nonholonomic, Potential, SparseConstantMass,
+    SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
 };
 use mechanism_runtime::model::{
     PotentialHessian, PotentialThirdDerivative, SparsePotentialHessian,
@@ -14,6 +14,8 @@ use mechanism_runtime::{SMatrix, SVector, SplitPotential};
 /// A sparse-tier model seen through the fixed-size traits (dense `M` and `G`), so that the
 /// fixed-size SPOOK can step exactly the same equations.
 pub struct AsFixed<'a, Model>(pub &'a Model);
+
+impl<Model: SparseConstantMass, const N: usize> ConstantMass<N> for AsFixed<'_, Model> {}
 
 impl<Model: SparseInertia, const N: usize> Inertia<N> for AsFixed<'_, Model> {
     const CONSTANT_MASS: bool = true;

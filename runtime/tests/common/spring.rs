@@ -3,14 +3,16 @@
 
 use mechanism_runtime::reference::harmonic::HarmonicOscillator;
 use mechanism_runtime::{
-    AppliedForces, Holonomic, HolonomicKinematics, Inertia, InertiaGradient, Potential, SMatrix,
-    SVector, State,
+    AppliedForces, ConstantMass, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
+    Potential, SMatrix, SVector, State,
 };
 
 /// The unit harmonic oscillator `q̈ = −q` with the capabilities the index-1 Runge–Kutta methods
 /// need (no constraints), so that DOPRI5 runs on a problem with a closed form
 /// ([`HarmonicOscillator::exact`]).
 pub struct Spring(pub HarmonicOscillator);
+
+impl ConstantMass<1> for Spring {}
 
 impl Inertia<1> for Spring {
     const CONSTANT_MASS: bool = true;

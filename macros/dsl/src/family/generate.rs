@@ -552,7 +552,15 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
         size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
     );
     let cutoff_checks = cutoff::parameter_checks(&cutoffs);
+    // What every sparse-tier integrator is bounded on (each freezes `M` over a step).
+    let constant_mass_marker = constant_mass.then(|| {
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl #rt::model::SparseConstantMass for #name {}
+        }
+    });
     let integrator_impls = quote! {
+        #constant_mass_marker
         impl #rt::model::SparseInertia for #name {
             fn coordinate_count(&self) -> usize { self.__coordinates }
             fn body_sizes(&self) -> &[usize] { &self.__body_sizes }

@@ -71,6 +71,7 @@ pub fn fallback(ast: &Mechanism, error: &syn::Error) -> TokenStream {
             const CONSTANT_MASS: bool = true;
             fn mass_matrix(&self, q: &#rt::SVector<f64, #n>, out: &mut #rt::SMatrix<f64, #n, #n>) { #unreachable }
         }
+        impl #rt::ConstantMass<#n> for #name {}
         #[allow(unused_variables)]
         impl #rt::Potential<#n> for #name {
             fn potential(&self, q: &#rt::SVector<f64, #n>) -> f64 { #unreachable }

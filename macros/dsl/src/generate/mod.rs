@@ -285,13 +285,9 @@ impl<'a> Code<'a> {
         let model = self.model;
         let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
         let n = Literal::usize_unsuffixed(model.dof());
-        let constant = !derived.mass.iter().flatten().any(|&m| {
-            model
-                .symbols
-                .q
-                .iter()
-                .any(|&q| self.store().depends_on(m, q))
-        });
+        // The same test as the integrator check's (`validate::integrators`), so that the macro
+        // refuses exactly the integrators the `ConstantMass` bound would.
+        let constant = !model.configuration_dependent_mass();
         // `T(q, v)` is emitted from its own expression, so its q-dependence joins M's.
         let mut roots: Vec<Id> = derived.mass.iter().flatten().copied().collect();
         roots.push(derived.kinetic);
@@ -308,6 +304,15 @@ impl<'a> Code<'a> {
                 if !self.#field.is_finite() {
                     return ::core::option::Option::Some((#label, self.#field));
                 }
+            }
+        });
+        // What the integrators that freeze `M` over a step are bounded on; `do_not_recommend`
+        // keeps the library's models out of the "implemented for" list of the error that
+        // names a model without it.
+        let constant_mass = constant.then(|| {
+            quote! {
+                #[diagnostic::do_not_recommend]
+                impl #rt::ConstantMass<#n> for #name {}
             }
         });
         quote! {
@@ -338,6 +343,7 @@ impl<'a> Code<'a> {
 
                 #mass_solve
             }
+            #constant_mass
         }
     }
 

@@ -5,7 +5,7 @@ use nalgebra::SVector;
 use super::{acceleration, check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
-use crate::model::{Inertia, Potential};
+use crate::model::{ConstantMass, Potential};
 use crate::state::State;
 
 /// The classical Runge–Kutta method of order 4 for `q̇ = v`, `M(q) v̇ = −∇V(q)`:
@@ -66,10 +66,9 @@ impl<const N: usize> Rk4<N> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for Rk4<N>
 where
-    Model: Inertia<N> + Potential<N>,
+    Model: ConstantMass<N> + Potential<N>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);

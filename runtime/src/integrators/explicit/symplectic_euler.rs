@@ -3,7 +3,7 @@
 use super::{acceleration, check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
 use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
-use crate::model::{Inertia, Potential};
+use crate::model::{ConstantMass, Potential};
 use crate::state::State;
 
 /// Symplectic Euler, velocity first ("kick, then drift"), for `M q̈ = −∇V(q)`:
@@ -65,10 +65,9 @@ impl<const N: usize> SymplecticEuler<N> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for SymplecticEuler<N>
 where
-    Model: Inertia<N> + Potential<N>,
+    Model: ConstantMass<N> + Potential<N>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);

@@ -12,8 +12,8 @@ use crate::integrators::checks::{
 use crate::integrators::linearly_implicit::{AccelerationRule, DenseSystem, FullAcceleration};
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{
-    Configuration, Inertia, Potential, PotentialHessian, PotentialThirdDerivative, RigidBody,
-    RigidBodyHessians,
+    Configuration, ConstantMass, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    RigidBody, RigidBodyHessians,
 };
 use crate::state::State;
 use crate::ZhangSkeel;
@@ -58,6 +58,10 @@ impl<B> PenalizedRotation<B> {
 impl<B> Configuration<9> for PenalizedRotation<B> {
     const COORDINATES: [&'static str; 9] = ROTATION_COORDINATES;
 }
+
+/// The relaxed body's mass matrix is its constant inertia (`MASS_DEPENDS_ON` all false).
+#[diagnostic::do_not_recommend]
+impl<B: RigidBody> ConstantMass<9> for PenalizedRotation<B> {}
 
 impl<B: RigidBody> Inertia<9> for PenalizedRotation<B> {
     const CONSTANT_MASS: bool = true;

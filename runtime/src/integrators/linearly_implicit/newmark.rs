@@ -9,7 +9,7 @@ use crate::error::StepError;
 use crate::integrators::checks::{check_max_iterations, check_tolerance};
 use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
-use crate::model::{Inertia, Potential, PotentialHessian};
+use crate::model::{ConstantMass, Inertia, Potential, PotentialHessian};
 use crate::state::State;
 
 /// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
@@ -557,10 +557,9 @@ impl<const N: usize> PushForwardNewmark<N> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for Newmark<N>
 where
-    Model: Inertia<N> + PotentialHessian<N>,
+    Model: ConstantMass<N> + PotentialHessian<N>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.core.watch.admit(energy);
@@ -581,10 +580,9 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize> Integrator<Model, N> for NewmarkOneIteration<N>
 where
-    Model: Inertia<N> + PotentialHessian<N>,
+    Model: ConstantMass<N> + PotentialHessian<N>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.core.watch.admit(energy);

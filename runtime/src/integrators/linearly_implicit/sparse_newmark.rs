@@ -13,7 +13,7 @@ use crate::integrators::checks::{
     check_sparse_parameters, check_step_size,
 };
 use crate::integrators::{EnergyGuard, EnergyWatch, SparseIntegrator, StepReport};
-use crate::model::{SparseInertia, SparsePotential};
+use crate::model::{SparseConstantMass, SparseInertia, SparsePotential};
 use crate::state::DynState;
 
 /// [`NewmarkOneIteration`](crate::NewmarkOneIteration) on the sparse tier, with the Newton
@@ -174,10 +174,9 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, Which> SparseIntegrator<Model> for SparseNewmarkFirstIterate<Which>
 where
-    Model: SparseInertia + SparsePotential + ?Sized,
+    Model: SparseConstantMass + SparsePotential + ?Sized,
     SparseSystem: NewtonIterate<Model, Which> + MassSolve<Model> + EnergyTerms<Model>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {

@@ -13,7 +13,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
-use crate::model::{AppliedForces, Inertia, Potential};
+use crate::model::{AppliedForces, ConstantMass, Potential};
 use crate::state::State;
 
 /// The default relative Newton tolerance of [`CortesMartinez`] (see its type docs).
@@ -116,10 +116,9 @@ impl<const N: usize, const K: usize> CortesMartinez<N, K> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const K: usize> Integrator<Model, N> for CortesMartinez<N, K>
 where
-    Model: Inertia<N> + Potential<N> + NonholonomicDerivative<N, K> + AppliedForces<N>,
+    Model: ConstantMass<N> + Potential<N> + NonholonomicDerivative<N, K> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>("Cortés–Martínez")?;

@@ -7,7 +7,7 @@ use crate::error::StepError;
 use crate::integrators::checks::{check_finite, check_state, check_step_size};
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
-use crate::model::{AppliedForces, Inertia, Nonholonomic, Potential};
+use crate::model::{AppliedForces, ConstantMass, Nonholonomic, Potential};
 use crate::state::State;
 
 /// The discrete Lagrange–d'Alembert integrator of Cuell (2005) §5–6 on the symplectic-Euler
@@ -76,10 +76,9 @@ impl<const N: usize, const K: usize> DiscreteLagrangeDAlembert<N, K> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const K: usize> Integrator<Model, N> for DiscreteLagrangeDAlembert<N, K>
 where
-    Model: Inertia<N> + Potential<N> + Nonholonomic<N, K> + AppliedForces<N>,
+    Model: ConstantMass<N> + Potential<N> + Nonholonomic<N, K> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         crate::integrators::checks::check_constant_mass::<Model, N>(

@@ -12,7 +12,8 @@ use crate::integrators::checks::{
 };
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
-    Holonomic, Inertia, Potential, SparseHolonomic, SparseInertia, SparsePotential,
+    ConstantMass, Holonomic, Potential, SparseConstantMass, SparseHolonomic, SparseInertia,
+    SparsePotential,
 };
 use crate::state::{DynState, State};
 
@@ -278,10 +279,9 @@ impl RattleScheme<SparseProjection> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Rattle<N, M>
 where
-    Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
+    Model: ConstantMass<N> + Potential<N> + Holonomic<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("RATTLE")?;
@@ -298,10 +298,9 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model> SparseIntegrator<Model> for SparseRattle
 where
-    Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
+    Model: SparseConstantMass + SparsePotential + SparseHolonomic + ?Sized,
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "RATTLE")?;

@@ -11,7 +11,8 @@ use crate::integrators::checks::{
 };
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
-    Holonomic, Inertia, Potential, SparseHolonomic, SparseInertia, SparsePotential,
+    ConstantMass, Holonomic, Inertia, Potential, SparseConstantMass, SparseHolonomic,
+    SparseInertia, SparsePotential,
 };
 use crate::state::{DynState, State};
 
@@ -250,10 +251,9 @@ impl ShakeScheme<SparseProjection> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Shake<N, M>
 where
-    Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
+    Model: ConstantMass<N> + Potential<N> + Holonomic<N, M>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SHAKE")?;
@@ -270,10 +270,9 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model> SparseIntegrator<Model> for SparseShake
 where
-    Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
+    Model: SparseConstantMass + SparsePotential + SparseHolonomic + ?Sized,
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "SHAKE")?;

@@ -11,7 +11,8 @@ use crate::integrators::checks::{
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::model::{
-    SparseAppliedForces, SparseHolonomicKinematics, SparseInertia, SparsePotential,
+    SparseAppliedForces, SparseConstantMass, SparseHolonomicKinematics, SparseInertia,
+    SparsePotential,
 };
 use crate::state::DynState;
 
@@ -240,11 +241,13 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const S: usize> SparseIntegrator<Model> for RkScheme<SparseIndexOne, S>
 where
-    Model:
-        SparseInertia + SparsePotential + SparseHolonomicKinematics + SparseAppliedForces + ?Sized,
+    Model: SparseConstantMass
+        + SparsePotential
+        + SparseHolonomicKinematics
+        + SparseAppliedForces
+        + ?Sized,
 {
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), NAME)?;

@@ -16,7 +16,7 @@ use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{
-    GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    ConstantMass, GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -321,10 +321,9 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, R, const N: usize> Integrator<Model, N> for CarriedScheme<DenseSystem<N>, R>
 where
-    Model: Inertia<N> + Potential<N>,
+    Model: ConstantMass<N> + Potential<N>,
     R: AccelerationRule<Model, DenseSystem<N>>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {

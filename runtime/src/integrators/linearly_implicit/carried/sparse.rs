@@ -34,8 +34,8 @@ use crate::integrators::saddle_point::mass_block_pattern;
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::linalg::{LinearSolver, PivotSign, SparseLdlt};
 use crate::model::{
-    SparseInertia, SparsePotential, SparsePotentialHessian, SparsePotentialThirdDerivative,
-    SparseSplitPotential,
+    SparseConstantMass, SparseInertia, SparsePotential, SparsePotentialHessian,
+    SparsePotentialThirdDerivative, SparseSplitPotential,
 };
 use crate::state::DynState;
 
@@ -406,10 +406,9 @@ sparse_constructor!(
     |model| { model.hessian_pattern() }
 );
 
-#[diagnostic::do_not_recommend]
 impl<Model, R> SparseIntegrator<Model> for CarriedScheme<SparseSystem, R>
 where
-    Model: SparseInertia + SparsePotential + ?Sized,
+    Model: SparseConstantMass + SparsePotential + ?Sized,
     R: AccelerationRule<Model, SparseSystem>,
 {
     fn admit_energy_exchange(&mut self, energy: f64) {

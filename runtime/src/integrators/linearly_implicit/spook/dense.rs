@@ -12,8 +12,8 @@ use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{factored, mat_vec, solve_vector, Cholesky, LinearSolver};
 use crate::model::{
-    AppliedForces, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential, Regularization,
-    SpookCoefficients, SpookStep,
+    AppliedForces, ConstantMass, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential,
+    Regularization, SpookCoefficients, SpookStep,
 };
 use crate::state::State;
 
@@ -430,11 +430,10 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N>
     for SpookScheme<DenseSpook<N, M, K>>
 where
-    Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
+    Model: ConstantMass<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
 {
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SPOOK")?;

@@ -125,10 +125,11 @@ use crate::model::{spook_rhs, Regularization, Relaxation};
 ///
 /// ```
 /// use mechanism_runtime::{
-///     AppliedForces, Holonomic, Inertia, Integrator, Nonholonomic, Potential, SMatrix,
-///     SVector, Spook, State,
+///     AppliedForces, ConstantMass, Holonomic, Inertia, Integrator, Nonholonomic, Potential,
+///     SMatrix, SVector, Spook, State,
 /// };
 /// struct Driven;
+/// impl ConstantMass<2> for Driven {}
 /// impl Inertia<2> for Driven {
 ///     const CONSTANT_MASS: bool = true;
 ///     fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {

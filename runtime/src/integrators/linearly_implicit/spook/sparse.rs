@@ -27,8 +27,8 @@ use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
 use crate::linalg::LinalgError;
 use crate::model::{
-    Regularization, SparseAppliedForces, SparseHolonomic, SparseInertia, SparseNonholonomic,
-    SparsePotential,
+    Regularization, SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia,
+    SparseNonholonomic, SparsePotential,
 };
 use crate::state::DynState;
 
@@ -348,10 +348,9 @@ where
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<Model> SparseIntegrator<Model> for SpookScheme<SparseSpookSystem>
 where
-    Model: SparseInertia
+    Model: SparseConstantMass
         + SparsePotential
         + SparseHolonomic
         + SparseNonholonomic
