@@ -9,7 +9,7 @@ use super::SimulationError;
 /// method must land on each of them (within [`grid_tolerance`]), an adaptive method with dense
 /// output ([`Dopri5`](crate::Dopri5)) evaluates its continuous extension there, and an adaptive
 /// method without one shortens its step to land there.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Schedule {
     /// After every step.
     EveryStep,

@@ -1,5 +1,6 @@
 //! The seam between the driver and the integrators of both tiers: one trait, three adapters.
 
+use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::integrators::stabilized::AdaptiveRk;
 use crate::integrators::{Integrator, SparseIntegrator};
@@ -103,6 +104,27 @@ pub trait Stepper<Model: ?Sized> {
             requirement: "a continuous extension (dense output) to report between steps",
         })
     }
+
+    /// Returns the integrator's identity for a checkpoint, or `None` if it cannot be
+    /// checkpointed ([`Integrator::carried_identity`]).
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        None
+    }
+
+    /// Writes what the integrator carries between steps into `out`; the default writes
+    /// nothing.
+    fn save_carried(&self, out: &mut Carried) {
+        let _ = out;
+    }
+
+    /// Restores what [`save_carried`](Self::save_carried) wrote; the default fails with
+    /// `Unsupported`.
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        let _ = from;
+        Err(CheckpointError::Unsupported {
+            integrator: crate::checkpoint::short_type_name::<Self>(),
+        })
+    }
 }
 
 /// Adapts a fixed-size-tier [`Integrator`] with state [`State<N>`].
@@ -122,6 +144,18 @@ where
 
     fn step(&mut self, model: &Model, state: &mut State<N>, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.0.carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save_carried(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore_carried(from)
     }
 }
 
@@ -144,6 +178,18 @@ where
 
     fn step(&mut self, model: &Model, state: &mut DynState, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.0.carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save_carried(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore_carried(from)
     }
 }
 
@@ -175,5 +221,17 @@ where
 
     fn interpolate(&mut self, model: &Model, t: f64, out: &mut State<N>) -> Result<(), StepError> {
         self.0.dense_output(model, t, out)
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        Some(self.0.identity())
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore(from)
     }
 }

@@ -327,6 +327,8 @@ where
     Model: Inertia<N> + Potential<N>,
     R: AccelerationRule<Model, DenseSystem<N>>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }
