@@ -304,12 +304,21 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         beta: args.beta,
     };
     let t_end = args.run.t_end_or(3000.0);
-    let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("dna");
-    let sink = common::table_sink(&csv)?;
+    let plan = args.run.plan(setup.h, t_end)?.stream_to(csv.clone());
+    let sink = common::plan_sink(&plan)?;
     let started = Instant::now();
     let start = chain.initial_state(args.seed);
-    let outcome = simulate(&chain, setup, start, plan.steps, plan.schedule, sink, true)?;
+    let outcome = simulate(
+        &chain,
+        setup,
+        start,
+        plan.steps,
+        plan.schedule.clone(),
+        sink,
+        true,
+        Some(&plan),
+    )?;
     let seconds = started.elapsed().as_secs_f64();
     let mut sink = outcome.sink;
     sink.finish()?; // also after a failed step: the rows up to it stay readable
@@ -358,7 +367,9 @@ fn pairs(x: &[f64], y: &[f64]) -> Vec<(f64, f64)> {
 
 /// Runs `setup` on `chain` from `start` for `steps` steps through the driver into `sink` (the
 /// CSV contract, then `theta.mean` and `theta.mean.rate`), keeping the slow variables of every
-/// step; a failed step ends the run and is returned in the outcome.
+/// step; a failed step ends the run and is returned in the outcome. With `checkpoints`, the
+/// run writes and resumes checkpoints as the plan says (`--checkpoint`, `--resume`).
+#[allow(clippy::too_many_arguments)]
 fn simulate<K: Sink>(
     chain: &DnaChain,
     setup: Setup,
@@ -367,6 +378,7 @@ fn simulate<K: Sink>(
     schedule: Schedule,
     sink: K,
     progress: bool,
+    checkpoints: Option<&common::Plan>,
 ) -> Result<Outcome<K>, Box<dyn Error>> {
     let t_end = start.t + steps as f64 * setup.h;
     let trace = RefCell::new(Trace::default());
@@ -384,6 +396,9 @@ fn simulate<K: Sink>(
         .on_step(|_, s| trace.borrow_mut().push(chain, s))
         .interrupt_on(common::interrupt_flag())
         .write_to(sink);
+    if let Some(plan) = checkpoints {
+        run = common::with_checkpoints(run, plan)?;
+    }
     if progress && t_end > 1.0 {
         run = run.with_progress(setup.method.label());
     }
@@ -447,6 +462,7 @@ fn figure(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
             schedule,
             Table::default(),
             true,
+            None,
         )?;
         if let Some(error) = &outcome.failure {
             println!("{} stopped early: {error}", setup.label());
@@ -606,6 +622,7 @@ fn stability(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
                 Schedule::EveryNthStep(steps.max(1)),
                 Table::default(),
                 true,
+                None,
             )?;
             let trace = &outcome.trace;
             let error = match &outcome.failure {

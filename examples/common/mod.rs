@@ -48,10 +48,11 @@ use std::sync::{Arc, OnceLock};
 
 use mechanism::parquet::ParquetDataset;
 use mechanism::pictures::{self, Animation, Scene};
+use mechanism::runtime::checkpoint::{Checkpoint, ModelIdentity};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
-    write_number, CsvSink, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError,
-    Sink, Stepper, Table,
+    write_number, CsvSink, Every, IntegratorColumn, Mechanics, OutputPosition, Schedule,
+    Simulation, SimulationError, Sink, Stepper, Table,
 };
 use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
@@ -89,6 +90,21 @@ pub struct RunOptions {
     /// Write a plot of the bodies' paths in the plane from the rows (planar examples only).
     #[arg(long, value_name = "FILE.png")]
     pub paths: Option<PathBuf>,
+    /// Write a checkpoint of the run to FILE (atomically: FILE.tmp, then renamed) every
+    /// --checkpoint-every DT of simulated time, at the end and when interrupted (SIGINT,
+    /// SIGTERM), so that --resume FILE continues it bit for bit.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// The simulated time between two checkpoints [default: none, only at the end and when
+    /// interrupted]; needs --checkpoint.
+    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
+    pub checkpoint_every: Option<f64>,
+    /// Continue the run from the checkpoint FILE: the same example, method, options and
+    /// output file (CSV; it is cut to its length at the checkpoint and appended to), with the
+    /// end time free to grow. A checkpoint of another model, method, setting or version is
+    /// refused with the part that differs.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
 }
 
 /// A fixed-step run: the step, the number of steps and when to write rows.
@@ -106,6 +122,10 @@ pub struct Plan {
     /// The file the rows are streamed to while the run goes ([`Plan::stream_to`]), or `None`
     /// to keep them in memory only.
     pub out: Option<PathBuf>,
+    /// The checkpoint file and how often to write it (`--checkpoint`, `--checkpoint-every`).
+    pub checkpoint: Option<(PathBuf, Every)>,
+    /// The checkpoint to resume from (`--resume`).
+    pub resume: Option<PathBuf>,
 }
 
 impl Plan {
@@ -248,9 +268,29 @@ impl RunOptions {
         schedule(self.save_every)
     }
 
-    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`.
+    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`,
+    /// `--checkpoint`, `--checkpoint-every` and `--resume`.
     pub fn plan(&self, h: f64, t_end: f64) -> Result<Plan, Box<dyn Error>> {
-        plan(h, t_end, self.save_every)
+        let mut plan = plan(h, t_end, self.save_every)?;
+        plan.checkpoint = self.checkpointing()?;
+        plan.resume = self.resume.clone();
+        Ok(plan)
+    }
+
+    /// Returns the checkpoint file and interval of `--checkpoint` and `--checkpoint-every`,
+    /// refusing before the run an interval that is not a positive number, or one without a
+    /// file. Without `--checkpoint-every` a checkpoint is written only at the end and when the
+    /// run is interrupted.
+    pub fn checkpointing(&self) -> Result<Option<(PathBuf, Every)>, Box<dyn Error>> {
+        match (&self.checkpoint, self.checkpoint_every) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err("--checkpoint-every needs --checkpoint FILE".into()),
+            (Some(_), Some(dt)) if !(dt.is_finite() && dt > 0.0) => {
+                Err(format!("--checkpoint-every must be a positive number, got {dt}").into())
+            }
+            (Some(file), Some(dt)) => Ok(Some((file.clone(), Every::Time(dt)))),
+            (Some(file), None) => Ok(Some((file.clone(), Every::Steps(usize::MAX)))),
+        }
     }
 }
 
@@ -278,6 +318,8 @@ pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn
         schedule,
         progress: true,
         out: None,
+        checkpoint: None,
+        resume: None,
     })
 }
 
@@ -496,6 +538,7 @@ pub fn simulate<'a, I, Stepped, Observed, const N: usize, const M: usize>(
 ) -> Result<Trajectory, Box<dyn Error>>
 where
     I: Integrator<Stepped, N> + 'a,
+    Stepped: ModelIdentity,
     Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
     // The driver stops at the first step that reaches its end time: ask for `steps · h`.
@@ -516,7 +559,8 @@ pub fn simulate_adaptive<'a, Model, const N: usize, const M: usize>(
     schedule: Schedule,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
-    Model: InertiaGradient<N>
+    Model: ModelIdentity
+        + InertiaGradient<N>
         + Potential<N>
         + HolonomicKinematics<N, M>
         + AppliedForces<N>
@@ -534,6 +578,8 @@ where
         schedule: Schedule::EveryStep,
         progress: true,
         out: None,
+        checkpoint: None,
+        resume: None,
     };
     finish(
         run,
@@ -566,7 +612,7 @@ fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     report: impl FnOnce(&St::Integrator),
 ) -> Result<Trajectory, Box<dyn Error>>
 where
-    Model: ?Sized,
+    Model: ModelIdentity + ?Sized,
     St: Stepper<Model, State = State<N>>,
     St::Integrator: Sized + 'a,
     Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
@@ -578,8 +624,8 @@ where
     for column in columns {
         run = run.observe(column.observer());
     }
+    let (run, stream) = checkpointed(run, plan)?;
     let summary_ref = &summary;
-    let stream = plan.out.as_deref().map(table_sink).transpose()?;
     let mut run = run
         .on_step(move |_, state| {
             let mut s = summary_ref.get();
@@ -603,6 +649,76 @@ where
         failure,
         file: plan.out.clone(),
     })
+}
+
+/// Sets up the checkpoints of `plan` on `run` ([`Simulation::checkpoint_every`]) and resumes
+/// it from `plan.resume` ([`Simulation::resume_from`]), and returns it with the stream of
+/// `plan.out` ([`plan_sink`]). Call it after the observers are added (a resume checks the
+/// columns).
+pub fn checkpointed<'m, Model, St>(
+    run: Simulation<'m, Model, St>,
+    plan: &Plan,
+) -> Result<(Simulation<'m, Model, St>, Option<Box<dyn Sink>>), Box<dyn Error>>
+where
+    Model: ModelIdentity + ?Sized,
+    St: Stepper<Model>,
+{
+    let run = with_checkpoints(run, plan)?;
+    Ok((run, plan_sink(plan)?))
+}
+
+/// Sets up the checkpoints of `plan` on `run` and resumes it from `plan.resume`, for an
+/// example with a loop of its own (the sink is [`plan_sink`]'s).
+pub fn with_checkpoints<'m, Model, St, K>(
+    run: Simulation<'m, Model, St, K>,
+    plan: &Plan,
+) -> Result<Simulation<'m, Model, St, K>, Box<dyn Error>>
+where
+    Model: ModelIdentity + ?Sized,
+    St: Stepper<Model>,
+    K: Sink,
+{
+    let mut run = run;
+    if let Some((file, every)) = &plan.checkpoint {
+        create_parent(file)?;
+        run = run.checkpoint_every(*every, file.clone())?;
+    }
+    match &plan.resume {
+        Some(from) => Ok(run.resume_from(from)?),
+        None => Ok(run),
+    }
+}
+
+/// Returns the stream of `plan.out`: a new file ([`table_sink`]), or on a resume the file
+/// continued from the checkpoint's position ([`resume_sink`]); `None` without `plan.out`.
+pub fn plan_sink(plan: &Plan) -> Result<Option<Box<dyn Sink>>, Box<dyn Error>> {
+    let Some(out) = plan.out.as_deref() else {
+        return Ok(None);
+    };
+    match &plan.resume {
+        None => table_sink(out).map(Some),
+        Some(from) => resume_sink(out, &Checkpoint::read(from)?.output).map(Some),
+    }
+}
+
+/// Returns a sink that continues the file `path` of a checkpointed run at `position`: the CSV
+/// cut to its length at the checkpoint and appended to ([`CsvSink::resume_file`]). A Parquet
+/// dataset cannot be continued yet (its open part would need rewriting): that is an error
+/// before the run.
+pub fn resume_sink(
+    path: &Path,
+    position: &OutputPosition,
+) -> Result<Box<dyn Sink>, Box<dyn Error>> {
+    if is_parquet(path) {
+        return Err(format!(
+            "{}: --resume continues CSV output only; write the run as CSV",
+            path.display()
+        )
+        .into());
+    }
+    let sink = CsvSink::resume_file(path, position)
+        .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+    Ok(Box::new(sink))
 }
 
 /// Steps `integrator` (of step `h`) on `model` from `initial` for `steps` steps through the driver and

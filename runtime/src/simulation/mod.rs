@@ -73,10 +73,10 @@ mod schedule;
 mod statistics;
 mod stepper;
 
-pub use driver::{Simulation, SimulationError, StopReason};
+pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
-pub use output::{family, write_number, CsvSink, Sink, Table, FLUSH_INTERVAL};
+pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLUSH_INTERVAL};
 pub use schedule::{grid_tolerance, Schedule};
 pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};

@@ -22,6 +22,9 @@ pub trait StateView: Clone {
     /// Copies `other` into `self`, reusing `self`'s buffers (no allocation when the sizes
     /// agree; a derived `clone_from` would allocate).
     fn copy_from(&mut self, other: &Self);
+
+    /// Sets the state to `(t, q, v)` (a resumed run's), `q` and `v` as long as the state's.
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]);
 }
 
 impl<const N: usize> StateView for State<N> {
@@ -39,6 +42,12 @@ impl<const N: usize> StateView for State<N> {
     }
     fn copy_from(&mut self, other: &Self) {
         *self = *other;
+    }
+
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]) {
+        self.t = t;
+        self.q.copy_from_slice(q);
+        self.v.copy_from_slice(v);
     }
 }
 
@@ -59,6 +68,14 @@ impl StateView for DynState {
         self.t = other.t;
         self.q.clone_from(&other.q);
         self.v.clone_from(&other.v);
+    }
+
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]) {
+        self.t = t;
+        self.q.clear();
+        self.q.extend_from_slice(q);
+        self.v.clear();
+        self.v.extend_from_slice(v);
     }
 }
 
