@@ -211,18 +211,20 @@ mod kill {
     }
 
     /// Starts the child writing to `out` and returns it once `out` holds a complete row.
+    fn start(out: &Path) -> Child {
+        start_child("kill::kill_child_streams_a_long_run", CHILD, out)
+    }
+
+    /// Starts the child test `test` (with `variable` set to `out`) and returns it once `out`
+    /// holds a complete row.
     // The child is returned to the caller, which waits for it after sending the signal.
     #[allow(clippy::zombie_processes)]
-    fn start(out: &Path) -> Child {
+    fn start_child(test: &str, variable: &str, out: &Path) -> Child {
         let _ = std::fs::remove_file(out);
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "kill::kill_child_streams_a_long_run",
-                "--nocapture",
-            ])
+            .args(["--exact", test, "--nocapture"])
             .args(["--test-threads", "1"])
-            .env(CHILD, out)
+            .env(variable, out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -298,6 +300,98 @@ mod kill {
         );
         assert!(check_csv(&out, true) >= 1);
         std::fs::remove_file(&out).unwrap();
+    }
+
+    /// The variable that makes the checkpointing child run; its value is the output file
+    /// (the checkpoint is `FILE.ckpt`).
+    const CHECKPOINT_CHILD: &str = "MECHANISM_CHECKPOINT_CHILD";
+    /// The end time of the checkpointing child's run: 12 800 steps, about three seconds at the
+    /// throttled pace, longer than the parent waits before the SIGKILL.
+    const CHECKPOINT_T_END: f64 = 200.0;
+
+    /// Runs SPOOK on the double pendulum through the harness to `CHECKPOINT_T_END`, streaming
+    /// to `out` and checkpointing to `checkpoint` every 0.05 (about every third step) if
+    /// given, resuming from `resume` if given; the throttle column sleeps in the child only.
+    fn checkpointed_run(
+        out: &Path,
+        checkpoint: Option<&Path>,
+        resume: Option<&Path>,
+        throttled: bool,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let model = DoublePendulum::default();
+        let mut plan = common::plan(H, CHECKPOINT_T_END, None)?.stream_to(out.to_path_buf());
+        plan.progress = false;
+        plan.checkpoint = checkpoint.map(|file| {
+            (
+                file.to_path_buf(),
+                mechanism::runtime::simulation::Every::Time(0.05),
+            )
+        });
+        plan.resume = resume.map(Path::to_path_buf);
+        let throttle = common::Column::new("throttle", move |_, _| {
+            if throttled {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            0.0
+        });
+        let trajectory = common::simulate(
+            Spook::new(H)?,
+            &model,
+            &model,
+            DoublePendulum::initial_state(),
+            &plan,
+            [throttle],
+        )?;
+        Ok(trajectory.outcome()?)
+    }
+
+    /// The checkpointing child's run, when the parent started it (else nothing).
+    #[test]
+    fn kill_child_checkpoints_a_run() {
+        let Some(out) = std::env::var_os(CHECKPOINT_CHILD) else {
+            return;
+        };
+        let out = PathBuf::from(out);
+        let checkpoint = out.with_extension("ckpt");
+        let result = checkpointed_run(&out, Some(&checkpoint), None, true);
+        std::process::exit(common::exit_status(result).into());
+    }
+
+    /// A child checkpointing every few steps is killed with SIGKILL at a random moment (often
+    /// while a checkpoint is being written); the run resumed from the checkpoint it left ends
+    /// with the CSV the uninterrupted run writes, byte for byte.
+    #[test]
+    fn a_run_killed_while_checkpointing_resumes_to_the_same_file() {
+        let dir = std::env::temp_dir().join(format!("mechanism-kill-ckpt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (out, whole) = (dir.join("run.csv"), dir.join("whole.csv"));
+        let checkpoint = out.with_extension("ckpt");
+        let child = start_child("kill::kill_child_checkpoints_a_run", CHECKPOINT_CHILD, &out);
+        let started = Instant::now();
+        while !checkpoint.exists() && started.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(random_delay());
+        let output = signal(child, libc::SIGKILL);
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&output.status),
+            Some(9),
+            "the child ended before the kill: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let killed_at = mechanism::runtime::checkpoint::Checkpoint::read(&checkpoint)
+            .expect("the last checkpoint is whole")
+            .t;
+        println!("killed; resuming from the checkpoint at t = {killed_at}");
+        assert!(killed_at < CHECKPOINT_T_END);
+        checkpointed_run(&out, None, Some(&checkpoint), false).unwrap();
+        checkpointed_run(&whole, None, None, false).unwrap();
+        let (resumed, expected) = (std::fs::read(&out).unwrap(), std::fs::read(&whole).unwrap());
+        assert!(
+            resumed == expected,
+            "the resumed file differs from the uninterrupted one"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// SIGINT and SIGTERM at a random moment stop the run at a step boundary: the file is
