@@ -90,6 +90,34 @@ where
     /// one test of an `Option` per step. Fails with `Checkpoint(Unsupported)` if the
     /// integrator cannot save what it carries, and with `BadSchedule` for a `Δt` that is not
     /// positive and finite or a `k` of 0.
+    ///
+    /// ```
+    /// use mechanism_runtime::reference::harmonic::HarmonicOscillator;
+    /// use mechanism_runtime::simulation::{Every, Schedule, Simulation};
+    /// use mechanism_runtime::{Rk4, State};
+    ///
+    /// let model = HarmonicOscillator::default();
+    /// let path = std::env::temp_dir().join(format!("doc-{}.ckpt", std::process::id()));
+    /// let start = State::new(0.0, [1.0], [0.0]);
+    /// let rk4 = Rk4::new(0.01)?;
+    /// let run = || Simulation::fixed(&model, rk4, start, 2.0, Schedule::Every(0.5));
+    /// let mut first = run()?.checkpoint_every(Every::Time(0.25), &path)?;
+    /// for _ in 0..60 {
+    ///     first.step()?; // to t = 0.6: the last checkpoint is at t = 0.5
+    /// }
+    /// drop(first); // killed
+    /// let mut resumed = run()?.resume_from(&path)?;
+    /// resumed.run()?;
+    /// let mut whole = run()?;
+    /// whole.run()?;
+    /// assert_eq!(resumed.state().q[0].to_bits(), whole.state().q[0].to_bits());
+    /// assert_eq!(resumed.steps(), 200);
+    /// // A table in memory holds the rows from the checkpoint on.
+    /// let times: Vec<f64> = resumed.into_output().column("t").unwrap().collect();
+    /// assert_eq!(times, [1.0, 1.5, 2.0]);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn checkpoint_every(
         mut self,
         every: Every,
