@@ -103,12 +103,18 @@ fn main() -> ExitCode {
 
 /// What the index-1 integrators need of a model, plus the coordinate names for the CSV.
 trait ArmModel:
-    InertiaGradient<2> + Potential<2> + HolonomicKinematics<2, 1> + AppliedForces<2> + Configuration<2>
+    InertiaGradient<2>
+    + Potential<2>
+    + HolonomicKinematics<2, 1>
+    + AppliedForces<2>
+    + Configuration<2>
+    + mechanism::runtime::checkpoint::ModelIdentity
 {
 }
 
 impl<T> ArmModel for T where
-    T: InertiaGradient<2>
+    T: mechanism::runtime::checkpoint::ModelIdentity
+        + InertiaGradient<2>
         + Potential<2>
         + HolonomicKinematics<2, 1>
         + AppliedForces<2>

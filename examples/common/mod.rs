@@ -100,9 +100,10 @@ pub struct RunOptions {
     #[arg(long, value_name = "DT", allow_negative_numbers = true)]
     pub checkpoint_every: Option<f64>,
     /// Continue the run from the checkpoint FILE: the same example, method, options and
-    /// output file (CSV; it is cut to its length at the checkpoint and appended to), with the
-    /// end time free to grow. A checkpoint of another model, method, setting or version is
-    /// refused with the part that differs.
+    /// output (a CSV is cut to its length at the checkpoint and appended to; a Parquet
+    /// dataset loses its parts written after it), with the end time free to grow; the plot and
+    /// the summary cover the resumed part. A checkpoint of another model, method, setting or
+    /// version is refused with the part that differs.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
 }
@@ -651,6 +652,9 @@ where
     })
 }
 
+/// The stream of a run's rows to its file, if it has one ([`plan_sink`]).
+pub type Stream = Option<Box<dyn Sink>>;
+
 /// Sets up the checkpoints of `plan` on `run` ([`Simulation::checkpoint_every`]) and resumes
 /// it from `plan.resume` ([`Simulation::resume_from`]), and returns it with the stream of
 /// `plan.out` ([`plan_sink`]). Call it after the observers are added (a resume checks the
@@ -658,7 +662,7 @@ where
 pub fn checkpointed<'m, Model, St>(
     run: Simulation<'m, Model, St>,
     plan: &Plan,
-) -> Result<(Simulation<'m, Model, St>, Option<Box<dyn Sink>>), Box<dyn Error>>
+) -> Result<(Simulation<'m, Model, St>, Stream), Box<dyn Error>>
 where
     Model: ModelIdentity + ?Sized,
     St: Stepper<Model>,
@@ -691,7 +695,7 @@ where
 
 /// Returns the stream of `plan.out`: a new file ([`table_sink`]), or on a resume the file
 /// continued from the checkpoint's position ([`resume_sink`]); `None` without `plan.out`.
-pub fn plan_sink(plan: &Plan) -> Result<Option<Box<dyn Sink>>, Box<dyn Error>> {
+pub fn plan_sink(plan: &Plan) -> Result<Stream, Box<dyn Error>> {
     let Some(out) = plan.out.as_deref() else {
         return Ok(None);
     };
@@ -701,20 +705,18 @@ pub fn plan_sink(plan: &Plan) -> Result<Option<Box<dyn Sink>>, Box<dyn Error>> {
     }
 }
 
-/// Returns a sink that continues the file `path` of a checkpointed run at `position`: the CSV
-/// cut to its length at the checkpoint and appended to ([`CsvSink::resume_file`]). A Parquet
-/// dataset cannot be continued yet (its open part would need rewriting): that is an error
-/// before the run.
+/// Returns a sink that continues the output `path` of a checkpointed run at `position`: the
+/// CSV cut to its length at the checkpoint and appended to ([`CsvSink::resume_file`]), or the
+/// Parquet dataset without the parts written after the checkpoint ([`ParquetDataset::open`];
+/// a checkpoint closes the open part, so none is ever rewritten).
 pub fn resume_sink(
     path: &Path,
     position: &OutputPosition,
 ) -> Result<Box<dyn Sink>, Box<dyn Error>> {
     if is_parquet(path) {
-        return Err(format!(
-            "{}: --resume continues CSV output only; write the run as CSV",
-            path.display()
-        )
-        .into());
+        let dataset = ParquetDataset::open(path)
+            .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+        return Ok(Box::new(dataset));
     }
     let sink = CsvSink::resume_file(path, position)
         .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;

@@ -468,38 +468,6 @@ where
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::Spook;
-    use crate::error::StepError;
-    use crate::model::{Regularization, Relaxation};
-
-    #[test]
-    fn rejects_bad_step_sizes_and_regularizations() {
-        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            let err = Spook::<4, 2>::new(h).unwrap_err();
-            assert!(matches!(err, StepError::BadStepSize { h: x } if x.to_bits() == h.to_bits()));
-        }
-        let spook = Spook::<4, 2>::new(0.01).unwrap();
-        let err = spook
-            .with_regularization(2, Regularization::default())
-            .unwrap_err();
-        assert!(matches!(err, StepError::BadParameter { name: "row", .. }));
-        let negative = Regularization {
-            epsilon: -1.0,
-            tau: Relaxation::Steps(2.0),
-        };
-        let err = spook.with_regularization(0, negative).unwrap_err();
-        assert!(matches!(
-            err,
-            StepError::BadParameter {
-                name: "epsilon",
-                ..
-            }
-        ));
-    }
-}
-
 /// SPOOK carries only its last multipliers (columns of a run); see [`save_multipliers`].
 impl<const N: usize, const M: usize, const K: usize> crate::checkpoint::CarriedState
     for SpookScheme<DenseSpook<N, M, K>>
@@ -530,5 +498,37 @@ impl<const N: usize, const M: usize, const K: usize> crate::checkpoint::CarriedS
             system.multipliers.as_mut_slice(),
             system.nonholonomic_multipliers.as_mut_slice(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Spook;
+    use crate::error::StepError;
+    use crate::model::{Regularization, Relaxation};
+
+    #[test]
+    fn rejects_bad_step_sizes_and_regularizations() {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let err = Spook::<4, 2>::new(h).unwrap_err();
+            assert!(matches!(err, StepError::BadStepSize { h: x } if x.to_bits() == h.to_bits()));
+        }
+        let spook = Spook::<4, 2>::new(0.01).unwrap();
+        let err = spook
+            .with_regularization(2, Regularization::default())
+            .unwrap_err();
+        assert!(matches!(err, StepError::BadParameter { name: "row", .. }));
+        let negative = Regularization {
+            epsilon: -1.0,
+            tau: Relaxation::Steps(2.0),
+        };
+        let err = spook.with_regularization(0, negative).unwrap_err();
+        assert!(matches!(
+            err,
+            StepError::BadParameter {
+                name: "epsilon",
+                ..
+            }
+        ));
     }
 }
