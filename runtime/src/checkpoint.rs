@@ -219,11 +219,14 @@ impl std::fmt::Display for IntegratorIdentity {
 ///
 /// # Why a trait of named numbers
 ///
-/// The driver holds integrators of either tier, boxed or not; an object-safe trait reached
-/// through [`Integrator::carried`](crate::Integrator::carried) lets one driver save any of
-/// them. Named fields make a checkpoint readable and make a mismatch (a field missing, a
-/// vector of the wrong length) an error that names the field. `restore` checks every field
-/// before it changes anything, so a failed restore leaves the integrator as it was.
+/// The driver holds integrators of either tier, boxed or not, so it reaches this trait through
+/// the object-safe methods [`Integrator::carried_identity`](crate::Integrator::carried_identity),
+/// `save_carried` and `restore_carried` (of [`SparseIntegrator`](crate::SparseIntegrator) too),
+/// which an integrator implementing this trait forwards to it and a wrapper such as
+/// [`Langevin`](crate::Langevin) composes with its inner integrator's. Named fields make a
+/// checkpoint readable and a mismatch (a field missing, a vector of the wrong length) an error
+/// that names the field. `restore` checks every field before it changes anything, so a failed
+/// restore leaves the integrator as it was.
 pub trait CarriedState {
     /// Returns the integrator's identity: its name and the settings that change its results.
     fn identity(&self) -> IntegratorIdentity;

@@ -468,7 +468,8 @@ where
     }
 }
 
-/// SPOOK carries only its last multipliers (columns of a run); see [`save_multipliers`].
+/// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
+/// `v_k`, but a run's multiplier columns show them.
 impl<const N: usize, const M: usize, const K: usize> crate::checkpoint::CarriedState
     for SpookScheme<DenseSpook<N, M, K>>
 {

@@ -373,7 +373,8 @@ where
     }
 }
 
-/// SPOOK carries only its last multipliers (columns of a run); see [`save_multipliers`].
+/// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
+/// `v_k`, but a run's multiplier columns show them.
 impl crate::checkpoint::CarriedState for SpookScheme<SparseSpookSystem> {
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         let overrides = format!(
