@@ -648,6 +648,82 @@ mod checkpoint {
         assert!(resumes >= 1);
     }
 
+    /// The other integrators that carry state: Livens (its momentum and multipliers), Newmark
+    /// (its carried acceleration, Newton's warm start), RK4 (its energy guard), and SPOOK,
+    /// RATTLE and SHAKE (its staggered velocity in the state) on the sparse tier.
+    #[test]
+    fn the_other_integrators_resume_bit_for_bit() {
+        use mechanism::runtime::{Livens, Newmark, Rk4, SparseRattle, SparseShake, SparseSpook};
+        let model = DoublePendulum::default();
+        let start = DoublePendulum::initial_state();
+        stopped_and_resumed("livens", Every::Steps(5), || {
+            Simulation::fixed(
+                &model,
+                Livens::<4, 2>::new(H).unwrap(),
+                start,
+                1.0,
+                Schedule::EveryStep,
+            )
+            .unwrap()
+            .observe(IntegratorColumn::new(
+                "lambda.0",
+                |i: &Livens<4, 2>, _: &State<4>| i.multipliers()[0],
+            ))
+        });
+        let penalized = Penalized::new(model, 20.0);
+        stopped_and_resumed("newmark", Every::Steps(6), || {
+            Simulation::fixed(
+                &penalized,
+                Newmark::<4>::new(H).unwrap(),
+                start,
+                1.0,
+                Schedule::EveryStep,
+            )
+            .unwrap()
+        });
+        stopped_and_resumed("rk4", Every::Time(0.1), || {
+            Simulation::fixed(
+                &penalized,
+                Rk4::<4>::new(0.002).unwrap(),
+                start,
+                1.0,
+                Schedule::Every(0.01),
+            )
+            .unwrap()
+        });
+        let chain = PendulumChain::new(10).unwrap();
+        stopped_and_resumed("sparse-spook", Every::Steps(9), || {
+            Simulation::sparse(
+                &chain,
+                SparseSpook::new(&chain, H).unwrap(),
+                chain.tao_owhadi_state(),
+                1.0,
+                Schedule::EveryStep,
+            )
+            .unwrap()
+            .observe(SparseMechanics::new(&chain))
+        });
+        stopped_and_resumed("sparse-rattle", Every::Steps(4), || {
+            Simulation::sparse(
+                &chain,
+                SparseRattle::new(&chain, H).unwrap(),
+                chain.tao_owhadi_state(),
+                1.0,
+                Schedule::EveryStep,
+            )
+            .unwrap()
+            .observe(SparseMechanics::new(&chain))
+        });
+        stopped_and_resumed("sparse-shake", Every::Time(0.07), || {
+            let mut shake = SparseShake::new(&chain, H).unwrap();
+            let mut start = chain.tao_owhadi_state();
+            shake.stagger_velocity(&chain, &mut start).unwrap();
+            Simulation::sparse(&chain, shake, start, 1.0, Schedule::EveryStep)
+                .unwrap()
+                .observe(SparseMechanics::new(&chain))
+        });
+    }
+
     /// An interrupt writes a checkpoint at the step boundary it stops at, so that Ctrl-C and
     /// a resume continue the run; the resumed run ends where the uninterrupted one does.
     #[test]
