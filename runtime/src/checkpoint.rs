@@ -13,6 +13,18 @@
 //! [`simulation`](crate::simulation)); this module holds the pieces the integrators and the
 //! generated models implement, and the file format.
 //!
+//! # Which integrators
+//!
+//! [`CarriedState`] is implemented by SPOOK, RATTLE and SHAKE on both tiers; the carried
+//! scheme behind Verlet, push-forward Newmark and the Zhang–Skeel family (Z&S, Z&Ss, stiff
+//! Z&Ss) on both tiers; Newmark and one-iteration Newmark on both tiers; Livens; RK4;
+//! symplectic Euler; GLA ([`Langevin`](crate::Langevin), [`SparseLangevin`](crate::SparseLangevin))
+//! around any of these; and [`AdaptiveRk`](crate::integrators::stabilized::AdaptiveRk)
+//! (DOPRI5). The fixed-step stabilized Runge–Kutta methods, the nonholonomic integrators
+//! (discrete Lagrange–d'Alembert, Cortés–Martínez, midpoint DLA) and the Lie-group ones do not
+//! implement it yet: `Simulation::checkpoint_every` refuses them with
+//! [`CheckpointError::Unsupported`] before the run.
+//!
 //! # The file
 //!
 //! ```text
