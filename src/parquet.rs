@@ -508,6 +508,7 @@ impl Sink for ParquetDataset {
         Ok(OutputPosition {
             rows: 0,
             bytes: None,
+            crc32: None,
             parts: Some(self.parts as u64),
         })
     }

@@ -895,6 +895,41 @@ mod checkpoint {
         let missing = dir.join("missing.ckpt");
         let error = spook(H).resume_from(&missing).err().unwrap();
         assert!(matches!(error, CheckpointError::Io { .. }), "{error}");
+
+        // Another output file: an edited one, a fresh one, another run's.
+        let csv = dir.join("run.csv");
+        let writer = std::io::BufWriter::new(std::fs::File::create(&csv).unwrap());
+        let mut run = spook(H)
+            .checkpoint_every(Every::Steps(10), &checkpoint)
+            .unwrap()
+            .write_to(CsvSink::new(writer));
+        for _ in 0..25 {
+            run.step().unwrap();
+        }
+        drop(run);
+        let position = Checkpoint::read(&checkpoint).unwrap().output;
+        let mut text = std::fs::read(&csv).unwrap();
+        text[40] = if text[40] == b'1' { b'2' } else { b'1' };
+        std::fs::write(&csv, &text).unwrap();
+        let error = CsvSink::resume_file(&csv, &position).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("not the file the checkpointed run wrote"),
+            "{error}"
+        );
+        let mut fresh = spook(H)
+            .resume_from(&checkpoint)
+            .unwrap()
+            .write_to(CsvSink::new(Vec::new()));
+        let Err(SimulationError::Checkpoint(error)) = fresh.step() else {
+            panic!("a fresh CSV continued a checkpoint");
+        };
+        assert!(matches!(error, CheckpointError::Output { .. }), "{error}");
+        assert!(
+            error.to_string().contains("CsvSink::resume_file"),
+            "{error}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

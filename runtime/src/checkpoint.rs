@@ -389,6 +389,9 @@ pub struct OutputPosition {
     /// The length in bytes of the file, for a sink that writes one byte stream (the CSV): a
     /// resumed run truncates the file to it and appends.
     pub bytes: Option<u64>,
+    /// The CRC-32 of those bytes: a resumed run checks that the file it continues is the one
+    /// the checkpointed run wrote, not another run's or an edited one.
+    pub crc32: Option<u32>,
     /// The number of closed parts, for a sink that writes a dataset of part files.
     pub parts: Option<u64>,
 }

@@ -7,7 +7,7 @@
 //! `mechanism::parquet::ParquetSink`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -112,9 +112,11 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     /// usual pair is a [`Table`] for plots and a file).
     fn position(&mut self) -> io::Result<OutputPosition> {
         let (first, second) = (self.0.position()?, self.1.position()?);
+        let file = if first.bytes.is_some() { first } else { second };
         Ok(OutputPosition {
             rows: first.rows.max(second.rows),
-            bytes: first.bytes.or(second.bytes),
+            bytes: file.bytes,
+            crc32: file.crc32,
             parts: first.parts.or(second.parts),
         })
     }
@@ -248,10 +250,12 @@ impl Sink for Table {
 ///
 /// # Resuming
 ///
-/// The sink counts the bytes it writes; [`Sink::position`] flushes and reports the count, and
-/// a checkpoint keeps it. [`CsvSink::resume_file`] opens the file again, cuts it to that
-/// length (the rows written after the checkpoint, which the resumed run writes again) and
-/// appends, so that the resumed run's file equals the uninterrupted run's byte for byte.
+/// The sink counts the bytes it writes and their CRC-32 (crc32fast, some GB/s: nothing next
+/// to formatting the numbers); [`Sink::position`] flushes and reports both, and a checkpoint
+/// keeps them. [`CsvSink::resume_file`] opens the file again, checks the CRC-32 of its first
+/// bytes (another run's file, or one edited since, is refused), cuts it to that length (the
+/// rows written after the checkpoint, which the resumed run writes again) and appends, so that
+/// the resumed run's file equals the uninterrupted run's byte for byte.
 #[derive(Debug)]
 pub struct CsvSink<W: Write> {
     out: W,
@@ -260,6 +264,8 @@ pub struct CsvSink<W: Write> {
     /// The bytes in the writer: those written through this sink, plus those it held when the
     /// sink was created to continue it.
     bytes: u64,
+    /// The CRC-32 of those bytes.
+    crc: crc32fast::Hasher,
 }
 
 /// A writer that counts the bytes written through it, so that the sink knows its file's
@@ -267,12 +273,14 @@ pub struct CsvSink<W: Write> {
 struct Counting<'a, W> {
     out: &'a mut W,
     bytes: &'a mut u64,
+    crc: &'a mut crc32fast::Hasher,
 }
 
 impl<W: Write> Write for Counting<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.out.write(buf)?;
         *self.bytes += written as u64;
+        self.crc.update(&buf[..written]);
         Ok(written)
     }
 
@@ -288,18 +296,19 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 impl<W: Write> CsvSink<W> {
     /// Streams to `out`, flushing it at least every [`FLUSH_INTERVAL`] while rows come.
     pub fn new(out: W) -> Self {
-        Self::continuing(out, 0)
+        Self::continuing(out, 0, 0)
     }
 
-    /// Streams to `out`, which already holds the first `bytes` bytes of the run's CSV (the
-    /// file at a checkpoint): [`Sink::resume`] accepts a checkpoint of exactly that length and
-    /// appends after it.
-    pub fn continuing(out: W, bytes: u64) -> Self {
+    /// Streams to `out`, which already holds the first `bytes` bytes of the run's CSV, of
+    /// CRC-32 `crc32` (the file at a checkpoint): [`Sink::resume`] accepts a checkpoint of
+    /// exactly that length and CRC and appends after it.
+    pub fn continuing(out: W, bytes: u64, crc32: u32) -> Self {
         CsvSink {
             out,
             interval: FLUSH_INTERVAL,
             last_flush: None,
             bytes,
+            crc: crc32fast::Hasher::new_with_initial_len(crc32, bytes),
         }
     }
 
@@ -313,6 +322,7 @@ impl<W: Write> CsvSink<W> {
         Counting {
             out: &mut self.out,
             bytes: &mut self.bytes,
+            crc: &mut self.crc,
         }
     }
 
@@ -364,6 +374,7 @@ impl<W: Write> Sink for CsvSink<W> {
         Ok(OutputPosition {
             rows: 0,
             bytes: Some(self.bytes),
+            crc32: Some(self.crc.clone().finalize()),
             parts: None,
         })
     }
@@ -372,8 +383,9 @@ impl<W: Write> Sink for CsvSink<W> {
     /// [`CsvSink::resume_file`] or [`CsvSink::continuing`]); any other length is an
     /// `InvalidInput` error rather than a file with a gap or a repeated stretch.
     fn resume(&mut self, _columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        let crc = self.crc.clone().finalize();
         match position.bytes {
-            Some(bytes) if bytes == self.bytes => Ok(()),
+            Some(bytes) if bytes == self.bytes && position.crc32.is_none_or(|c| c == crc) => Ok(()),
             expected => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
@@ -390,9 +402,11 @@ impl<W: Write> Sink for CsvSink<W> {
 
 impl CsvSink<io::BufWriter<File>> {
     /// Opens the CSV file `path` of a checkpointed run to continue it: the file must hold at
-    /// least the checkpoint's `position.bytes` (else `InvalidData`: it is not the file the run
-    /// wrote, or it was cut), is cut to exactly that length (dropping the rows written after
-    /// the checkpoint, which the resumed run writes again) and is appended to.
+    /// least the checkpoint's `position.bytes`, with the checkpoint's CRC-32 (else
+    /// `InvalidData`: it is not the file the run wrote, or it was cut or edited), is cut to
+    /// exactly that length (dropping the rows written after the checkpoint, which the resumed
+    /// run writes again) and is appended to. Reading the prefix for its CRC takes a second
+    /// per GB or so, once.
     pub fn resume_file(path: &Path, position: &OutputPosition) -> io::Result<Self> {
         let Some(bytes) = position.bytes else {
             return Err(io::Error::new(
@@ -411,9 +425,31 @@ impl CsvSink<io::BufWriter<File>> {
                 ),
             ));
         }
+        let mut crc = crc32fast::Hasher::new();
+        let mut buffer = vec![0u8; 1 << 16];
+        let mut left = bytes;
+        while left > 0 {
+            let chunk = buffer
+                .len()
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            file.read_exact(&mut buffer[..chunk])?;
+            crc.update(&buffer[..chunk]);
+            left -= chunk as u64;
+        }
+        let crc = crc.finalize();
+        if position.crc32.is_some_and(|expected| expected != crc) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is not the file the checkpointed run wrote: its first {bytes} bytes \
+                     differ from the checkpoint's (CRC-32)",
+                    path.display()
+                ),
+            ));
+        }
         file.set_len(bytes)?;
         file.seek(SeekFrom::End(0))?;
-        Ok(Self::continuing(io::BufWriter::new(file), bytes))
+        Ok(Self::continuing(io::BufWriter::new(file), bytes, crc))
     }
 }
 
