@@ -51,10 +51,16 @@ impl Plan {
     /// steps.
     fn rearm(&mut self, steps: usize, t: f64, t0: f64) {
         if let Every::Time(dt) = self.every {
-            let mut next = ((t - t0) / dt).floor().max(0.0) as u64 + 1;
-            // The rounding of the quotient must not make the current time due again.
-            while t >= t0 + next as f64 * dt - grid_tolerance(steps, t, t0 + next as f64 * dt) {
-                next += 1;
+            // `as` saturates a quotient beyond u64 (a Δt far below the run's time scale).
+            let mut next = (((t - t0) / dt).floor().max(0.0) as u64).saturating_add(1);
+            // The rounding of the quotient must not make the current time due again; a few
+            // increments settle it (bounded, so that no Δt can make this loop forever).
+            for _ in 0..4 {
+                let due = t0 + next as f64 * dt;
+                if t < due - grid_tolerance(steps, t, due) {
+                    break;
+                }
+                next = next.saturating_add(1);
             }
             self.next = next;
         }
