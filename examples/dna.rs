@@ -290,9 +290,17 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     )?;
     let chain = DnaChain::new(args.n)?;
     if args.stability {
+        args.run.refuse_checkpoints(
+            "dna --stability",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return stability(&chain, args);
     }
     let Some(method) = args.method.filter(|_| !args.figure) else {
+        args.run.refuse_checkpoints(
+            "dna's Fig. 8 (no --method, or --figure)",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return figure(&chain, args);
     };
     let setup = Setup {
@@ -301,14 +309,23 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         beta: args.beta,
     };
     let t_end = args.run.t_end_or(3000.0);
-    let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("dna");
+    let plan = args.run.plan(setup.h, t_end)?.stream_to(csv.clone());
     // The rows go to the file while the run goes (every --every-th), so that a killed run
-    // leaves them.
-    let sink = Thin::new(common::table_sink(&csv)?, plan.every);
+    // leaves them; a resumed run continues the file of its checkpoint.
+    let sink = Thin::new(common::plan_sink(&plan)?, plan.every);
     let started = Instant::now();
     let start = chain.initial_state(args.seed);
-    let outcome = simulate(&chain, setup, start, plan.steps, plan.schedule, sink, true)?;
+    let outcome = simulate(
+        &chain,
+        setup,
+        start,
+        plan.steps,
+        plan.schedule.clone(),
+        sink,
+        true,
+        Some(&plan),
+    )?;
     let seconds = started.elapsed().as_secs_f64();
     let mut sink = outcome.sink;
     sink.finish()?; // also after a failed step: the rows up to it stay readable
@@ -360,7 +377,9 @@ fn pairs(x: &[f64], y: &[f64]) -> Vec<(f64, f64)> {
 
 /// Runs `setup` on `chain` from `start` for `steps` steps through the driver into `sink` (the
 /// CSV contract, then `theta.mean` and `theta.mean.rate`), keeping the slow variables of every
-/// step; a failed step ends the run and is returned in the outcome.
+/// step; a failed step ends the run and is returned in the outcome. With `checkpoints`, the
+/// run writes and resumes checkpoints as the plan says (`--checkpoint`, `--resume`).
+#[allow(clippy::too_many_arguments)]
 fn simulate<K: Sink>(
     chain: &DnaChain,
     setup: Setup,
@@ -369,6 +388,7 @@ fn simulate<K: Sink>(
     schedule: Schedule,
     sink: K,
     progress: bool,
+    checkpoints: Option<&common::Plan>,
 ) -> Result<Outcome<K>, Box<dyn Error>> {
     let t_end = start.t + steps as f64 * setup.h;
     let trace = RefCell::new(Trace::default());
@@ -386,6 +406,9 @@ fn simulate<K: Sink>(
         .on_step(|_, s| trace.borrow_mut().push(chain, s))
         .interrupt_on(common::interrupt_flag())
         .write_to(sink);
+    if let Some(plan) = checkpoints {
+        run = common::with_checkpoints(run, plan)?;
+    }
     if progress && t_end > 1.0 {
         run = run.with_progress(setup.method.label());
     }
@@ -449,6 +472,7 @@ fn figure(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
             schedule,
             Table::default(),
             true,
+            None,
         )?;
         if let Some(error) = &outcome.failure {
             println!("{} stopped early: {error}", setup.label());
@@ -608,6 +632,7 @@ fn stability(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
                 Schedule::EveryNthStep(steps.max(1)),
                 Table::default(),
                 true,
+                None,
             )?;
             let trace = &outcome.trace;
             let error = match &outcome.failure {

@@ -76,6 +76,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         ..DoublePendulum::default()
     };
     if args.compare {
+        args.run.refuse_checkpoints(
+            "double_pendulum --compare",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         args.run.refuse_motion(
             "double_pendulum --compare",
             "the comparison runs many methods and writes tables; animate one --method instead",

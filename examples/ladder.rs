@@ -124,6 +124,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    args.run.refuse_checkpoints(
+        "ladder",
+        "its run is stepped by its own loop, which does not write checkpoints yet",
+    )?;
     if args.table {
         return tables();
     }

@@ -109,6 +109,10 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         "its rows sample a thermostatted run (every N-th of 10⁶ noisy steps) for statistics, \
          not a motion to watch",
     )?;
+    args.run.refuse_checkpoints(
+        "langevin_oscillator",
+        "its sampling loop does not write checkpoints yet",
+    )?;
     let h = args.run.h_or(if args.penalized { 0.005 } else { 0.05 });
     let steps = match args.run.t_end {
         Some(t_end) => common::step_count(h, t_end)?,

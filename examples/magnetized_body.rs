@@ -111,6 +111,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         "magnetized_body",
         "a rotation in space, not a mechanism in the plane (its --snapshots draw the dipole)",
     )?;
+    args.run.refuse_checkpoints(
+        "magnetized_body",
+        "its Lie-group integrators carry no checkpointable state yet",
+    )?;
     if args.table {
         return tables(args.run.t_end_or(100.0));
     }

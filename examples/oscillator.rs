@@ -203,6 +203,7 @@ fn simulate<I, Model, const K: usize>(
 where
     I: Integrator<Model, 2>,
     Model: mechanism::runtime::Configuration<2>
+        + mechanism::runtime::checkpoint::ModelIdentity
         + Inertia<2>
         + Potential<2>
         + Holonomic<2, 0>

@@ -144,6 +144,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let mut chain = PendulumChain::new(args.n)?;
     chain.g = args.gravity;
     if args.figure {
+        args.run.refuse_checkpoints(
+            "pendulum_chain --figure",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return figure(&chain, args);
     }
     let setup = Setup {
@@ -153,8 +157,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         beta: args.beta,
     };
     let t_end = args.run.t_end_or(50.0);
-    let plan = args.run.plan(setup.h, t_end)?;
     let csv = args.run.csv_or("pendulum_chain");
+    let plan = args.run.plan(setup.h, t_end)?.stream_to(csv.clone());
     let started = Instant::now();
     // The rows are kept for the plot and the pictures up to n = 1000 pendula (or whenever
     // --animate or --paths asks for them); above, they are streamed to --out, with no plot.
@@ -163,8 +167,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     // Either way the rows go to the file while the run goes, so that a killed run leaves them.
     let named = |error| common::in_file(error, &csv);
     let (rows, last, seconds) = if drawn || args.n <= 1000 {
-        let stream = Thin::new((Table::default(), common::table_sink(&csv)?), plan.every);
-        let (stream, last) = simulate(&chain, &setup, plan.steps, plan.schedule, stream, true)
+        let stream = Thin::new((Table::default(), common::plan_sink(&plan)?), plan.every);
+        let (stream, last) = simulate(&chain, &setup, &plan, stream, true)
             .map_err(|err| explain(named(err), &setup, &chain))?;
         let rows = stream.written();
         let (table, _) = stream.into_inner();
@@ -181,8 +185,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         (rows, last, seconds)
     } else {
         println!("(n > 1000: rows streamed to the output file, no plot)");
-        let sink = Thin::new(common::table_sink(&csv)?, plan.every);
-        let (sink, last) = simulate(&chain, &setup, plan.steps, plan.schedule, sink, true)
+        let sink = Thin::new(common::plan_sink(&plan)?, plan.every);
+        let (sink, last) = simulate(&chain, &setup, &plan, sink, true)
             .map_err(|err| explain(named(err), &setup, &chain))?;
         (sink.written(), last, started.elapsed().as_secs_f64())
     };
@@ -255,18 +259,18 @@ fn scene() -> Sketch<impl Fn(f64, &[f64], &mut Frame)> {
     })
 }
 
-/// Runs `setup` on `chain` from Tao–Owhadi's start for `steps` steps through the driver into
-/// `sink` (the CSV contract; penalty methods add `energy.penalized`; every `--every`-th row);
-/// returns the sink and the last state.
+/// Runs `setup` on `chain` from Tao–Owhadi's start for `plan.steps` steps through the driver
+/// into `sink` (the CSV contract; penalty methods add `energy.penalized`; every `--every`-th
+/// row), with the plan's schedule, checkpoints and resume; returns the sink and the last state.
 fn simulate<K: Sink>(
     chain: &PendulumChain,
     setup: &Setup,
-    steps: usize,
-    schedule: Schedule,
+    plan: &common::Plan,
     sink: Thin<K>,
     progress: bool,
 ) -> Result<(Thin<K>, DynState), Box<dyn Error>> {
-    let t_end = steps as f64 * setup.h;
+    let t_end = plan.steps as f64 * setup.h;
+    let schedule = plan.schedule.clone();
     let penalized = Penalized::new(chain.clone(), setup.omega);
     let start = chain.tao_owhadi_state();
     let names = family(&["x", "y"], chain.links());
@@ -282,6 +286,7 @@ fn simulate<K: Sink>(
                     penalized.kinetic_energy(&s.q, &s.v) + penalized.potential(&s.q)
                 }));
             }
+            run = common::with_checkpoints(run, plan)?;
             if progress && t_end > 1.0 {
                 run = run.with_progress("chain");
             }
@@ -320,6 +325,21 @@ fn simulate<K: Sink>(
     })
 }
 
+/// Returns the plan of one of Fig. 3's runs: `steps` steps of `h`, rows at `schedule`, no
+/// file, no checkpoint.
+fn figure_plan(h: f64, steps: usize, schedule: Schedule) -> common::Plan {
+    common::Plan {
+        h,
+        steps,
+        schedule,
+        progress: false,
+        out: None,
+        every: 1,
+        checkpoint: None,
+        resume: None,
+    }
+}
+
 /// Fig. 3: SHAKE (RATTLE's positions) at `h = 0.05` and `0.025` and Z&S at `h = 0.05` from
 /// the same start, sampled every 0.05; their largest position differences and CPU times.
 fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
@@ -351,20 +371,14 @@ fn figure(chain: &PendulumChain, args: &Args) -> Result<(), Box<dyn Error>> {
         let mut best = f64::INFINITY;
         for _ in 0..5 {
             let started = Instant::now();
-            let schedule = Schedule::EveryNthStep(steps);
-            simulate(
-                chain,
-                &setup,
-                steps,
-                schedule,
-                Thin::new(Table::default(), 1),
-                false,
-            )?;
+            let plan = figure_plan(h, steps, Schedule::EveryNthStep(steps));
+            simulate(chain, &setup, &plan, Thin::new(Table::default(), 1), false)?;
             best = best.min(started.elapsed().as_secs_f64());
         }
         seconds.push(best);
+        let plan = figure_plan(h, steps, Schedule::Every(0.05));
         let rows = Thin::new(Table::default(), 1);
-        let (rows, _) = simulate(chain, &setup, steps, Schedule::Every(0.05), rows, false)?;
+        let (rows, _) = simulate(chain, &setup, &plan, rows, false)?;
         tables.push(rows.into_inner());
     }
     let q_columns: Vec<usize> = (1..=2 * chain.links()).collect();

@@ -103,12 +103,18 @@ fn main() -> ExitCode {
 
 /// What the index-1 integrators need of a model, plus the coordinate names for the CSV.
 trait ArmModel:
-    InertiaGradient<2> + Potential<2> + HolonomicKinematics<2, 1> + AppliedForces<2> + Configuration<2>
+    InertiaGradient<2>
+    + Potential<2>
+    + HolonomicKinematics<2, 1>
+    + AppliedForces<2>
+    + Configuration<2>
+    + mechanism::runtime::checkpoint::ModelIdentity
 {
 }
 
 impl<T> ArmModel for T where
-    T: InertiaGradient<2>
+    T: mechanism::runtime::checkpoint::ModelIdentity
+        + InertiaGradient<2>
         + Potential<2>
         + HolonomicKinematics<2, 1>
         + AppliedForces<2>
@@ -118,6 +124,10 @@ impl<T> ArmModel for T where
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     if args.table {
+        args.run.refuse_checkpoints(
+            "robot_arm --table",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return print_tables();
     }
     let (alpha1, alpha0) = (args.alpha1.unwrap_or(12.0), args.alpha0.unwrap_or(70.0));

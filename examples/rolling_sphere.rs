@@ -81,6 +81,10 @@ struct Row {
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     args.run
         .refuse_motion("rolling_sphere", "the sphere rolls in three dimensions")?;
+    args.run.refuse_checkpoints(
+        "rolling_sphere",
+        "its midpoint Lagrange–d'Alembert integrator carries no checkpointable state yet",
+    )?;
     let (model, shape, start) = match args.case {
         1 => (
             RollingSphere::uniform_ball(),

@@ -78,6 +78,10 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
     if args.table {
+        args.run.refuse_checkpoints(
+            "squeezer --table",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return print_table();
     }
     if args.stabilization != Stabilization::Baumgarte

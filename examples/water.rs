@@ -245,6 +245,11 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    args.run.refuse_checkpoints(
+        "water",
+        "its quench, Fig. 5 and Fig. 6 runs are stepped by its own loops, which do not write \
+         checkpoints yet",
+    )?;
     if args.n < 2 {
         return Err("--n must be at least 2 (the potential is between molecules)".into());
     }

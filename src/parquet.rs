@@ -124,7 +124,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-use crate::runtime::simulation::{Sink, Table};
+use crate::runtime::simulation::{OutputPosition, Sink, Table};
 
 /// The number of rows of a row group when it is not set with [`ParquetSink::with_row_group`]
 /// (fewer for a table so wide that the buffer would exceed [`BUFFER_BYTES`]).
@@ -471,6 +471,28 @@ impl ParquetDataset {
         })
     }
 
+    /// Opens the dataset `dir` of a checkpointed run to continue it, leaving its parts alone
+    /// until [`Sink::resume`] removes those written after the checkpoint; fails, naming
+    /// `dir`, if it is not a directory.
+    pub fn open(dir: &Path) -> io::Result<Self> {
+        if !dir.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is not the dataset directory of a run", dir.display()),
+            ));
+        }
+        Ok(ParquetDataset {
+            dir: dir.to_path_buf(),
+            rows_per_part: None,
+            seconds: PART_SECONDS,
+            layout: Layout::Auto,
+            plan: None,
+            capacity: 1,
+            parts: 0,
+            open: None,
+        })
+    }
+
     /// Closes a part after `rows` rows (at least one) instead of [`ROW_GROUP`].
     pub fn rows_per_part(mut self, rows: usize) -> Self {
         self.rows_per_part = Some(rows.max(1));
@@ -581,6 +603,57 @@ impl Sink for ParquetDataset {
             self.open_part()?;
         }
         self.close_part()
+    }
+
+    /// Closes the open part and returns the number of closed parts: a checkpoint falls on a
+    /// part boundary, so that a resumed run continues with the next part and no part is ever
+    /// rewritten. (Frequent checkpoints make more, smaller parts; the table is the same.)
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        self.close_part()?;
+        Ok(OutputPosition {
+            rows: 0,
+            bytes: None,
+            crc32: None,
+            parts: Some(self.parts as u64),
+        })
+    }
+
+    /// Continues a dataset at a checkpoint's `position`: the parts it had closed must all be
+    /// there (else `InvalidData`, naming the first missing one); the parts written after it
+    /// and any part in progress are removed, and the run writes on from the next part.
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        let Some(parts) = position.parts.and_then(|p| usize::try_from(p).ok()) else {
+            return Err(invalid(
+                "the checkpoint records no Parquet dataset position",
+            ));
+        };
+        if let Some(missing) =
+            (0..parts).find(|i| !self.dir.join(format!("part-{i:06}.parquet")).is_file())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: part {missing} of the {parts} closed at the checkpoint is missing",
+                    self.dir.display()
+                ),
+            ));
+        }
+        for entry in fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let later = name
+                .strip_prefix("part-")
+                .and_then(|rest| rest.strip_suffix(".parquet"))
+                .and_then(|number| number.parse::<usize>().ok())
+                .is_some_and(|number| number >= parts);
+            let in_progress = name.starts_with(".part-") && name.ends_with(".inprogress");
+            if (later || in_progress) && path.is_file() {
+                fs::remove_file(&path)?;
+            }
+        }
+        self.begin(columns, None)?;
+        self.parts = parts;
+        Ok(())
     }
 }
 

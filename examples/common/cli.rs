@@ -1,5 +1,5 @@
 //! The command line every example shares: [`parse`] turns clap's errors into one line and a
-//! usage exit status, and the value parsers ([`positive`], [`count`], [`output`]) refuse a bad
+//! usage exit status, and the value parsers ([`positive`], [`count`], [`output`], [`input`]) refuse a bad
 //! `--h`, `--t-end`, `--save-every`, `--every`, size or output path while the command line is
 //! read, so that nothing is simulated with it and no example repeats the checks. [`Thin`] is
 //! what `--every K` means for the rows of any schedule.
@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use clap::error::ErrorKind;
-use mechanism::runtime::simulation::Sink;
+use mechanism::runtime::simulation::{OutputPosition, Sink};
 
 /// The exit status of a command line that cannot be used (clap's and the BSD `EX_USAGE`
 /// convention of 2, apart from the 1 of a run that failed).
@@ -93,6 +93,17 @@ pub fn count(text: &str) -> Result<usize, String> {
         Err(_) => Err(format!(
             "expected a whole number of at least 1, got `{text}`"
         )),
+    }
+}
+
+/// Parses a file to read (`--resume FILE`): it must exist and be a file, so that a mistyped
+/// path is refused with the command line rather than after the example prepared its run.
+pub fn input(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(path),
+        Ok(_) => Err(format!("{} is not a file", path.display())),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
 }
 
@@ -229,5 +240,24 @@ impl<S: Sink> Sink for Thin<S> {
             self.inner.row(&last)?;
         }
         self.inner.finish()
+    }
+
+    /// The inner sink's position; the driver sets its row count to the rows of the schedule
+    /// (those this sink has seen), which is what [`resume`](Sink::resume) continues from. The
+    /// row held back is not in the file at a checkpoint: an interrupt's checkpoint is written
+    /// before the run finishes its sink, and a resumed run cuts the file to the checkpoint.
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        self.inner.position()
+    }
+
+    /// Continues the thinning at the checkpoint's row of the schedule, so that the resumed
+    /// run keeps the same rows as the uninterrupted one.
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        let seen = usize::try_from(position.rows)
+            .map_err(|_| io::Error::other(format!("{} rows", position.rows)))?;
+        self.seen = seen;
+        self.written = seen.div_ceil(self.every);
+        self.held = None;
+        self.inner.resume(columns, position)
     }
 }

@@ -52,10 +52,11 @@ use std::sync::{Arc, OnceLock};
 
 use mechanism::parquet::ParquetDataset;
 use mechanism::pictures::{self, Animation, Scene};
+use mechanism::runtime::checkpoint::{Checkpoint, ModelIdentity};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
-    write_number, CsvSink, IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError,
-    Sink, Stepper, Table,
+    write_number, CsvSink, Every, IntegratorColumn, Mechanics, OutputPosition, Schedule,
+    Simulation, SimulationError, Sink, Stepper, Table,
 };
 use mechanism::runtime::{
     observers, AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia,
@@ -101,6 +102,22 @@ pub struct RunOptions {
     /// Write a plot of the bodies' paths in the plane from the rows (planar examples only).
     #[arg(long, value_name = "FILE.png", value_parser = cli::output)]
     pub paths: Option<PathBuf>,
+    /// Write a checkpoint of the run to FILE (atomically: FILE.tmp, then renamed) every
+    /// --checkpoint-every DT of simulated time, at the end and when interrupted (SIGINT,
+    /// SIGTERM), so that --resume FILE continues it bit for bit.
+    #[arg(long, value_name = "FILE", value_parser = cli::output)]
+    pub checkpoint: Option<PathBuf>,
+    /// The simulated time between two checkpoints [default: none, only at the end and when
+    /// interrupted]; needs --checkpoint.
+    #[arg(long, value_name = "DT", allow_hyphen_values = true, value_parser = cli::positive)]
+    pub checkpoint_every: Option<f64>,
+    /// Continue the run from the checkpoint FILE: the same example, method, options and
+    /// output (a CSV is cut to its length at the checkpoint and appended to; a Parquet
+    /// dataset loses its parts written after it), with the end time free to grow; the plot and
+    /// the summary cover the resumed part. A checkpoint of another model, method, setting or
+    /// version is refused with the part that differs.
+    #[arg(long, value_name = "FILE", value_parser = cli::input)]
+    pub resume: Option<PathBuf>,
 }
 
 /// A fixed-step run: the step, the number of steps and when to write rows.
@@ -121,6 +138,10 @@ pub struct Plan {
     /// Keep every `every`-th row of the schedule and the last (`--every`, [`Thin`]), in the
     /// file and in the [`Trajectory`] alike.
     pub every: usize,
+    /// The checkpoint file and how often to write it (`--checkpoint`, `--checkpoint-every`).
+    pub checkpoint: Option<(PathBuf, Every)>,
+    /// The checkpoint to resume from (`--resume`).
+    pub resume: Option<PathBuf>,
 }
 
 impl Plan {
@@ -238,6 +259,21 @@ impl RunOptions {
         }
     }
 
+    /// Fails with one line if `--checkpoint`, `--checkpoint-every` or `--resume` was given to
+    /// `what`, a run or a table the example does not checkpoint (`why`), so that the options
+    /// are never silently ignored.
+    pub fn refuse_checkpoints(&self, what: &str, why: &str) -> Result<(), Box<dyn Error>> {
+        let given = [
+            (self.checkpoint.is_some(), "--checkpoint"),
+            (self.checkpoint_every.is_some(), "--checkpoint-every"),
+            (self.resume.is_some(), "--resume"),
+        ];
+        match given.iter().find(|(set, _)| *set) {
+            Some((_, option)) => Err(format!("{option} is not supported by {what}: {why}").into()),
+            None => Ok(()),
+        }
+    }
+
     /// Writes the GIF of `--animate` and the plot of `--paths` of `table` (the rows: `t`,
     /// `q.*`, …) as `scene` draws a configuration, and prints what it wrote.
     pub fn draw_motion(
@@ -273,22 +309,40 @@ impl RunOptions {
         schedule(self.save_every)
     }
 
-    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`
-    /// and `--every`.
+    /// Returns the [`plan`] of a fixed-step run of step `h` to `t_end` with `--save-every`,
+    /// `--every`, `--checkpoint`, `--checkpoint-every` and `--resume`.
     pub fn plan(&self, h: f64, t_end: f64) -> Result<Plan, Box<dyn Error>> {
         let plan = plan(h, t_end, self.save_every)?;
+        self.with_run_options(plan)
+    }
+
+    /// Returns the [`adaptive_plan`] of `--save-every` with `--every`, `--checkpoint`,
+    /// `--checkpoint-every` and `--resume`.
+    pub fn adaptive_plan(&self) -> Result<Plan, Box<dyn Error>> {
+        self.with_run_options(adaptive_plan(self.save_every)?)
+    }
+
+    /// Returns `plan` with `--every`, `--checkpoint`, `--checkpoint-every` and `--resume`.
+    fn with_run_options(&self, plan: Plan) -> Result<Plan, Box<dyn Error>> {
         Ok(Plan {
             every: self.every_or(1),
+            checkpoint: self.checkpointing()?,
+            resume: self.resume.clone(),
             ..plan
         })
     }
 
-    /// Returns the [`adaptive_plan`] of `--save-every` with `--every`.
-    pub fn adaptive_plan(&self) -> Result<Plan, Box<dyn Error>> {
-        Ok(Plan {
-            every: self.every_or(1),
-            ..adaptive_plan(self.save_every)?
-        })
+    /// Returns the checkpoint file and interval of `--checkpoint` and `--checkpoint-every`
+    /// (both already checked by the command line's value parsers), refusing an interval
+    /// without a file. Without `--checkpoint-every` a checkpoint is written only at the end
+    /// and when the run is interrupted.
+    pub fn checkpointing(&self) -> Result<Option<(PathBuf, Every)>, Box<dyn Error>> {
+        match (&self.checkpoint, self.checkpoint_every) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err("--checkpoint-every needs --checkpoint FILE".into()),
+            (Some(file), Some(dt)) => Ok(Some((file.clone(), Every::Time(dt)))),
+            (Some(file), None) => Ok(Some((file.clone(), Every::Steps(usize::MAX)))),
+        }
     }
 }
 
@@ -317,6 +371,8 @@ pub fn plan(h: f64, t_end: f64, save_every: Option<f64>) -> Result<Plan, Box<dyn
         progress: true,
         out: None,
         every: 1,
+        checkpoint: None,
+        resume: None,
     })
 }
 
@@ -331,6 +387,8 @@ pub fn adaptive_plan(save_every: Option<f64>) -> Result<Plan, Box<dyn Error>> {
         progress: true,
         out: None,
         every: 1,
+        checkpoint: None,
+        resume: None,
     })
 }
 
@@ -534,6 +592,7 @@ pub fn simulate<'a, I, Stepped, Observed, const N: usize, const M: usize>(
 ) -> Result<Trajectory, Box<dyn Error>>
 where
     I: Integrator<Stepped, N> + 'a,
+    Stepped: ModelIdentity,
     Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
     // The driver stops at the first step that reaches its end time: ask for `steps · h`.
@@ -555,7 +614,8 @@ pub fn simulate_adaptive<'a, Model, const N: usize, const M: usize>(
     plan: &Plan,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
-    Model: InertiaGradient<N>
+    Model: ModelIdentity
+        + InertiaGradient<N>
         + Potential<N>
         + HolonomicKinematics<N, M>
         + AppliedForces<N>
@@ -598,7 +658,7 @@ fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     report: impl FnOnce(&St::Integrator),
 ) -> Result<Trajectory, Box<dyn Error>>
 where
-    Model: ?Sized,
+    Model: ModelIdentity + ?Sized,
     St: Stepper<Model, State = State<N>>,
     St::Integrator: Sized + 'a,
     Observed: Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
@@ -610,8 +670,8 @@ where
     for column in columns {
         run = run.observe(column.observer());
     }
+    let (run, stream) = checkpointed(run, plan)?;
     let summary_ref = &summary;
-    let stream = plan.out.as_deref().map(table_sink).transpose()?;
     let mut run = run
         .on_step(move |_, state| {
             let mut s = summary_ref.get();
@@ -647,6 +707,77 @@ pub fn thinned(error: SimulationError, rows: usize) -> SimulationError {
         SimulationError::Interrupted { t, .. } => SimulationError::Interrupted { t, rows },
         other => other,
     }
+}
+
+/// The stream of a run's rows to its file, if it has one ([`plan_sink`]).
+pub type Stream = Option<Box<dyn Sink>>;
+
+/// Sets up the checkpoints of `plan` on `run` ([`Simulation::checkpoint_every`]) and resumes
+/// it from `plan.resume` ([`Simulation::resume_from`]), and returns it with the stream of
+/// `plan.out` ([`plan_sink`]). Call it after the observers are added (a resume checks the
+/// columns).
+pub fn checkpointed<'m, Model, St>(
+    run: Simulation<'m, Model, St>,
+    plan: &Plan,
+) -> Result<(Simulation<'m, Model, St>, Stream), Box<dyn Error>>
+where
+    Model: ModelIdentity + ?Sized,
+    St: Stepper<Model>,
+{
+    let run = with_checkpoints(run, plan)?;
+    Ok((run, plan_sink(plan)?))
+}
+
+/// Sets up the checkpoints of `plan` on `run` and resumes it from `plan.resume`, for an
+/// example with a loop of its own (the sink is [`plan_sink`]'s).
+pub fn with_checkpoints<'m, Model, St, K>(
+    run: Simulation<'m, Model, St, K>,
+    plan: &Plan,
+) -> Result<Simulation<'m, Model, St, K>, Box<dyn Error>>
+where
+    Model: ModelIdentity + ?Sized,
+    St: Stepper<Model>,
+    K: Sink,
+{
+    let mut run = run;
+    if let Some((file, every)) = &plan.checkpoint {
+        create_parent(file)?;
+        run = run.checkpoint_every(*every, file.clone())?;
+    }
+    match &plan.resume {
+        Some(from) => Ok(run.resume_from(from)?),
+        None => Ok(run),
+    }
+}
+
+/// Returns the stream of `plan.out`: a new file ([`table_sink`]), or on a resume the file
+/// continued from the checkpoint's position ([`resume_sink`]); `None` without `plan.out`.
+pub fn plan_sink(plan: &Plan) -> Result<Stream, Box<dyn Error>> {
+    let Some(out) = plan.out.as_deref() else {
+        return Ok(None);
+    };
+    match &plan.resume {
+        None => table_sink(out).map(Some),
+        Some(from) => resume_sink(out, &Checkpoint::read(from)?.output).map(Some),
+    }
+}
+
+/// Returns a sink that continues the output `path` of a checkpointed run at `position`: the
+/// CSV cut to its length at the checkpoint and appended to ([`CsvSink::resume_file`]), or the
+/// Parquet dataset without the parts written after the checkpoint ([`ParquetDataset::open`];
+/// a checkpoint closes the open part, so none is ever rewritten).
+pub fn resume_sink(
+    path: &Path,
+    position: &OutputPosition,
+) -> Result<Box<dyn Sink>, Box<dyn Error>> {
+    if is_parquet(path) {
+        let dataset = ParquetDataset::open(path)
+            .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+        return Ok(Box::new(dataset));
+    }
+    let sink = CsvSink::resume_file(path, position)
+        .map_err(|e| format!("cannot continue {}: {e}", path.display()))?;
+    Ok(Box::new(sink))
 }
 
 /// Steps `integrator` (of step `h`) on `model` from `initial` for `steps` steps through the driver and

@@ -98,7 +98,8 @@ impl Options {
 /// A rigid body with `N` coordinates and `M` constraint rows, with the model capabilities the
 /// methods need and the conversions of its coordinates.
 pub trait Body<const N: usize, const M: usize>:
-    InertiaGradient<N>
+    mechanism::runtime::checkpoint::ModelIdentity
+    + InertiaGradient<N>
     + Potential<N>
     + HolonomicKinematics<N, M>
     + AppliedForces<N>

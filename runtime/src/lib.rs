@@ -91,6 +91,7 @@
 #![warn(missing_docs)]
 
 pub mod capabilities;
+pub mod checkpoint;
 pub mod discrete_gradient;
 pub mod error;
 pub mod fma;

@@ -17,6 +17,7 @@ pub mod derive;
 pub mod errors;
 pub mod family;
 pub mod generate;
+pub mod identity;
 pub mod integrators;
 pub mod lower;
 pub mod model;
@@ -32,12 +33,15 @@ use crate::ast::Mechanism;
 
 /// Expands a `mechanism!` invocation; errors become `compile_error!` plus a stub type.
 pub fn expand(input: TokenStream) -> TokenStream {
-    let ast: Mechanism = match syn::parse2(input) {
+    let ast: Mechanism = match syn::parse2(input.clone()) {
         Ok(ast) => ast,
         Err(error) => return error.to_compile_error(),
     };
     match expand_model(&ast) {
-        Ok(tokens) => tokens,
+        Ok(tokens) => {
+            let identity = identity::emit(&input, &ast);
+            quote::quote!(#tokens #identity)
+        }
         Err(error) => generate::fallback(&ast, &error),
     }
 }

@@ -172,6 +172,11 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
         }
     }
 
+    /// Returns the guard's limit (infinite when it is off).
+    pub(crate) fn limit(&self) -> f64 {
+        self.guard.limit
+    }
+
     /// Replaces the guard's settings; the run goes on with its `H₀` and scale.
     pub(crate) fn set_guard(&mut self, guard: EnergyGuard) {
         self.guard = guard;
@@ -185,6 +190,31 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
         } else {
             0.0
         };
+    }
+
+    /// Writes the run the guard measures into `out` (for a checkpoint): whether one runs, its
+    /// `H₀`, scale, bath share and last configuration.
+    pub(crate) fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put_flag("guard.running", self.running);
+        out.put(
+            "guard.energy",
+            &[self.initial, self.scale, self.exchange, self.guard.limit],
+        );
+        out.put("guard.last_q", self.last_q.as_ref());
+    }
+
+    /// Restores what [`save`](Self::save) wrote, checking every field first.
+    pub(crate) fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let running = from.flag("guard.running")?;
+        let energy = from.values("guard.energy", 4)?;
+        let last_q = from.values("guard.last_q", self.last_q.as_ref().len())?;
+        self.running = running;
+        (self.initial, self.scale, self.exchange) = (energy[0], energy[1], energy[2]);
+        self.last_q.as_mut().copy_from_slice(last_q);
+        Ok(())
     }
 
     /// Forgets the run, so that the next step starts a new one (after a change of the model).

@@ -46,6 +46,36 @@ pub trait Integrator<Model, const N: usize> {
     fn admit_energy_exchange(&mut self, energy: f64) {
         let _ = energy;
     }
+
+    /// Returns the integrator's identity for a checkpoint
+    /// ([`CarriedState::identity`](crate::checkpoint::CarriedState::identity)), or `None`, the
+    /// default, for an integrator that cannot be checkpointed yet (the driver then refuses to
+    /// write or resume one).
+    ///
+    /// These three methods reach an integrator's [`CarriedState`](crate::checkpoint::CarriedState)
+    /// through the trait the driver holds it by (boxed or not); a wrapper such as
+    /// [`Langevin`](crate::Langevin) adds its own state to its inner integrator's.
+    fn carried_identity(&self) -> Option<crate::checkpoint::IntegratorIdentity> {
+        None
+    }
+
+    /// Writes what the integrator carries between steps into `out`; the default writes
+    /// nothing.
+    fn save_carried(&self, out: &mut crate::checkpoint::Carried) {
+        let _ = out;
+    }
+
+    /// Restores what [`save_carried`](Self::save_carried) wrote; the default fails with
+    /// [`CheckpointError::Unsupported`](crate::checkpoint::CheckpointError::Unsupported).
+    fn restore_carried(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let _ = from;
+        Err(crate::checkpoint::CheckpointError::Unsupported {
+            integrator: crate::checkpoint::short_type_name::<Self>(),
+        })
+    }
 }
 
 /// Advances a state of a sparse-tier model (sizes known at construction) by one step.
@@ -67,6 +97,36 @@ pub trait SparseIntegrator<Model: ?Sized> {
     /// nothing.
     fn admit_energy_exchange(&mut self, energy: f64) {
         let _ = energy;
+    }
+
+    /// Returns the integrator's identity for a checkpoint
+    /// ([`CarriedState::identity`](crate::checkpoint::CarriedState::identity)), or `None`, the
+    /// default, for an integrator that cannot be checkpointed yet (the driver then refuses to
+    /// write or resume one).
+    ///
+    /// These three methods reach an integrator's [`CarriedState`](crate::checkpoint::CarriedState)
+    /// through the trait the driver holds it by (boxed or not); a wrapper such as
+    /// [`Langevin`](crate::Langevin) adds its own state to its inner integrator's.
+    fn carried_identity(&self) -> Option<crate::checkpoint::IntegratorIdentity> {
+        None
+    }
+
+    /// Writes what the integrator carries between steps into `out`; the default writes
+    /// nothing.
+    fn save_carried(&self, out: &mut crate::checkpoint::Carried) {
+        let _ = out;
+    }
+
+    /// Restores what [`save_carried`](Self::save_carried) wrote; the default fails with
+    /// [`CheckpointError::Unsupported`](crate::checkpoint::CheckpointError::Unsupported).
+    fn restore_carried(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let _ = from;
+        Err(crate::checkpoint::CheckpointError::Unsupported {
+            integrator: crate::checkpoint::short_type_name::<Self>(),
+        })
     }
 }
 
@@ -93,6 +153,21 @@ where
     fn admit_energy_exchange(&mut self, energy: f64) {
         (**self).admit_energy_exchange(energy)
     }
+
+    fn carried_identity(&self) -> Option<crate::checkpoint::IntegratorIdentity> {
+        (**self).carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut crate::checkpoint::Carried) {
+        (**self).save_carried(out)
+    }
+
+    fn restore_carried(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        (**self).restore_carried(from)
+    }
 }
 
 /// A boxed sparse-tier integrator steps as the integrator it holds (e.g.
@@ -109,5 +184,20 @@ where
 
     fn admit_energy_exchange(&mut self, energy: f64) {
         (**self).admit_energy_exchange(energy)
+    }
+
+    fn carried_identity(&self) -> Option<crate::checkpoint::IntegratorIdentity> {
+        (**self).carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut crate::checkpoint::Carried) {
+        (**self).save_carried(out)
+    }
+
+    fn restore_carried(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        (**self).restore_carried(from)
     }
 }

@@ -93,3 +93,15 @@ impl PotentialThirdDerivative<1> for HarmonicOscillator {
         out[0] = 0.0;
     }
 }
+
+/// A hand-written model's identity: a constant that names its equations, and its parameters.
+impl crate::checkpoint::ModelIdentity for HarmonicOscillator {
+    const STRUCTURE: u64 = crate::checkpoint::fnv1a(b"HarmonicOscillator: m q'' = -k q", 0);
+
+    fn parameters(&self) -> Vec<(String, Vec<f64>)> {
+        vec![
+            ("mass".to_string(), vec![self.mass]),
+            ("stiffness".to_string(), vec![self.stiffness]),
+        ]
+    }
+}

@@ -14,6 +14,10 @@ use crate::error::StepError;
 use crate::integrators::stabilized::AdaptiveRk;
 use crate::state::{DynState, State};
 
+mod checkpointing;
+
+pub use checkpointing::Every;
+
 /// A closure called after every successful step.
 type Monitor<'m, I, S> = Box<dyn FnMut(&I, &S) + 'm>;
 
@@ -94,6 +98,10 @@ pub enum SimulationError {
         /// The number of rows written, all of them finished in the sink.
         rows: usize,
     },
+    /// A checkpoint could not be written, or the run could not continue the one it resumes
+    /// from (see [`CheckpointError`](crate::checkpoint::CheckpointError)).
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
 }
 
 /// A run of a model from an initial state to an end time, writing rows (`t`, `q.*`, `v.*`,
@@ -166,6 +174,12 @@ pub struct Simulation<'m, Model: ?Sized, St: Stepper<Model>, K: Sink = Table> {
     started: bool,
     finished: bool,
     interrupt: Option<&'m AtomicBool>,
+    /// The schedule as given, kept for checkpoints.
+    schedule: Schedule,
+    /// Where and how often to write checkpoints, if at all.
+    checkpoint: Option<Box<checkpointing::Plan>>,
+    /// The checkpoint this run resumes from, until [`start`](Self::start) continues its output.
+    resume: Option<Box<checkpointing::Resume>>,
     #[cfg(feature = "indicatif")]
     progress: Option<super::progress::Progress>,
 }
@@ -269,7 +283,7 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
                 value: t_end,
             });
         }
-        let pending = Pending::new(schedule, t0, t_end)?;
+        let pending = Pending::new(schedule.clone(), t0, t_end)?;
         let n = initial.q().len();
         Ok(Simulation {
             model,
@@ -293,6 +307,9 @@ impl<'m, Model: ?Sized, St: Stepper<Model>> Simulation<'m, Model, St> {
             started: false,
             finished: false,
             interrupt: None,
+            schedule,
+            checkpoint: None,
+            resume: None,
             #[cfg(feature = "indicatif")]
             progress: None,
         })
@@ -399,6 +416,9 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             started: self.started,
             finished: self.finished,
             interrupt: self.interrupt,
+            schedule: self.schedule,
+            checkpoint: self.checkpoint,
+            resume: self.resume,
             #[cfg(feature = "indicatif")]
             progress: self.progress,
         }
@@ -561,7 +581,15 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
             .interrupt
             .is_some_and(|flag| flag.load(Ordering::Relaxed))
         {
+            // The checkpoint first: it records the output as the uninterrupted run has it at
+            // this step boundary, before finishing the sink may write a row a thinning sink
+            // held back for the end. The sink is finished whatever the checkpoint's outcome.
+            let checkpoint = match self.checkpoint {
+                Some(_) => self.write_checkpoint(),
+                None => Ok(()),
+            };
             self.sink.finish()?;
+            checkpoint?;
             return Err(SimulationError::Interrupted {
                 t: self.state.t(),
                 rows: self.rows,
@@ -650,9 +678,20 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         if let Some(progress) = &self.progress {
             progress.update((t_now - self.t0) / (self.t_end - self.t0));
         }
+        if let Some(plan) = &self.checkpoint {
+            if !at_end && plan.is_due(self.steps, t_now, self.t0) {
+                self.write_checkpoint()?;
+            }
+        }
         if at_end {
             self.finished = true;
+            // The sink first, then the checkpoint: a finished run's checkpoint holds the
+            // whole output, with any row a thinning sink held back for the end, so that a
+            // resume from it leaves the file as it is.
             self.sink.finish()?;
+            if self.checkpoint.is_some() {
+                self.write_checkpoint()?;
+            }
             #[cfg(feature = "indicatif")]
             if let Some(progress) = &self.progress {
                 progress.finish();
@@ -716,6 +755,9 @@ impl<'m, Model: ?Sized, St: Stepper<Model>, K: Sink> Simulation<'m, Model, St, K
         let columns = self.columns();
         self.widths = self.observers.iter().map(|o| o.names().len()).collect();
         self.row = vec![0.0; columns.len()];
+        if let Some(resume) = self.resume.take() {
+            return self.continue_output(&columns, &resume);
+        }
         self.sink.begin(&columns, self.pending.rows())?;
         for (index, event) in self.events.iter_mut().enumerate() {
             event.last = event

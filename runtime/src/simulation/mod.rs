@@ -46,17 +46,24 @@
 //! [`on_step`](Simulation::on_step) monitors; the ladder's streaming writer is a [`CsvSink`];
 //! `--save-every DT` is [`Schedule::Every`].
 //!
+//! A run that must survive its job's time limit writes checkpoints
+//! ([`Simulation::checkpoint_every`]: every `Δt` of simulated time or every `k` steps, at the
+//! end and on an interrupt) and a fresh run continues from one bit for bit
+//! ([`Simulation::resume_from`], with [`CsvSink::resume_file`] continuing the CSV); the
+//! format, the keys and the errors are [`crate::checkpoint`]'s.
+//!
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
 //! integrators), `observer` (what to write), `output` (where to write), `event` (when to stop
-//! early, and where the crossing was), `driver` (the loop),
-//! `progress` (the bar), and `statistics` (batch means over every step, for
-//! [`on_step`](Simulation::on_step) monitors).
+//! early, and where the crossing was), `driver` (the loop), `driver/checkpointing`
+//! (checkpoints and resume), `progress` (the bar), and `statistics` (batch means over every
+//! step, for [`on_step`](Simulation::on_step) monitors).
 //!
 //! # What lives here and what does not
 //!
 //! The runtime is linked by code that `mechanism!` generates, so this module adds no
-//! dependency to it by default: the driver, schedules, observers, the table and the CSV writer
-//! are plain `std` (CSV of numbers needs no crate: the header is names joined by commas, the
+//! dependency to it by default beyond the checkpoints' (`serde`, `postcard` and `crc32fast`,
+//! small and used only when a checkpoint is written or read): the driver, schedules,
+//! observers, the table and the CSV writer are plain `std` (CSV of numbers needs no crate: the header is names joined by commas, the
 //! numbers are written in Rust's shortest round-trip form). The progress bar needs
 //! `indicatif` and is behind the runtime's feature `indicatif`
 //! (`Simulation::with_progress`); heavier output — plots, GIFs, Parquet, thread pools for
@@ -73,10 +80,10 @@ mod schedule;
 mod statistics;
 mod stepper;
 
-pub use driver::{Simulation, SimulationError, StopReason};
+pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
-pub use output::{family, write_number, CsvSink, Sink, Table, FLUSH_INTERVAL};
+pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLUSH_INTERVAL};
 pub use schedule::{grid_tolerance, Schedule};
 pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};

@@ -6,8 +6,12 @@
 //! straight into the writer without a per-row allocation. The facade crate adds a Parquet sink,
 //! `mechanism::parquet::ParquetSink`.
 
-use std::io::{self, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+pub use crate::checkpoint::OutputPosition;
 
 /// Receives the driver's rows: the column names once, then one row per output time.
 ///
@@ -29,6 +33,23 @@ pub trait Sink {
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
+
+    /// Flushes what is buffered and returns where the output is, for a checkpoint: the byte
+    /// length of a file the rows stream into, or the parts of a dataset closed so far. The
+    /// default, for a sink that keeps nothing a resumed run must continue (a [`Table`] in
+    /// memory), is no position.
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        Ok(OutputPosition::default())
+    }
+
+    /// Continues the output of a checkpointed run at `position`, with `columns`, instead of
+    /// [`begin`](Self::begin): a sink that writes a file checks that it holds exactly what the
+    /// run had written at the checkpoint and writes no header. The default begins afresh (a
+    /// [`Table`] then holds the rows from the checkpoint on).
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        let _ = position;
+        self.begin(columns, None)
+    }
 }
 
 /// Forwards to the boxed sink, so that a sink chosen at run time (`Box<dyn Sink>`, e.g. CSV or
@@ -48,6 +69,14 @@ impl<S: Sink + ?Sized> Sink for Box<S> {
 
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        (**self).position()
+    }
+
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        (**self).resume(columns, position)
     }
 }
 
@@ -78,6 +107,24 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
         let second = self.1.finish();
         first.and(second)
     }
+
+    /// Returns the first sink's file position where it has one, else the second's (the
+    /// usual pair is a [`Table`] for plots and a file).
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        let (first, second) = (self.0.position()?, self.1.position()?);
+        let file = if first.bytes.is_some() { first } else { second };
+        Ok(OutputPosition {
+            rows: first.rows.max(second.rows),
+            bytes: file.bytes,
+            crc32: file.crc32,
+            parts: first.parts.or(second.parts),
+        })
+    }
+
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        self.0.resume(columns, position)?;
+        self.1.resume(columns, position)
+    }
 }
 
 /// Forwards to the sink if there is one and discards the rows otherwise, so that an output
@@ -100,6 +147,16 @@ impl<S: Sink> Sink for Option<S> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.as_mut().map_or(Ok(()), Sink::finish)
+    }
+
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        self.as_mut()
+            .map_or(Ok(OutputPosition::default()), Sink::position)
+    }
+
+    fn resume(&mut self, columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        self.as_mut()
+            .map_or(Ok(()), |sink| sink.resume(columns, position))
     }
 }
 
@@ -190,11 +247,46 @@ impl Sink for Table {
 /// where a flush of a full `BufWriter` buffer was interrupted mid-row (the buffer is written
 /// when it fills, wherever a row ends); every line before it is complete. A sink flushed by
 /// [`Sink::finish`] (the end of the run, or an interrupt) has only complete lines.
+///
+/// # Resuming
+///
+/// The sink counts the bytes it writes and their CRC-32 (crc32fast, some GB/s: nothing next
+/// to formatting the numbers); [`Sink::position`] flushes and reports both, and a checkpoint
+/// keeps them. [`CsvSink::resume_file`] opens the file again, checks the CRC-32 of its first
+/// bytes (another run's file, or one edited since, is refused), cuts it to that length (the
+/// rows written after the checkpoint, which the resumed run writes again) and appends, so that
+/// the resumed run's file equals the uninterrupted run's byte for byte.
 #[derive(Debug)]
 pub struct CsvSink<W: Write> {
     out: W,
     interval: Duration,
     last_flush: Option<Instant>,
+    /// The bytes in the writer: those written through this sink, plus those it held when the
+    /// sink was created to continue it.
+    bytes: u64,
+    /// The CRC-32 of those bytes.
+    crc: crc32fast::Hasher,
+}
+
+/// A writer that counts the bytes written through it, so that the sink knows its file's
+/// length without asking the writer (a `BufWriter` cannot tell).
+struct Counting<'a, W> {
+    out: &'a mut W,
+    bytes: &'a mut u64,
+    crc: &'a mut crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(buf)?;
+        *self.bytes += written as u64;
+        self.crc.update(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// The longest wall time a [`CsvSink`] keeps written rows in its writer's buffer while rows
@@ -204,10 +296,33 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 impl<W: Write> CsvSink<W> {
     /// Streams to `out`, flushing it at least every [`FLUSH_INTERVAL`] while rows come.
     pub fn new(out: W) -> Self {
+        Self::continuing(out, 0, 0)
+    }
+
+    /// Streams to `out`, which already holds the first `bytes` bytes of the run's CSV, of
+    /// CRC-32 `crc32` (the file at a checkpoint): [`Sink::resume`] accepts a checkpoint of
+    /// exactly that length and CRC and appends after it.
+    pub fn continuing(out: W, bytes: u64, crc32: u32) -> Self {
         CsvSink {
             out,
             interval: FLUSH_INTERVAL,
             last_flush: None,
+            bytes,
+            crc: crc32fast::Hasher::new_with_initial_len(crc32, bytes),
+        }
+    }
+
+    /// Returns the number of bytes in the writer (written through the sink, or held before).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Returns the writer with the byte counter, for writing through.
+    fn counting(&mut self) -> Counting<'_, W> {
+        Counting {
+            out: &mut self.out,
+            bytes: &mut self.bytes,
+            crc: &mut self.crc,
         }
     }
 
@@ -237,12 +352,12 @@ impl<W: Write> CsvSink<W> {
 
 impl<W: Write> Sink for CsvSink<W> {
     fn begin(&mut self, columns: &[String], _rows: Option<usize>) -> io::Result<()> {
-        write_header(&mut self.out, columns)?;
+        write_header(&mut self.counting(), columns)?;
         self.flush_now(Instant::now())
     }
 
     fn row(&mut self, values: &[f64]) -> io::Result<()> {
-        write_row(&mut self.out, values)?;
+        write_row(&mut self.counting(), values)?;
         let now = Instant::now();
         match self.last_flush {
             Some(last) if now.saturating_duration_since(last) < self.interval => Ok(()),
@@ -252,6 +367,89 @@ impl<W: Write> Sink for CsvSink<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.flush_now(Instant::now())
+    }
+
+    fn position(&mut self) -> io::Result<OutputPosition> {
+        self.flush_now(Instant::now())?;
+        Ok(OutputPosition {
+            rows: 0,
+            bytes: Some(self.bytes),
+            crc32: Some(self.crc.clone().finalize()),
+            parts: None,
+        })
+    }
+
+    /// Writes no header: the writer must hold exactly the checkpoint's bytes (a sink made by
+    /// [`CsvSink::resume_file`] or [`CsvSink::continuing`]); any other length is an
+    /// `InvalidInput` error rather than a file with a gap or a repeated stretch.
+    fn resume(&mut self, _columns: &[String], position: &OutputPosition) -> io::Result<()> {
+        let crc = self.crc.clone().finalize();
+        match position.bytes {
+            Some(bytes) if bytes == self.bytes && position.crc32.is_none_or(|c| c == crc) => Ok(()),
+            expected => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the CSV writer holds {} bytes where the checkpoint's file had {}; continue \
+                     the file with CsvSink::resume_file",
+                    self.bytes,
+                    expected.map_or("none (the checkpoint has no CSV)".to_string(), |b| b
+                        .to_string())
+                ),
+            )),
+        }
+    }
+}
+
+impl CsvSink<io::BufWriter<File>> {
+    /// Opens the CSV file `path` of a checkpointed run to continue it: the file must hold at
+    /// least the checkpoint's `position.bytes`, with the checkpoint's CRC-32 (else
+    /// `InvalidData`: it is not the file the run wrote, or it was cut or edited), is cut to
+    /// exactly that length (dropping the rows written after the checkpoint, which the resumed
+    /// run writes again) and is appended to. Reading the prefix for its CRC takes a second
+    /// per GB or so, once.
+    pub fn resume_file(path: &Path, position: &OutputPosition) -> io::Result<Self> {
+        let Some(bytes) = position.bytes else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the checkpoint records no CSV file position",
+            ));
+        };
+        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let length = file.metadata()?.len();
+        if length < bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} has {length} bytes, fewer than the {bytes} it had at the checkpoint",
+                    path.display()
+                ),
+            ));
+        }
+        let mut crc = crc32fast::Hasher::new();
+        let mut buffer = vec![0u8; 1 << 16];
+        let mut left = bytes;
+        while left > 0 {
+            let chunk = buffer
+                .len()
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            file.read_exact(&mut buffer[..chunk])?;
+            crc.update(&buffer[..chunk]);
+            left -= chunk as u64;
+        }
+        let crc = crc.finalize();
+        if position.crc32.is_some_and(|expected| expected != crc) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is not the file the checkpointed run wrote: its first {bytes} bytes \
+                     differ from the checkpoint's (CRC-32)",
+                    path.display()
+                ),
+            ));
+        }
+        file.set_len(bytes)?;
+        file.seek(SeekFrom::End(0))?;
+        Ok(Self::continuing(io::BufWriter::new(file), bytes, crc))
     }
 }
 

@@ -9,7 +9,7 @@ use super::SimulationError;
 /// method must land on each of them (within [`grid_tolerance`]), an adaptive method with dense
 /// output ([`Dopri5`](crate::Dopri5)) evaluates its continuous extension there, and an adaptive
 /// method without one shortens its step to land there.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Schedule {
     /// After every step.
     EveryStep,
@@ -150,6 +150,50 @@ impl Pending {
             }
             Pending::At { times, next } => times.get(*next).copied(),
         }
+    }
+
+    /// Returns the position of the schedule, for a checkpoint.
+    pub(super) fn position(&self) -> crate::checkpoint::SchedulePosition {
+        match self {
+            Pending::Steps(_) => crate::checkpoint::SchedulePosition::default(),
+            Pending::Every {
+                next, end_written, ..
+            } => crate::checkpoint::SchedulePosition {
+                next: *next as u64,
+                end_written: *end_written,
+            },
+            Pending::At { next, .. } => crate::checkpoint::SchedulePosition {
+                next: *next as u64,
+                end_written: false,
+            },
+        }
+    }
+
+    /// Moves the schedule to `position` of a run that started at `start` (a resumed run's
+    /// start is the checkpointed run's); fails naming the index if the schedule has no such
+    /// position.
+    pub(super) fn restore(
+        &mut self,
+        position: crate::checkpoint::SchedulePosition,
+        start: f64,
+    ) -> Result<(), String> {
+        let index = usize::try_from(position.next).map_err(|_| position.next.to_string())?;
+        match self {
+            Pending::Steps(_) => {}
+            Pending::Every {
+                t0,
+                next,
+                end_written,
+                ..
+            } => {
+                *t0 = start;
+                *next = index;
+                *end_written = position.end_written;
+            }
+            Pending::At { times, next } if index <= times.len() => *next = index,
+            Pending::At { .. } => return Err(position.next.to_string()),
+        }
+        Ok(())
     }
 
     /// Marks the time returned by [`next_time`](Self::next_time) as written.

@@ -1,5 +1,6 @@
 //! The seam between the driver and the integrators of both tiers: one trait, three adapters.
 
+use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::integrators::stabilized::AdaptiveRk;
 use crate::integrators::{Integrator, SparseIntegrator};
@@ -21,6 +22,9 @@ pub trait StateView: Clone {
     /// Copies `other` into `self`, reusing `self`'s buffers (no allocation when the sizes
     /// agree; a derived `clone_from` would allocate).
     fn copy_from(&mut self, other: &Self);
+
+    /// Sets the state to `(t, q, v)` (a resumed run's), `q` and `v` as long as the state's.
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]);
 }
 
 impl<const N: usize> StateView for State<N> {
@@ -38,6 +42,12 @@ impl<const N: usize> StateView for State<N> {
     }
     fn copy_from(&mut self, other: &Self) {
         *self = *other;
+    }
+
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]) {
+        self.t = t;
+        self.q.copy_from_slice(q);
+        self.v.copy_from_slice(v);
     }
 }
 
@@ -58,6 +68,14 @@ impl StateView for DynState {
         self.t = other.t;
         self.q.clone_from(&other.q);
         self.v.clone_from(&other.v);
+    }
+
+    fn assign(&mut self, t: f64, q: &[f64], v: &[f64]) {
+        self.t = t;
+        self.q.clear();
+        self.q.extend_from_slice(q);
+        self.v.clear();
+        self.v.extend_from_slice(v);
     }
 }
 
@@ -103,6 +121,27 @@ pub trait Stepper<Model: ?Sized> {
             requirement: "a continuous extension (dense output) to report between steps",
         })
     }
+
+    /// Returns the integrator's identity for a checkpoint, or `None` if it cannot be
+    /// checkpointed ([`Integrator::carried_identity`]).
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        None
+    }
+
+    /// Writes what the integrator carries between steps into `out`; the default writes
+    /// nothing.
+    fn save_carried(&self, out: &mut Carried) {
+        let _ = out;
+    }
+
+    /// Restores what [`save_carried`](Self::save_carried) wrote; the default fails with
+    /// `Unsupported`.
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        let _ = from;
+        Err(CheckpointError::Unsupported {
+            integrator: crate::checkpoint::short_type_name::<Self>(),
+        })
+    }
 }
 
 /// Adapts a fixed-size-tier [`Integrator`] with state [`State<N>`].
@@ -122,6 +161,18 @@ where
 
     fn step(&mut self, model: &Model, state: &mut State<N>, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.0.carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save_carried(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore_carried(from)
     }
 }
 
@@ -144,6 +195,18 @@ where
 
     fn step(&mut self, model: &Model, state: &mut DynState, _t_stop: f64) -> Result<(), StepError> {
         self.0.step(model, state).map(|_| ())
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.0.carried_identity()
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save_carried(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore_carried(from)
     }
 }
 
@@ -175,5 +238,17 @@ where
 
     fn interpolate(&mut self, model: &Model, t: f64, out: &mut State<N>) -> Result<(), StepError> {
         self.0.dense_output(model, t, out)
+    }
+
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        Some(self.0.identity())
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.0.save(out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.0.restore(from)
     }
 }

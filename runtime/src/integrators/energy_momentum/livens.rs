@@ -478,6 +478,8 @@ impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Livens<N, M
 where
     Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_parameters(model)?;
         let t = state.t;
@@ -569,6 +571,51 @@ where
             factorizations,
             newton_iterations: iterations as u32,
         })
+    }
+}
+
+/// The momentum `p` of the last step with the `(q, v)` it belongs to (recomputing it from
+/// `M(q) v` would not give the same bits), the multipliers and the averaged ones.
+impl<const N: usize, const M: usize> crate::checkpoint::CarriedState for Livens<N, M> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!("Livens<{N}, {M}>"))
+            .setting("h", self.h)
+            .setting("tolerance", self.tolerance)
+            .setting("max_iterations", self.max_iterations as f64)
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put_flag("carried", self.carried.is_some());
+        let zero = SVector::<f64, N>::zeros();
+        let (q, v, p) = self
+            .carried
+            .as_ref()
+            .map_or((zero, zero, zero), |c| (c.q, c.v, c.p));
+        out.put("carried.q", q.as_slice());
+        out.put("carried.v", v.as_slice());
+        out.put("carried.p", p.as_slice());
+        out.put("multipliers", self.multipliers.as_slice());
+        out.put_flag("averaged", self.averaged_multipliers.is_some());
+        let averaged = self.averaged_multipliers.unwrap_or_else(SVector::zeros);
+        out.put("averaged_multipliers", averaged.as_slice());
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let carried = from.flag("carried")?.then_some(());
+        let q = SVector::from_column_slice(from.values("carried.q", N)?);
+        let v = SVector::from_column_slice(from.values("carried.v", N)?);
+        let p = SVector::from_column_slice(from.values("carried.p", N)?);
+        let multipliers = SVector::from_column_slice(from.values("multipliers", M)?);
+        let averaged = from.flag("averaged")?;
+        let averaged_multipliers =
+            SVector::from_column_slice(from.values("averaged_multipliers", M)?);
+        self.carried = carried.map(|()| Carried { q, v, p });
+        self.multipliers = multipliers;
+        self.averaged_multipliers = averaged.then_some(averaged_multipliers);
+        Ok(())
     }
 }
 

@@ -70,6 +70,8 @@ impl<Model, const N: usize> Integrator<Model, N> for Rk4<N>
 where
     Model: ConstantMass<N> + Potential<N>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }
@@ -108,5 +110,25 @@ where
             factorizations,
             newton_iterations: 0,
         })
+    }
+}
+
+/// Only the energy guard's run: the method carries nothing else from one step to the next.
+impl<const N: usize> crate::checkpoint::CarriedState for Rk4<N> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!("Rk4<{N}>"))
+            .setting("h", self.h)
+            .setting("energy_guard", self.watch.limit())
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        self.watch.save(out);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        self.watch.restore(from)
     }
 }

@@ -69,6 +69,8 @@ impl<Model, const N: usize> Integrator<Model, N> for SymplecticEuler<N>
 where
     Model: ConstantMass<N> + Potential<N>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }
@@ -93,5 +95,25 @@ where
             factorizations,
             newton_iterations: 0,
         })
+    }
+}
+
+/// Only the energy guard's run: the method carries nothing else from one step to the next.
+impl<const N: usize> crate::checkpoint::CarriedState for SymplecticEuler<N> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!("SymplecticEuler<{N}>"))
+            .setting("h", self.h)
+            .setting("energy_guard", self.watch.limit())
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        self.watch.save(out);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        self.watch.restore(from)
     }
 }

@@ -28,6 +28,7 @@ use super::checks::{
     check_sparse_parameters, check_state, check_step_size,
 };
 use super::{Integrator, SparseIntegrator, StepReport};
+use crate::checkpoint::{Carried, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::integrators::checks::check_built_for;
 use crate::model::{Inertia, SparseInertia};
@@ -271,6 +272,74 @@ impl<I, S> LangevinScheme<I, S> {
         &mut self.inner
     }
 
+    /// Returns the identity of the scheme around the inner integrator's, if it has one.
+    fn identity_around(&self, inner: Option<IntegratorIdentity>) -> Option<IntegratorIdentity> {
+        let inner = inner?;
+        let mut identity = IntegratorIdentity::new(format!("Langevin({})", inner.name));
+        identity.settings = inner.settings;
+        Some(
+            identity
+                .setting("langevin.h", self.h)
+                .setting("langevin.friction", self.friction)
+                .setting("langevin.temperature", self.temperature),
+        )
+    }
+
+    /// Writes the noise stream's key, stream number and word position: restored, the stream
+    /// continues with the draws the uninterrupted run would have taken.
+    fn save_noise(&self, out: &mut Carried) {
+        let seed = self.rng.get_seed();
+        let mut words: Vec<u64> = seed
+            .chunks_exact(8)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .rev()
+                    .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+            })
+            .collect();
+        let position = self.rng.get_word_pos();
+        words.push(self.rng.get_stream());
+        words.push(position as u64);
+        words.push((position >> 64) as u64);
+        out.put_words("noise", &words);
+    }
+
+    /// Returns the noise stream that [`save_noise`](Self::save_noise) wrote.
+    fn noise_from(from: &Carried) -> Result<ChaCha8Rng, CheckpointError> {
+        let words = from.words("noise", 7)?;
+        let mut seed = [0u8; 32];
+        for (chunk, word) in seed.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        let mut rng = ChaCha8Rng::from_seed(seed);
+        rng.set_stream(words[4]);
+        rng.set_word_pos(u128::from(words[5]) | (u128::from(words[6]) << 64));
+        Ok(rng)
+    }
+
+    /// Returns the wrapped integrator's fields under `inner.` and the noise stream; the
+    /// Ornstein–Uhlenbeck flow and the trial state are rebuilt by every step.
+    fn save_with(&self, inner: impl FnOnce(&I, &mut Carried), out: &mut Carried) {
+        let mut fields = Carried::default();
+        inner(&self.inner, &mut fields);
+        out.put_nested("inner", fields);
+        self.save_noise(out);
+    }
+
+    /// Restores what [`save_with`](Self::save_with) wrote: the noise stream is decoded first,
+    /// so that a bad field leaves the scheme unchanged.
+    fn restore_with(
+        &mut self,
+        inner: impl FnOnce(&mut I, &Carried) -> Result<(), CheckpointError>,
+        from: &Carried,
+    ) -> Result<(), CheckpointError> {
+        let rng = Self::noise_from(from)?;
+        inner(&mut self.inner, &from.nested("inner"))?;
+        self.rng = rng;
+        Ok(())
+    }
+
     /// Restarts the noise stream from `seed`.
     pub fn reseed(&mut self, seed: u64) {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
@@ -374,6 +443,17 @@ where
     I: Integrator<Model, N>,
     Model: Inertia<N>,
 {
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.identity_around(self.inner.carried_identity())
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.save_with(|inner, out| inner.save_carried(out), out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.restore_with(|inner, from| inner.restore_carried(from), from)
+    }
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_parameters(model)?;
         check_state(state)?;
@@ -400,6 +480,18 @@ where
     I: SparseIntegrator<Model>,
     Model: SparseInertia + ?Sized,
 {
+    fn carried_identity(&self) -> Option<IntegratorIdentity> {
+        self.identity_around(self.inner.carried_identity())
+    }
+
+    fn save_carried(&self, out: &mut Carried) {
+        self.save_with(|inner, out| inner.save_carried(out), out)
+    }
+
+    fn restore_carried(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        self.restore_with(|inner, from| inner.restore_carried(from), from)
+    }
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_built_for(
             model.body_sizes() == self.flow.sizes(),

@@ -561,6 +561,8 @@ impl<Model, const N: usize> Integrator<Model, N> for Newmark<N>
 where
     Model: ConstantMass<N> + PotentialHessian<N>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.core.watch.admit(energy);
     }
@@ -584,6 +586,8 @@ impl<Model, const N: usize> Integrator<Model, N> for NewmarkOneIteration<N>
 where
     Model: ConstantMass<N> + PotentialHessian<N>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.core.watch.admit(energy);
     }
@@ -599,5 +603,81 @@ where
             |q, t| explicit_acceleration(model, mass, q, t),
             |predictor, a_k, t| newton_solve(model, predictor, beta_h2, a_k, Stop::FirstIterate, t),
         )
+    }
+}
+
+impl<const N: usize> Core<N> {
+    /// Returns the identity of the Newmark stepper `name` with this core's settings.
+    fn identity(&self, name: &str) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!("{name}<{N}>"))
+            .setting("h", self.h)
+            .setting("beta", self.beta)
+            .setting("energy_guard", self.watch.limit())
+    }
+
+    /// Writes the carried acceleration (with its configuration) and the energy guard's run.
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put_flag("carried", self.carried.is_some());
+        let (q, a) = self
+            .carried
+            .unwrap_or_else(|| (SVector::zeros(), SVector::zeros()));
+        out.put("carried.q", q.as_slice());
+        out.put("carried.a", a.as_slice());
+        self.watch.save(out);
+    }
+
+    /// Restores what [`save`](Self::save) wrote, checking every field first.
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let carried = from.flag("carried")?;
+        let q = SVector::from_column_slice(from.values("carried.q", N)?);
+        let a = SVector::from_column_slice(from.values("carried.a", N)?);
+        let mut watch = self.watch;
+        watch.restore(from)?;
+        self.carried = carried.then_some((q, a));
+        self.watch = watch;
+        Ok(())
+    }
+}
+
+/// The carried acceleration, which is also Newton's starting point (a warm start that changes
+/// the next step's bits), and the energy guard's run.
+impl<const N: usize> crate::checkpoint::CarriedState for Newmark<N> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        self.core
+            .identity("Newmark")
+            .setting("newton.tolerance", self.newton.tolerance)
+            .setting("newton.max_iterations", self.newton.max_iterations as f64)
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        self.core.save(out);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        self.core.restore(from)
+    }
+}
+
+/// The carried acceleration and the energy guard's run, as [`Newmark`]'s.
+impl<const N: usize> crate::checkpoint::CarriedState for NewmarkOneIteration<N> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        self.core.identity("NewmarkOneIteration")
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        self.core.save(out);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        self.core.restore(from)
     }
 }

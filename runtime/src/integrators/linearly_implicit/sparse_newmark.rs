@@ -179,6 +179,8 @@ where
     Model: SparseConstantMass + SparsePotential + ?Sized,
     SparseSystem: NewtonIterate<Model, Which> + MassSolve<Model> + EnergyTerms<Model>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }
@@ -236,5 +238,42 @@ where
         self.carried_a.copy_from_slice(&self.a_next);
         self.carried = true;
         Ok(report)
+    }
+}
+
+/// The carried acceleration (with its configuration) and the energy guard's run.
+impl<Which> crate::checkpoint::CarriedState for SparseNewmarkFirstIterate<Which> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!(
+            "SparseNewmarkFirstIterate<{}>",
+            crate::checkpoint::short_type_name::<Which>()
+        ))
+        .setting("h", self.h)
+        .setting("beta", self.beta)
+        .setting("energy_guard", self.watch.limit())
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put_flag("carried", self.carried);
+        out.put("carried.q", &self.carried_q);
+        out.put("carried.a", &self.carried_a);
+        self.watch.save(out);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let n = self.carried_q.len();
+        let carried = from.flag("carried")?;
+        let q = from.values("carried.q", n)?;
+        let a = from.values("carried.a", n)?;
+        let mut watch = self.watch.clone();
+        watch.restore(from)?;
+        self.carried = carried;
+        self.carried_q.copy_from_slice(q);
+        self.carried_a.copy_from_slice(a);
+        self.watch = watch;
+        Ok(())
     }
 }

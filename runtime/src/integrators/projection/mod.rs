@@ -344,6 +344,17 @@ impl<S: ProjectionSystem> Core<S> {
         check_finite_slice(self.predictor.as_slice(), "q", t)
     }
 
+    /// Returns the identity of the scheme `name` on this core's tier and settings.
+    fn identity(&self, name: &str) -> crate::checkpoint::IntegratorIdentity {
+        crate::checkpoint::IntegratorIdentity::new(format!(
+            "{name}<{}>",
+            crate::checkpoint::short_type_name::<S>()
+        ))
+        .setting("h", self.h)
+        .setting("tolerance", self.tolerance)
+        .setting("max_iterations", self.max_iterations as f64)
+    }
+
     fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
         self.tolerance = check_tolerance(tolerance)?;
         Ok(self)
@@ -418,3 +429,14 @@ macro_rules! shared_builders {
 }
 
 use shared_builders;
+
+/// Restores the rows `name` of `from` into `rows`, checking the length first.
+fn restore_rows(
+    from: &crate::checkpoint::Carried,
+    name: &str,
+    rows: &mut [f64],
+) -> Result<(), crate::checkpoint::CheckpointError> {
+    let values = from.values(name, rows.len())?;
+    rows.copy_from_slice(values);
+    Ok(())
+}

@@ -283,6 +283,8 @@ impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Rattle<N, M
 where
     Model: ConstantMass<N> + Potential<N> + Holonomic<N, M>,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("RATTLE")?;
         check_parameters(model)?;
@@ -302,6 +304,8 @@ impl<Model> SparseIntegrator<Model> for SparseRattle
 where
     Model: SparseConstantMass + SparsePotential + SparseHolonomic + ?Sized,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "RATTLE")?;
         check_sparse_parameters(model)?;
@@ -310,5 +314,56 @@ where
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.core.h;
         Ok(report)
+    }
+}
+
+/// RATTLE's multipliers of the last step and the end state that keys the averaged ones
+/// (columns of a run). The start point the scheme carries (`G`, `M⁻¹Gᵀ` and the acceleration
+/// at `q_k`) is not saved: a resumed step evaluates it afresh at `q_k` with the same
+/// functions, which gives the same bits, at the cost of one evaluation.
+impl<S: ProjectionSystem> crate::checkpoint::CarriedState for RattleScheme<S> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        self.core.identity("Rattle")
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put("multipliers", self.multipliers.as_slice());
+        out.put("velocity_multipliers", self.velocity_multipliers.as_slice());
+        out.put("averaged_multipliers", self.averaged_multipliers.as_slice());
+        out.put_flag("averaged", self.averaged);
+        out.put("end.t", &[self.end_t]);
+        out.put("end.q", self.end_q.as_slice());
+        out.put("end.v", self.end_v.as_slice());
+        out.put_flag("ended", self.ended);
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let m = self.multipliers.as_slice().len();
+        let n = self.end_q.as_slice().len();
+        let multipliers = from.values("multipliers", m)?;
+        let velocity_multipliers = from.values("velocity_multipliers", m)?;
+        let averaged_multipliers = from.values("averaged_multipliers", m)?;
+        let averaged = from.flag("averaged")?;
+        let end_t = from.scalar("end.t")?;
+        let end_q = from.values("end.q", n)?;
+        let end_v = from.values("end.v", n)?;
+        let ended = from.flag("ended")?;
+        self.multipliers.as_mut_slice().copy_from_slice(multipliers);
+        self.velocity_multipliers
+            .as_mut_slice()
+            .copy_from_slice(velocity_multipliers);
+        self.averaged_multipliers
+            .as_mut_slice()
+            .copy_from_slice(averaged_multipliers);
+        self.averaged = averaged;
+        self.end_t = end_t;
+        self.end_q.as_mut_slice().copy_from_slice(end_q);
+        self.end_v.as_mut_slice().copy_from_slice(end_v);
+        self.ended = ended;
+        self.core.carried = false;
+        Ok(())
     }
 }

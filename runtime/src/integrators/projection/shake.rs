@@ -1,8 +1,8 @@
 //! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet, on both tiers.
 
 use super::{
-    shared_builders, Core, DenseProjection, Point, ProjectionAcceleration, ProjectionModel,
-    ProjectionSystem, Slice, SparseProjection,
+    restore_rows, shared_builders, Core, DenseProjection, Point, ProjectionAcceleration,
+    ProjectionModel, ProjectionSystem, Slice, SparseProjection,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -255,6 +255,8 @@ impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Shake<N, M>
 where
     Model: ConstantMass<N> + Potential<N> + Holonomic<N, M>,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SHAKE")?;
         check_parameters(model)?;
@@ -274,6 +276,8 @@ impl<Model> SparseIntegrator<Model> for SparseShake
 where
     Model: SparseConstantMass + SparsePotential + SparseHolonomic + ?Sized,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "SHAKE")?;
         check_sparse_parameters(model)?;
@@ -282,5 +286,27 @@ where
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.core.h;
         Ok(report)
+    }
+}
+
+/// SHAKE's multipliers of the last step (columns of a run). The staggered velocity
+/// `v_{k−½}` is the state's `v`, saved with it; the carried start point is evaluated afresh
+/// at `q_k`, as for [`RattleScheme`](super::RattleScheme).
+impl<S: ProjectionSystem> crate::checkpoint::CarriedState for ShakeScheme<S> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        self.core.identity("Shake")
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        out.put("multipliers", self.multipliers.as_slice());
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        restore_rows(from, "multipliers", self.multipliers.as_mut_slice())?;
+        self.core.carried = false;
+        Ok(())
     }
 }

@@ -326,6 +326,8 @@ where
     Model: ConstantMass<N> + Potential<N>,
     R: AccelerationRule<Model, DenseSystem<N>>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }

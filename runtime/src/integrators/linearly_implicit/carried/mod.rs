@@ -18,6 +18,7 @@ mod sparse;
 pub use dense::DenseSystem;
 pub use sparse::{SparseHessian, SparseSystem};
 
+use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::fma::mul_add;
 use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
@@ -482,5 +483,43 @@ impl<S: CarriedTier, R: UsesBeta> CarriedScheme<S, R> {
         self.beta = super::newmark::check_beta(beta)?;
         self.carried = false;
         Ok(self)
+    }
+}
+
+/// The carried acceleration `a_k` (with the `x_k` it was computed at) and the energy guard's
+/// run. The acceleration is saved rather than recomputed: recomputing it costs a factorization,
+/// and for a rule that starts a Newton iteration from the previous acceleration
+/// (push-forward Newmark) it is the warm start, which changes the next step's bits.
+impl<S: CarriedTier, R> CarriedState for CarriedScheme<S, R> {
+    fn identity(&self) -> IntegratorIdentity {
+        IntegratorIdentity::new(format!(
+            "CarriedScheme<{}>",
+            crate::checkpoint::short_type_name::<R>()
+        ))
+        .setting("h", self.h)
+        .setting("beta", self.beta)
+        .setting("energy_guard", self.watch.limit())
+        .setting("n", self.carried_x.as_ref().len() as f64)
+    }
+
+    fn save(&self, out: &mut Carried) {
+        out.put_flag("carried", self.carried);
+        out.put("carried.x", self.carried_x.as_ref());
+        out.put("carried.a", self.carried_a.as_ref());
+        self.watch.save(out);
+    }
+
+    fn restore(&mut self, from: &Carried) -> Result<(), CheckpointError> {
+        let n = self.carried_x.as_ref().len();
+        let carried = from.flag("carried")?;
+        let x = from.values("carried.x", n)?;
+        let a = from.values("carried.a", n)?;
+        let mut watch = self.watch.clone();
+        watch.restore(from)?;
+        self.carried = carried;
+        self.carried_x.as_mut().copy_from_slice(x);
+        self.carried_a.as_mut().copy_from_slice(a);
+        self.watch = watch;
+        Ok(())
     }
 }

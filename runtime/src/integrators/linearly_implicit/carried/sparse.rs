@@ -411,6 +411,8 @@ where
     Model: SparseConstantMass + SparsePotential + ?Sized,
     R: AccelerationRule<Model, SparseSystem>,
 {
+    crate::checkpoint::carried_access!();
+
     fn admit_energy_exchange(&mut self, energy: f64) {
         self.watch.admit(energy);
     }

@@ -3,7 +3,10 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{check_regularization, scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
+use super::{
+    check_regularization, restore_multipliers, save_multipliers, scheme, SpookOverrides, SpookRows,
+    SpookScheme, SpookSystem,
+};
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_finite, check_parameters, check_state,
@@ -435,6 +438,8 @@ impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N>
 where
     Model: ConstantMass<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
         check_constant_mass::<Model, N>("SPOOK")?;
         check_parameters(model)?;
@@ -459,6 +464,40 @@ where
         };
         state.t += self.h;
         Ok(report)
+    }
+}
+
+/// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
+/// `v_k`, but a run's multiplier columns show them.
+impl<const N: usize, const M: usize, const K: usize> crate::checkpoint::CarriedState
+    for SpookScheme<DenseSpook<N, M, K>>
+{
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        let overrides = format!(
+            "{:?}{:?}",
+            self.system.overrides, self.system.compliance_overrides
+        );
+        self.spook_identity(&format!("Spook<{N}, {M}, {K}>"), &overrides)
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        save_multipliers(
+            out,
+            self.system.multipliers.as_slice(),
+            self.system.nonholonomic_multipliers.as_slice(),
+        );
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let system = &mut self.system;
+        restore_multipliers(
+            from,
+            system.multipliers.as_mut_slice(),
+            system.nonholonomic_multipliers.as_mut_slice(),
+        )
     }
 }
 

@@ -19,6 +19,7 @@ mod sparse;
 pub use dense::DenseSpook;
 pub use sparse::SparseSpookSystem;
 
+use crate::checkpoint::{fnv1a, Carried, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::integrators::checks::{check_finite_slice, check_step_size};
 use crate::integrators::{DivergenceGuard, StepReport};
@@ -454,4 +455,37 @@ pub trait SpookOverrides {
     fn overrides_mut(&mut self) -> &mut [Option<Regularization>];
     /// The nonholonomic rows' compliance overrides.
     fn compliance_overrides_mut(&mut self) -> &mut [Option<f64>];
+}
+
+impl<S> SpookScheme<S> {
+    /// Returns the identity of SPOOK on the tier `tier` with the rows' overrides `overrides`
+    /// (hashed: they change the results as `h` does).
+    fn spook_identity(&self, tier: &str, overrides: &str) -> IntegratorIdentity {
+        IntegratorIdentity::new(format!(
+            "{tier} [row overrides {:016x}]",
+            fnv1a(overrides.as_bytes(), 0)
+        ))
+        .setting("h", self.h)
+        .setting("divergence_guard", self.guard.limit())
+    }
+}
+
+/// Writes SPOOK's multipliers of the last step: the next step does not read them (SPOOK solves
+/// for them afresh from `q_k`, `v_k`), but a run's multiplier columns do.
+fn save_multipliers(out: &mut Carried, holonomic: &[f64], nonholonomic: &[f64]) {
+    out.put("multipliers", holonomic);
+    out.put("nonholonomic_multipliers", nonholonomic);
+}
+
+/// Restores what [`save_multipliers`] wrote, checking both lengths first.
+fn restore_multipliers(
+    from: &Carried,
+    holonomic: &mut [f64],
+    nonholonomic: &mut [f64],
+) -> Result<(), CheckpointError> {
+    let lambda = from.values("multipliers", holonomic.len())?;
+    let alpha = from.values("nonholonomic_multipliers", nonholonomic.len())?;
+    holonomic.copy_from_slice(lambda);
+    nonholonomic.copy_from_slice(alpha);
+    Ok(())
 }

@@ -17,7 +17,10 @@
 //! (ideal constraints) keep a zero diagonal; the factorization then still exists when the rows
 //! are independent, and a dependent set is reported as a vanishing pivot.
 
-use super::{scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem};
+use super::{
+    restore_multipliers, save_multipliers, scheme, SpookOverrides, SpookRows, SpookScheme,
+    SpookSystem,
+};
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
@@ -357,6 +360,8 @@ where
         + SparseAppliedForces
         + ?Sized,
 {
+    crate::checkpoint::carried_access!();
+
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
         check_mass_is_constant(model.constant_mass(), "SPOOK")?;
         check_sparse_parameters(model)?;
@@ -364,5 +369,37 @@ where
         let report = self.advance(model, state.t, &mut state.q, &mut state.v)?;
         state.t += self.h;
         Ok(report)
+    }
+}
+
+/// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
+/// `v_k`, but a run's multiplier columns show them.
+impl crate::checkpoint::CarriedState for SpookScheme<SparseSpookSystem> {
+    fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
+        let overrides = format!(
+            "{:?}{:?}",
+            self.system.overrides, self.system.compliance_overrides
+        );
+        self.spook_identity("SparseSpook", &overrides)
+    }
+
+    fn save(&self, out: &mut crate::checkpoint::Carried) {
+        save_multipliers(
+            out,
+            &self.system.multipliers,
+            &self.system.nonholonomic_multipliers,
+        );
+    }
+
+    fn restore(
+        &mut self,
+        from: &crate::checkpoint::Carried,
+    ) -> Result<(), crate::checkpoint::CheckpointError> {
+        let system = &mut self.system;
+        restore_multipliers(
+            from,
+            &mut system.multipliers,
+            &mut system.nonholonomic_multipliers,
+        )
     }
 }
