@@ -1120,6 +1120,77 @@ mod checkpoint {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `--every K` ([`crate::common::Thin`]) holds the last row back for the end of the run:
+    /// an interrupted run's checkpoint is written before that row reaches the file (the resume
+    /// cuts it and thins on from the checkpoint's row of the schedule), and a finished run's
+    /// after (a resume from it leaves the file as it is). Either way the file is the
+    /// uninterrupted run's, byte for byte, at a random stop.
+    #[test]
+    fn a_thinned_run_interrupted_and_resumed_writes_the_uninterrupted_rows() {
+        use crate::common::Thin;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let model = DoublePendulum::default();
+        let dir = directory("thinned");
+        let (whole, pieces, checkpoint) = (
+            dir.join("whole.csv"),
+            dir.join("pieces.csv"),
+            dir.join("run.ckpt"),
+        );
+        let file = |path: &Path| std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        let build = || {
+            Simulation::fixed(
+                &model,
+                Spook::<4, 2>::new(H).unwrap(),
+                DoublePendulum::initial_state(),
+                1.0,
+                Schedule::EveryStep,
+            )
+            .unwrap()
+            .coordinates(DoublePendulum::COORDINATES)
+            .unwrap()
+            .observe(Mechanics::<_, 4, 2>::new(&model))
+            .checkpoint_every(Every::Steps(23), &checkpoint)
+            .unwrap()
+        };
+        let mut run = build().write_to(Thin::new(CsvSink::new(file(&whole)), 7));
+        run.run().unwrap();
+        drop(run);
+        let expected = std::fs::read(&whole).unwrap();
+        let mut random = seed("thinned") | 1;
+        // A random stop, and two that leave a row held back (neither is a kept row).
+        for stop in [1 + next(&mut random) % 98, 10, 52] {
+            let mut run = build()
+                .interrupt_on(&STOP)
+                .write_to(Thin::new(CsvSink::new(file(&pieces)), 7));
+            for _ in 0..stop {
+                run.step().unwrap();
+            }
+            STOP.store(true, Ordering::Relaxed);
+            let Err(SimulationError::Interrupted { .. }) = run.step() else {
+                panic!("not interrupted after {stop} steps")
+            };
+            STOP.store(false, Ordering::Relaxed);
+            drop(run);
+            // The end checkpoint of the resumed run is resumed once more: nothing changes.
+            for _ in 0..2 {
+                let position = Checkpoint::read(&checkpoint).unwrap().output;
+                let sink = CsvSink::resume_file(&pieces, &position).unwrap();
+                let mut resumed = build()
+                    .resume_from(&checkpoint)
+                    .unwrap()
+                    .write_to(Thin::new(sink, 7));
+                resumed.run().unwrap();
+                drop(resumed);
+                assert!(
+                    std::fs::read(&pieces).unwrap() == expected,
+                    "the thinned CSV differs after a stop at step {stop}"
+                );
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Another model, other parameters, another integrator or setting, another schedule,
     /// another version, a damaged and a cut file: each is refused with the part that differs.
     #[test]
