@@ -124,22 +124,22 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    args.run.refuse_checkpoints(
-        "ladder",
-        "its run is stepped by its own loop, which does not write checkpoints yet",
-    )?;
     if args.table {
+        args.run.refuse_checkpoints(
+            "ladder --table",
+            "it computes a table of many short runs; checkpoint a single --method run instead",
+        )?;
         return tables();
     }
     let (h, t_end) = (args.run.h_or(1.0 / 60.0), args.run.t_end_or(10.0));
-    let plan = args.run.plan(h, t_end)?;
-    let (steps, every) = (plan.steps, plan.every);
     let ladder = Ladder::new(args.links)?;
     let csv = args.run.csv_or("ladder");
     let png = args.run.png_or("ladder");
+    let plan = args.run.plan(h, t_end)?.stream_to(csv.clone());
+    let (steps, every) = (plan.steps, plan.every);
     // The rows go to the file while the run goes (every --every-th), so that a killed run
-    // leaves them.
-    let sink = Thin::new(common::table_sink(&csv)?, every);
+    // leaves them; a resumed run continues the file of its checkpoint.
+    let sink = Thin::new(common::plan_sink(&plan)?, every);
     let mut samples = Vec::new();
     // The configurations for --animate (every 1/20 time unit on the step grid) and --paths
     // (every step), kept apart from the CSV's rows.
@@ -162,8 +162,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         &ladder,
         integrator,
         (h, steps),
-        plan.schedule,
+        plan.schedule.clone(),
         sink,
+        Some(&plan),
         |step, state, sample| {
             if step % every == 0 || step == steps {
                 samples.push(sample);
@@ -232,14 +233,16 @@ fn observe(ladder: &Ladder, state: &DynState, g: &mut [f64], jac: &mut [f64]) ->
 /// through the driver ([`Simulation::sparse`]): rows of `schedule` (the CSV contract: `t`,
 /// `q.*`, `v.*`, `energy`, `residual.position`, `residual.velocity`, then `residual.rms` and
 /// `speed.max`) go into `sink`, and `record` gets the step number, the state and its
-/// [`Sample`] at step 0 and after every step. Returns the sink with the rows up to the end or a failed step, and
-/// the run's outcome.
+/// [`Sample`] at step 0 and after every step (of a resumed run: from the checkpoint on, counted
+/// from it); with a `plan`, its checkpoints and resume (`--checkpoint`, `--resume`). Returns the
+/// sink with the rows up to the end or a failed step, and the run's outcome.
 fn simulate<K: Sink>(
     ladder: &Ladder,
     integrator: Box<dyn SparseIntegrator<Ladder>>,
     (h, steps): (f64, usize),
     schedule: Schedule,
     sink: K,
+    plan: Option<&common::Plan>,
     mut record: impl FnMut(usize, &DynState, Sample),
 ) -> Result<(K, Result<(), SimulationError>), Box<dyn Error>> {
     let start = ladder.horizontal_state();
@@ -263,6 +266,9 @@ fn simulate<K: Sink>(
         })
         .interrupt_on(common::interrupt_flag())
         .write_to(sink);
+    if let Some(plan) = plan {
+        run = common::with_checkpoints(run, plan)?;
+    }
     if steps as f64 * h > 1.0 {
         run = run.with_progress("ladder");
     }
@@ -280,7 +286,15 @@ fn track(
 ) -> Result<(), Box<dyn Error>> {
     let schedule = Schedule::EveryNthStep(span.1.max(1));
     let record = |step, _: &DynState, sample| record(step, sample);
-    let (_, outcome) = simulate(ladder, integrator, span, schedule, Table::default(), record)?;
+    let (_, outcome) = simulate(
+        ladder,
+        integrator,
+        span,
+        schedule,
+        Table::default(),
+        None,
+        record,
+    )?;
     outcome.map_err(|error| match error {
         SimulationError::Step { source, .. } => source.into(),
         other => other.into(),
