@@ -245,11 +245,12 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
-    args.run.refuse_checkpoints(
-        "water",
-        "its quench, Fig. 5 and Fig. 6 runs are stepped by its own loops, which do not write \
-         checkpoints yet",
-    )?;
+    if args.deterministic || args.method == Method::Both {
+        args.run.refuse_checkpoints(
+            "water's figures (--deterministic, or the default --method both)",
+            "they compare several runs; checkpoint a single --method zss-stiff or shake run",
+        )?;
+    }
     if args.n < 2 {
         return Err("--n must be at least 2 (the potential is between molecules)".into());
     }
@@ -307,6 +308,11 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         } else {
             PathBuf::from(format!("out/{}.csv", method.file()))
         };
+        // The user's single run checkpoints and resumes (--checkpoint, --resume).
+        let plan = match methods.len() {
+            1 => Some(args.run.plan(h, t_end)?.stream_to(csv.clone())),
+            _ => None,
+        };
         let outcome = simulate(
             &cluster,
             &start,
@@ -316,6 +322,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             schedule.clone(),
             (gamma, temperature),
             &csv,
+            plan.as_ref(),
         )?;
         println!(
             "{}: {steps} steps in {:.2} s; wrote {} ({} rows)",

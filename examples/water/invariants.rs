@@ -57,6 +57,7 @@ pub fn figure(
             Schedule::EveryNthStep(DOWNSAMPLE),
             (0.0, 0.0),
             &csv,
+            None,
         )?;
         match &outcome.failure {
             None => println!(

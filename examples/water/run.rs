@@ -112,7 +112,9 @@ impl Outcome {
 /// Runs `method` under GLA (`gamma = 0`, `temperature = 0`: deterministic) through the
 /// driver, streaming the rows (every `--every`-th of `schedule`) to `csv` while it goes and
 /// stopping at the [`interrupt_flag`](common::interrupt_flag). A failed step ends the run
-/// early: the rows up to it are kept and written, and the error is [`Outcome::failure`].
+/// early: the rows up to it are kept and written, and the error is [`Outcome::failure`]. With
+/// a `plan` the run writes its checkpoints and resumes from `--resume`; a resumed run's
+/// statistics (radial distribution, kinetic temperature) cover the resumed part only.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     cluster: &WaterCluster,
@@ -123,6 +125,7 @@ pub fn simulate(
     schedule: Schedule,
     (gamma, temperature): (f64, f64),
     csv: &Path,
+    plan: Option<&common::Plan>,
 ) -> Result<Outcome, Box<dyn Error>> {
     let t_end = steps as f64 * h;
     let start = start.clone();
@@ -138,7 +141,10 @@ pub fn simulate(
         0usize,
         BatchMeans::new(((steps - burn_in) / BATCHES).max(1)),
     ));
-    let sink = common::table_sink(csv)?;
+    let sink = match plan {
+        Some(plan) => common::plan_sink(plan)?,
+        None => Some(common::table_sink(csv)?),
+    };
     let every = args.run.every_or(1);
     let started = Instant::now();
     macro_rules! drive {
@@ -177,6 +183,9 @@ pub fn simulate(
                 .interrupt_on(common::interrupt_flag())
                 .write_to(Thin::new((Table::default(), sink), every))
                 .with_progress(method.label());
+            if let Some(plan) = plan {
+                run = common::with_checkpoints(run, plan)?;
+            }
             let failure = run.run().err();
             let last = run.state().clone();
             let mut thin = run.into_output();
