@@ -7,7 +7,7 @@ use mechanism_cas::hessian;
 
 use crate::errors::Errors;
 use crate::family::model::{FamilyModel, Slot};
-use crate::validate::sample::{indefinite, points};
+use crate::sample::{indefinite, points};
 
 /// Reports kinetic energy terms that are not positive semidefinite, and bodies whose mass
 /// block is singular (a family or scalar coordinate without inertia).

@@ -18,10 +18,10 @@ use syn::Ident;
 
 use crate::errors::Errors;
 use crate::family::assembly::{assemble_hessian, Part};
-use crate::family::cutoff::{self, Cutoff};
 use crate::family::index::{self, Value};
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
-use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
+use crate::family::model::{Cutoff, FamilyModel, Instances, Kernel, Slot};
+use crate::family::switch;
 use crate::integrators::Capabilities;
 
 /// How many instances at each end of a range the macro evaluates with the default sizes to
@@ -551,7 +551,7 @@ pub fn generate(model: &FamilyModel) -> syn::Result<TokenStream> {
          memory estimate exceeds what the machine has (`size_checks::Footprint`).",
         size_defaults.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
     );
-    let cutoff_checks = cutoff::parameter_checks(&cutoffs);
+    let cutoff_checks = switch::parameter_checks(&cutoffs);
     // What every sparse-tier integrator is bounded on (each freezes `M` over a step).
     let constant_mass_marker = constant_mass.then(|| {
         quote! {

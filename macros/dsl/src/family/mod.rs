@@ -4,17 +4,18 @@
 //! that the macro's work and the emitted code do not depend on `N`.
 //!
 //! ```text
-//! ast ─model::resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
+//! ast ─resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
 //!     ─checks::inertia→ ─generate→ tokens
 //! ```
 //!
-//! `model` resolves names and extracts each term's and row's kernel in its local slots;
+//! `resolve` resolves names and extracts each term's and row's kernel in its local slots into
+//! the data of `model`;
 //! `checks` tests the inertia at sample points; `generate` emits the struct, `new` (instance
 //! tables, patterns) and the traits, with `kernel_code` emitting one kernel's straight-line
 //! code and `assembly` summing scalar kernels into energies, gradients, `a·V‴·a` and Hessians
 //! on patterns built once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum
-//! with a cutoff) and `cutoff` parses a pair sum's smooth cutoff and emits its switching
-//! distance's kernel and the product rule around the unchanged body kernel.
+//! with a cutoff), `cutoff` parses and checks a pair sum's smooth cutoff, and `switch` emits its
+//! switching distance's kernel and the product rule around the unchanged body kernel.
 
 pub mod assembly;
 pub mod checks;
@@ -23,7 +24,9 @@ pub mod generate;
 pub mod index;
 pub mod kernel_code;
 pub mod model;
+pub mod resolve;
 pub mod sums;
+pub mod switch;
 
 use proc_macro2::TokenStream;
 
@@ -31,7 +34,7 @@ use crate::ast::Mechanism;
 
 /// Expands a model with families: resolve, then generate.
 pub fn expand(ast: &Mechanism) -> syn::Result<TokenStream> {
-    let model = model::resolve(ast)?;
+    let model = resolve::resolve(ast)?;
     checks::inertia(&model)?;
     generate::generate(&model)
 }

@@ -7,7 +7,6 @@ mod inertia;
 mod integrators;
 mod names;
 mod options;
-pub mod sample;
 mod structure;
 
 use std::collections::HashMap;
@@ -18,9 +17,10 @@ use syn::{Expr, Ident};
 use crate::ast::{Mechanism, Named, SectionBody};
 use crate::errors::Errors;
 use crate::integrators::{self as families, Family};
-use crate::lower::{Context, Lowerer, Name, Symbols};
+use crate::lower::{Context, Lowerer};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
 use crate::parse::SectionKind;
+use crate::symbols::{Name, Symbols};
 
 /// The sections of a model, sorted by kind, each at most once.
 #[derive(Default)]
