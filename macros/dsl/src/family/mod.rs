@@ -24,6 +24,7 @@ pub mod cutoff;
 pub mod emit;
 pub mod index;
 pub mod kernel_code;
+pub mod kernels;
 pub mod model;
 pub mod needs;
 pub mod resolve;
