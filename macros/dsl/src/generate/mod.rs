@@ -10,10 +10,13 @@
 mod constraints;
 mod definition;
 mod energy;
+mod factor;
 mod fallback;
 mod forces;
+mod ldlt;
 mod ordering;
 mod solve;
+mod spook;
 
 pub use fallback::fallback;
 
