@@ -25,6 +25,7 @@ pub mod orientation;
 pub mod parse;
 pub mod plan;
 pub mod sample;
+pub mod sections;
 pub mod simplify;
 pub mod symbols;
 pub mod validate;

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use mechanism_cas::Store;
 use syn::{Expr, Ident};
 
-use crate::ast::{Index, Mechanism, SectionBody};
+use crate::ast::{Index, Mechanism, Named, SectionBody};
 use crate::errors::Errors;
 use crate::family::index;
 use crate::family::kernels::{size_name, Scope};
@@ -27,6 +27,7 @@ use crate::integrators::{self as families, Family};
 use crate::lower::{Context, Lowerer};
 use crate::model::Parameter;
 use crate::parse::SectionKind;
+use crate::sections::{self, ModelKind};
 use crate::symbols::Symbols;
 
 /// Returns whether `ast` uses families (a `sizes` section or an indexed declaration), i.e.
@@ -60,74 +61,34 @@ pub const SUPPORTED: [Family; 8] = [
 /// Resolves a model with families, reporting every error at the user's tokens.
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
     let mut errors = Errors::new();
-    let mut sections: HashMap<&str, &SectionBody> = HashMap::new();
-    let mut values: HashMap<&str, proc_macro2::Span> = HashMap::new();
-    for section in &ast.sections {
-        let keyword = section.keyword.to_string();
-        match SectionKind::from_keyword(&section.keyword) {
-            Some(
-                SectionKind::Sizes
-                | SectionKind::Coordinates
-                | SectionKind::Parameters
-                | SectionKind::Kinetic
-                | SectionKind::Potential
-                | SectionKind::Holonomic
-                | SectionKind::Integrators,
-            ) => {
-                let kind = SectionKind::from_keyword(&section.keyword).map(|k| k.keyword());
-                values
-                    .entry(kind.unwrap_or(""))
-                    .or_insert(section.value_span);
-                if sections.insert(kind.unwrap_or(""), &section.body).is_some() {
-                    errors.error_spanned(
-                        &section.keyword,
-                        format!("section `{keyword}` is given twice; merge them into one"),
-                    );
-                }
-            }
-            Some(_) => errors.error_spanned(
-                &section.keyword,
-                format!(
-                    "section `{keyword}` is not available in a model with families yet; a model \
-                     with `sizes` takes `coordinates`, `parameters`, `kinetic`, `potential`, \
-                     `holonomic` and `integrators`"
-                ),
-            ),
-            None => errors.error_spanned(&section.keyword, format!("unknown section `{keyword}`")),
-        }
-    }
+    let sections = sections::read(ast, ModelKind::Families, &mut errors);
     errors.barrier()?;
 
-    let sizes = resolve_sizes(sections.get("sizes").copied(), &ast.name, &mut errors);
+    let sizes = resolve_sizes(sections.sizes, &ast.name, &mut errors);
     let size_index: HashMap<String, usize> = sizes
         .iter()
         .enumerate()
         .map(|(i, s)| (s.name.to_string(), i))
         .collect();
-    if let (Some(SectionBody::Names(names)), Some(&span)) =
-        (sections.get("coordinates"), values.get("coordinates"))
-    {
+    if let (Some(names), Some(&span)) = (
+        sections.coordinates,
+        sections.values.get(&SectionKind::Coordinates),
+    ) {
         if names.is_empty() {
-            crate::validate::empty_coordinates(span, "[x[N], y[N]]", &mut errors);
+            sections::empty_coordinates(span, "[x[N], y[N]]", &mut errors);
         }
     }
-    let (scalars, families, groups) = resolve_coordinates(
-        sections.get("coordinates").copied(),
-        &size_index,
-        &ast.name,
-        &mut errors,
-    );
-    let (parameters, parameter_families) = resolve_parameters(
-        sections.get("parameters").copied(),
-        &size_index,
-        &mut errors,
-    );
-    let integrators = resolve_integrators(sections.get("integrators").copied(), &mut errors);
-    if let (Some(SectionBody::Names(names)), Some(&span)) =
-        (sections.get("integrators"), values.get("integrators"))
-    {
+    let (scalars, families, groups) =
+        resolve_coordinates(sections.coordinates, &size_index, &ast.name, &mut errors);
+    let (parameters, parameter_families) =
+        resolve_parameters(sections.parameters, &size_index, &mut errors);
+    let integrators = resolve_integrators(sections.integrators, &mut errors);
+    if let (Some(names), Some(&span)) = (
+        sections.integrators,
+        sections.values.get(&SectionKind::Integrators),
+    ) {
         if names.is_empty() {
-            crate::validate::empty_integrators(span, &mut errors);
+            sections::empty_integrators(span, &mut errors);
         }
     }
     unique_names(
@@ -147,19 +108,19 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         parameters: &parameters,
         parameter_families: &parameter_families,
     };
-    let kinetic = match sections.get("kinetic") {
-        Some(SectionBody::Expr(e)) => scope.terms(e, "the kinetic energy", &mut errors),
-        _ => {
+    let kinetic = match sections.kinetic {
+        Some(e) => scope.terms(e, "the kinetic energy", &mut errors),
+        None => {
             errors.error_spanned(&ast.name, "a mechanism needs `kinetic: …`");
             Vec::new()
         }
     };
-    let potential = match sections.get("potential") {
-        Some(SectionBody::Expr(e)) => scope.terms(e, "the potential", &mut errors),
-        _ => Vec::new(),
+    let potential = match sections.potential {
+        Some(e) => scope.terms(e, "the potential", &mut errors),
+        None => Vec::new(),
     };
-    let rows = match sections.get("holonomic") {
-        Some(SectionBody::Rows(rows)) => rows
+    let rows = match sections.holonomic {
+        Some(rows) => rows
             .iter()
             .filter_map(|row| scope.row(row, &mut errors))
             .collect(),
@@ -184,8 +145,8 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
 }
 
 /// Resolves `sizes: { N = 10, R = 4 + 3 * (N - 1) }`.
-fn resolve_sizes(section: Option<&SectionBody>, model: &Ident, errors: &mut Errors) -> Vec<Size> {
-    let Some(SectionBody::Assignments(rows)) = section else {
+fn resolve_sizes(section: Option<&[Named<Expr>]>, model: &Ident, errors: &mut Errors) -> Vec<Size> {
+    let Some(rows) = section else {
         errors.error_spanned(
             model,
             "a model with families needs `sizes: { N = 10 }`, the sizes of its families",
@@ -245,7 +206,7 @@ fn resolve_sizes(section: Option<&SectionBody>, model: &Ident, errors: &mut Erro
 
 /// Resolves `coordinates: [phi, x[N], y[N]]` into scalars, families and groups.
 fn resolve_coordinates(
-    section: Option<&SectionBody>,
+    section: Option<&[Named<()>]>,
     sizes: &HashMap<String, usize>,
     model: &Ident,
     errors: &mut Errors,
@@ -255,7 +216,7 @@ fn resolve_coordinates(
         Vec::<CoordinateFamily>::new(),
         Vec::<Group>::new(),
     );
-    let Some(SectionBody::Names(names)) = section else {
+    let Some(names) = section else {
         errors.error_spanned(
             model,
             "a mechanism needs coordinates; add `coordinates: [x[N], …]`",
@@ -365,11 +326,11 @@ fn unique_names(
 
 /// Resolves scalar parameters with constant defaults.
 fn resolve_parameters(
-    section: Option<&SectionBody>,
+    section: Option<&[Named<Expr>]>,
     size_index: &HashMap<String, usize>,
     errors: &mut Errors,
 ) -> (Vec<Parameter>, Vec<ParameterFamily>) {
-    let Some(SectionBody::Assignments(rows)) = section else {
+    let Some(rows) = section else {
         return (Vec::new(), Vec::new());
     };
     let mut families = Vec::new();
@@ -437,8 +398,8 @@ fn resolve_parameters(
 }
 
 /// Resolves `integrators: [..]`; the default is every supported one.
-fn resolve_integrators(section: Option<&SectionBody>, errors: &mut Errors) -> Vec<Family> {
-    let Some(SectionBody::Names(names)) = section else {
+fn resolve_integrators(section: Option<&[Named<()>]>, errors: &mut Errors) -> Vec<Family> {
+    let Some(names) = section else {
         return SUPPORTED.to_vec();
     };
     let mut integrators = Vec::new();

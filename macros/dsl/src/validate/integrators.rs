@@ -6,13 +6,13 @@ use mechanism_cas::{jacobian, Id};
 use proc_macro2::Span;
 use syn::Ident;
 
-use super::Sections;
 use crate::errors::Errors;
 use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 use crate::orientation::{Kind, Orientation};
 use crate::parse::SectionKind;
 use crate::sample::{independent_rows, points};
+use crate::sections::Sections;
 
 /// The features of a model that decide which integrators can run it.
 struct Features {
