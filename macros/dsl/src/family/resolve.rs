@@ -8,10 +8,10 @@
 //!    body index: `x[i]` and `y[i]` are body `i`'s coordinates, interleaved in `q` body by body
 //!    (`x[0], y[0], x[1], y[1], …`) after the scalar coordinates, which form one body.
 //! 3. **Kernels**: every energy term (`sum(a..b, |i| body)` or a plain expression) and every
-//!    row (`anchor: …` or `rod[i in 1..N]: …`) becomes a [`Kernel`]: its body with each member
-//!    access `x[e]` replaced by a local *slot* symbol, lowered into a store of its own. The
-//!    kernel is differentiated once in its slots, whatever `N` is; the generated constructor
-//!    maps each instance's slots to global coordinates.
+//!    row (`anchor: …` or `rod[i in 1..N]: …`) becomes a [`Kernel`](super::model::Kernel):
+//!    its body with each member access `x[e]` replaced by a local *slot* symbol, lowered into a
+//!    store of its own (`kernels`). The kernel is differentiated once in its slots, whatever
+//!    `N` is; the generated constructor maps each instance's slots to global coordinates.
 
 use std::collections::HashMap;
 
