@@ -45,19 +45,6 @@ pub fn has_families(ast: &Mechanism) -> bool {
     })
 }
 
-/// The integrators the family pipeline generates for: those of the sparse tier whose model
-/// traits it emits.
-pub const SUPPORTED: [Family; 8] = [
-    Family::Spook,
-    Family::Rattle,
-    Family::Shake,
-    Family::Zs,
-    Family::Zss,
-    Family::ZssStiff,
-    Family::Verlet,
-    Family::Rk,
-];
-
 /// Resolves a model with families, reporting every error at the user's tokens.
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
     let mut errors = Errors::new();
@@ -397,21 +384,22 @@ fn resolve_parameters(
     (parameters, families)
 }
 
-/// Resolves `integrators: [..]`; the default is every supported one.
+/// Resolves `integrators: [..]` against the runtime table's [`Family::SPARSE`], which is also the
+/// default.
 fn resolve_integrators(section: Option<&[Named<()>]>, errors: &mut Errors) -> Vec<Family> {
     let Some(names) = section else {
-        return SUPPORTED.to_vec();
+        return Family::SPARSE.to_vec();
     };
     let mut integrators = Vec::new();
     for named in names {
         match families::from_ident(&named.name) {
-            Some(family) if SUPPORTED.contains(&family) => integrators.push(family),
+            Some(family) if Family::SPARSE.contains(&family) => integrators.push(family),
             Some(_) => errors.error_spanned(
                 &named.name,
                 format!(
                     "`{}` does not step models with families yet; use {}",
                     named.name,
-                    Family::list(SUPPORTED)
+                    Family::list(Family::SPARSE)
                 ),
             ),
             None => errors.error_spanned(&named.name, families::unknown(&named.name)),
