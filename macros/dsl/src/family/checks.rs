@@ -13,7 +13,6 @@ use syn::Ident;
 use crate::errors::Errors;
 use crate::family::index::{self, Value};
 use crate::family::model::{Cutoff, FamilyModel, Slot};
-use crate::family::needs::Needs;
 use crate::sample::{indefinite, points};
 
 /// How many instances at each end of a range the macro evaluates with the default sizes to
@@ -138,7 +137,7 @@ pub fn terms(model: &FamilyModel) -> syn::Result<Vec<Option<BodyOf>>> {
         .iter()
         .filter_map(|t| t.cutoff.as_ref())
         .collect();
-    if Needs::for_model(model).third_derivative {
+    if model.plan().third_derivative {
         for cutoff in &cutoffs {
             errors.error_spanned(
                 &cutoff.source,

@@ -10,11 +10,11 @@
 //!
 //! `resolve` resolves names and extracts each term's and row's kernel in its local slots into
 //! the data of `model`; `checks` tests the inertia at sample points and the terms and rows
-//! against the default sizes and the integrators; `needs` says which derivatives the
-//! integrators need; `emit` emits the struct, `new` (instance tables, patterns) and the traits,
-//! by output, with `kernel_code` emitting one kernel's straight-line code and `assembly`
-//! summing scalar kernels into energies, gradients, `a·V‴·a` and Hessians on patterns built
-//! once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum with a cutoff),
+//! against the default sizes and the integrators; the integrators' needs are the
+//! [`crate::plan::Plan`] of a model with holonomic rows only; `emit` emits the struct, `new`
+//! (instance tables, patterns) and the traits, by output, with `kernel_code` emitting one
+//! kernel's straight-line code and `assembly` summing scalar kernels into energies, gradients,
+//! `a·V‴·a` and Hessians on patterns built once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum with a cutoff),
 //! `cutoff` parses and checks a pair sum's smooth cutoff, and `switch` emits its switching
 //! distance's kernel and the product rule around the unchanged body kernel.
 
@@ -26,7 +26,6 @@ pub mod index;
 pub mod kernel_code;
 pub mod kernels;
 pub mod model;
-pub mod needs;
 pub mod resolve;
 pub mod sums;
 pub mod switch;

@@ -9,6 +9,7 @@ use syn::{Attribute, Expr, Ident, Visibility};
 
 use crate::integrators::Family;
 use crate::model::Parameter;
+use crate::plan::{Plan, Shape};
 use crate::symbols::Symbols;
 
 /// A size: `N = 10` (a base size, an argument of `new`) or `R = 4 + 3 * (N - 1)` (derived).
@@ -176,6 +177,20 @@ pub struct Cutoff {
     pub on: Ident,
     /// The scalar parameter where the switch ends (`S = 0` from it on).
     pub off: Ident,
+}
+
+impl FamilyModel {
+    /// Returns the derived quantities its integrators need: the plan of a model whose only
+    /// rows are holonomic ([`Plan::new`]).
+    pub fn plan(&self) -> Plan {
+        Plan::new(
+            &self.integrators,
+            Shape {
+                constrained: !self.rows.is_empty(),
+                ..Shape::default()
+            },
+        )
+    }
 }
 
 impl Instances {

@@ -9,7 +9,7 @@ use syn::Ident;
 use super::runtime;
 use crate::family::assembly::{assemble_hessian, Part};
 use crate::family::model::FamilyModel;
-use crate::family::needs::Needs;
+use crate::plan::Plan;
 
 /// The derivatives' code.
 pub(super) struct Derivatives {
@@ -25,7 +25,7 @@ pub(super) struct Derivatives {
 /// and the rows' acceleration bias `bias_code`, adding the Hessians' fields to `fields`.
 pub(super) fn derivatives(
     model: &FamilyModel,
-    needs: &Needs,
+    needs: &Plan,
     potential_parts: &mut [Part],
     penalty_parts: &mut [Part],
     bias_code: &[TokenStream],

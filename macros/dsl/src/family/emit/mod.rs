@@ -26,7 +26,6 @@ use syn::Ident;
 
 use crate::family::checks::BodyOf;
 use crate::family::model::{Cutoff, FamilyModel};
-use crate::family::needs::Needs;
 use crate::family::switch;
 use tables::{fields_names, size_lets, Tables};
 
@@ -100,7 +99,7 @@ pub fn generate(model: &FamilyModel, bodies: &[Option<BodyOf>]) -> syn::Result<T
         }
     });
 
-    let needs = Needs::for_model(model);
+    let needs = model.plan();
     // The parameters a step checks first, so that a NaN names its culprit (`non_finite_parameter`).
     let scalar_parameters: Vec<&Ident> = model.parameters.iter().map(|p| &p.name).collect();
     let scalar_names: Vec<String> = scalar_parameters.iter().map(|p| p.to_string()).collect();

@@ -11,7 +11,7 @@ use super::tables::{instance_count, instance_table, table_footprint, Tables};
 use crate::family::assembly::Part;
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::FamilyModel;
-use crate::family::needs::Needs;
+use crate::plan::Plan;
 
 /// A kernel's derivatives, in its own store.
 struct Derived {
@@ -34,7 +34,7 @@ pub(super) struct Rows {
 }
 
 /// Emits the holonomic rows, adding their instance tables, starts and positions to `tables`.
-pub(super) fn rows(model: &FamilyModel, needs: &Needs, tables: &mut Tables) -> syn::Result<Rows> {
+pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> syn::Result<Rows> {
     let rt = runtime();
     let Tables {
         fields,
