@@ -153,6 +153,21 @@ impl Family {
         Family::Dlda,
     ];
 
+    /// The families that step a model with families (`sizes`, `x[N]`), for which `mechanism!`
+    /// emits the sparse tier's traits (`SparseInertia`, `SparsePotential`, `SparseHolonomic`,
+    /// …) instead of the fixed-size ones; in the order the macro lists them, and the default
+    /// set of such a model.
+    pub const SPARSE: [Family; 8] = [
+        Family::Spook,
+        Family::Rattle,
+        Family::Shake,
+        Family::Zs,
+        Family::Zss,
+        Family::ZssStiff,
+        Family::Verlet,
+        Family::Rk,
+    ];
+
     /// How many entries of [`Family::DEFAULT`] are tried first (so that a model SPOOK and Z&S
     /// can step is not also compiled for the rest, which keeps the macro's cost bounded).
     pub const DEFAULT_COUNT: usize = 3;
@@ -486,6 +501,17 @@ mod tests {
                 let scheme = family.schemes()[0];
                 assert!(note.contains(&format!("`{scheme}`")), "{scheme} in {note}");
             }
+        }
+    }
+
+    /// The families of a model with families are distinct, each treats holonomic rows (the
+    /// sparse tier's constraints), and none needs discrete gradients, which it does not emit.
+    #[test]
+    fn the_sparse_families_are_distinct_and_step_holonomic_models() {
+        for (i, family) in Family::SPARSE.iter().enumerate() {
+            assert!(!Family::SPARSE[..i].contains(family), "{family:?} twice");
+            let can = family.capabilities();
+            assert!(can.holonomic && !can.discrete_gradients, "{family:?}");
         }
     }
 

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use mechanism_dsl::ast::Mechanism;
 use proc_macro2::{TokenStream, TokenTree};
 
-#[path = "../tests/models/chain.rs"]
+#[path = "../tests/dsl/models/chain.rs"]
 mod chain;
-#[path = "../tests/models/families.rs"]
+#[path = "../tests/dsl/models/families.rs"]
 mod families;
 
 const RUNS: usize = 3;

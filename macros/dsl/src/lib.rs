@@ -24,7 +24,10 @@ pub mod model;
 pub mod orientation;
 pub mod parse;
 pub mod plan;
+pub mod sample;
+pub mod sections;
 pub mod simplify;
+pub mod symbols;
 pub mod validate;
 
 use proc_macro2::TokenStream;
@@ -48,7 +51,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
 
 /// Runs the pipeline after parsing: validate, plan, derive, simplify, generate.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
-    if family::model::has_families(ast) {
+    if family::resolve::has_families(ast) {
         return family::expand(ast);
     }
     let mut model = validate::validate(ast)?;

@@ -9,60 +9,16 @@
 
 use std::collections::HashMap;
 
-use mechanism_cas::{Id, Store, Symbol};
+use mechanism_cas::{Id, Store};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, UnOp};
 
 use crate::errors::Errors;
+use crate::symbols::{Name, Symbols};
 
 /// The functions of the language, as listed in messages: methods of `f64` with Rust's meaning.
 pub const FUNCTIONS: &str = "powi, powf, sqrt, sin, cos, tan, asin, acos, atan, atan2, sinh, \
                              cosh, tanh, exp, ln, log, abs, signum, min, max";
-
-/// What a name in the model refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Name {
-    /// The coordinate with this index.
-    Coordinate(usize),
-    /// The parameter with this index.
-    Parameter(usize),
-}
-
-/// The symbols a model's expressions are built from.
-pub struct Symbols {
-    /// Coordinates `q_i`.
-    pub q: Vec<Symbol>,
-    /// Velocities `v_i = dot(q_i)`.
-    pub v: Vec<Symbol>,
-    /// Parameters.
-    pub p: Vec<Symbol>,
-    /// Directions `a_i` of the third-derivative contraction `a·V'''·a`.
-    pub a: Vec<Symbol>,
-    /// The penalty frequency `ω` of `V + ½ω²|g|²`.
-    pub omega: Symbol,
-    /// The time `t`.
-    pub t: Symbol,
-}
-
-impl Symbols {
-    /// Creates the symbols of a model with these coordinate and parameter names.
-    pub fn new(coordinates: &[Ident], parameters: &[Ident]) -> Self {
-        let make = |prefix: &str, names: &[Ident]| -> Vec<Symbol> {
-            names
-                .iter()
-                .map(|name| Symbol::from(format!("{prefix}.{name}")))
-                .collect()
-        };
-        Symbols {
-            q: make("q", coordinates),
-            v: make("v", coordinates),
-            p: make("p", parameters),
-            a: make("a", coordinates),
-            omega: Symbol::from("penalty.omega"),
-            t: Symbol::from("time.t"),
-        }
-    }
-}
 
 /// Where an expression stands, which decides what it may mention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,7 +140,7 @@ impl Lowerer<'_> {
     /// expression such as `x - x` that vanishes at every sample point).
     fn check_divisor(&mut self, divisor: &Expr, id: Id) -> bool {
         let zero = self.store.is_zero(id) || {
-            let values: Vec<f64> = crate::validate::sample::points(self.symbols, None, 8)
+            let values: Vec<f64> = crate::sample::points(self.symbols, None, 8)
                 .iter()
                 .filter_map(|p| p.eval(self.store, id))
                 .collect();

@@ -4,7 +4,7 @@ use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
 use crate::integrators::Family;
-use crate::lower::Symbols;
+use crate::symbols::Symbols;
 
 /// A model that passed validation.
 pub struct Model {

@@ -37,16 +37,43 @@ pub struct Plan {
     pub linear_solve: bool,
 }
 
+/// What a model is, as far as its plan depends on it besides its integrators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// It has holonomic rows.
+    pub constrained: bool,
+    /// A holonomic row depends on time.
+    pub rheonomic: bool,
+    /// It has nonholonomic rows.
+    pub nonholonomic: bool,
+    /// It has a dissipation function.
+    pub dissipation: bool,
+    /// It has explicit forces.
+    pub forces: bool,
+}
+
 impl Plan {
     /// Returns the plan for the integrators `model` is compiled for.
     pub fn for_model(model: &Model) -> Plan {
+        Plan::new(
+            &model.integrators,
+            Shape {
+                constrained: !model.constraints.is_empty(),
+                rheonomic: model.rheonomic(),
+                nonholonomic: !model.nonholonomic.is_empty(),
+                dissipation: model.dissipation.is_some(),
+                forces: model.forces.is_some(),
+            },
+        )
+    }
+
+    /// Returns the plan for a model of shape `shape` compiled for `integrators`: a fixed-size
+    /// model ([`Plan::for_model`]) or a model with families (holonomic rows only).
+    pub fn new(integrators: &[Family], shape: Shape) -> Plan {
         let any = |need: fn(Capabilities) -> bool| {
-            model
-                .integrators
-                .iter()
-                .any(|i: &Family| need(i.capabilities()))
+            integrators.iter().any(|i: &Family| need(i.capabilities()))
         };
-        let constrained = !model.constraints.is_empty();
+        let constrained = shape.constrained;
         let penalty = constrained && any(|c| c.penalty);
         let third_derivative = any(|c| c.third_derivative);
         Plan {
@@ -57,16 +84,17 @@ impl Plan {
             penalty_hessian: penalty && any(|c| c.stiff_penalty),
             // Also without constraints (then `HolonomicKinematics<N, 0>` is empty), so that the
             // index-1 integrators run on unconstrained models too.
-            kinematics: any(|c| c.kinematics) || model.rheonomic(),
+            kinematics: any(|c| c.kinematics) || shape.rheonomic,
             // A scheme that steps a varying `M` needs `∂T/∂q` (the midpoint DLA also its
             // derivatives, for Newton).
             second_order: any(|c| c.discrete_gradients || c.kinematics || c.varying_mass),
-            nonholonomic: !model.nonholonomic.is_empty(),
+            nonholonomic: shape.nonholonomic,
             // Also without nonholonomic rows (then `NonholonomicDerivative<N, 0>` is empty), so
             // that both runtime schemes of `dlda` step every model compiled for it.
-            nonholonomic_derivative: model.uses(Family::Dlda) || model.uses(Family::DldaMidpoint),
-            dissipation: model.dissipation.is_some(),
-            forces: model.forces.is_some(),
+            nonholonomic_derivative: integrators.contains(&Family::Dlda)
+                || integrators.contains(&Family::DldaMidpoint),
+            dissipation: shape.dissipation,
+            forces: shape.forces,
             linear_solve: any(|c| c.linear_solve),
         }
     }

@@ -16,9 +16,9 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
-use crate::family::cutoff::{indexed, switched_entries, Cutoff, Switch};
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
-use crate::family::model::{FamilyModel, Kernel};
+use crate::family::model::{Cutoff, FamilyModel, Kernel};
+use crate::family::switch::{indexed, switched_entries, Switch};
 
 /// A scalar kernel summed over the instances of its table, times a run-time scale.
 pub struct Part {

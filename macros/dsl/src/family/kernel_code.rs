@@ -15,7 +15,7 @@ pub struct KernelCopy {
     /// The store, a copy of the kernel's.
     pub store: mechanism_cas::Store,
     /// The kernel's symbols.
-    pub symbols: crate::lower::Symbols,
+    pub symbols: crate::symbols::Symbols,
     /// The kernel's values, one per component.
     pub values: Vec<Id>,
     /// The number of slots.
@@ -28,7 +28,7 @@ pub struct KernelCopy {
 pub fn kernel_copy(kernel: &Kernel) -> KernelCopy {
     KernelCopy {
         store: kernel.store.clone(),
-        symbols: crate::lower::Symbols {
+        symbols: crate::symbols::Symbols {
             q: kernel.symbols.q.clone(),
             v: kernel.symbols.v.clone(),
             p: kernel.symbols.p.clone(),
@@ -66,7 +66,7 @@ pub trait KernelLike {
         &self,
     ) -> (
         &mechanism_cas::Store,
-        &crate::lower::Symbols,
+        &crate::symbols::Symbols,
         usize,
         Vec<usize>,
     );
@@ -77,7 +77,7 @@ impl KernelLike for Kernel {
         &self,
     ) -> (
         &mechanism_cas::Store,
-        &crate::lower::Symbols,
+        &crate::symbols::Symbols,
         usize,
         Vec<usize>,
     ) {
@@ -91,7 +91,7 @@ impl KernelLike for KernelCopy {
         &self,
     ) -> (
         &mechanism_cas::Store,
-        &crate::lower::Symbols,
+        &crate::symbols::Symbols,
         usize,
         Vec<usize>,
     ) {

@@ -4,34 +4,40 @@
 //! that the macro's work and the emitted code do not depend on `N`.
 //!
 //! ```text
-//! ast ─model::resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
-//!     ─checks::inertia→ ─generate→ tokens
+//! ast ─resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
+//!     ─checks::inertia→ ─checks::terms→ ─emit::generate→ tokens
 //! ```
 //!
-//! `model` resolves names and extracts each term's and row's kernel in its local slots;
-//! `checks` tests the inertia at sample points; `generate` emits the struct, `new` (instance
-//! tables, patterns) and the traits, with `kernel_code` emitting one kernel's straight-line
-//! code and `assembly` summing scalar kernels into energies, gradients, `a·V‴·a` and Hessians
-//! on patterns built once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum
-//! with a cutoff) and `cutoff` parses a pair sum's smooth cutoff and emits its switching
+//! `resolve` resolves names and extracts each term's and row's kernel in its local slots into
+//! the data of `model`; `checks` tests the inertia at sample points and the terms and rows
+//! against the default sizes and the integrators; the integrators' needs are the
+//! [`crate::plan::Plan`] of a model with holonomic rows only; `emit` emits the struct, `new`
+//! (instance tables, patterns) and the traits, by output, with `kernel_code` emitting one
+//! kernel's straight-line code and `assembly` summing scalar kernels into energies, gradients,
+//! `a·V‴·a` and Hessians on patterns built once. `sums` recognizes a term's shape (`sum(…)`, a pair sum, a pair sum with a cutoff),
+//! `cutoff` parses and checks a pair sum's smooth cutoff, and `switch` emits its switching
 //! distance's kernel and the product rule around the unchanged body kernel.
 
 pub mod assembly;
 pub mod checks;
 pub mod cutoff;
-pub mod generate;
+pub mod emit;
 pub mod index;
 pub mod kernel_code;
+pub mod kernels;
 pub mod model;
+pub mod resolve;
 pub mod sums;
+pub mod switch;
 
 use proc_macro2::TokenStream;
 
 use crate::ast::Mechanism;
 
-/// Expands a model with families: resolve, then generate.
+/// Expands a model with families: resolve, check, then emit.
 pub fn expand(ast: &Mechanism) -> syn::Result<TokenStream> {
-    let model = model::resolve(ast)?;
+    let model = resolve::resolve(ast)?;
     checks::inertia(&model)?;
-    generate::generate(&model)
+    let bodies = checks::terms(&model)?;
+    emit::generate(&model, &bodies)
 }

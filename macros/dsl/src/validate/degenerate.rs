@@ -9,10 +9,10 @@
 
 use mechanism_cas::{gradient, Id};
 
-use super::sample::{points, Point};
-use super::Sections;
 use crate::errors::Errors;
 use crate::model::Model;
+use crate::sample::{points, Point};
+use crate::sections::Sections;
 
 /// Iterations of the projection onto a row's zero set at most (a squared row halves its
 /// distance per iteration, so about 50 reach round-off).

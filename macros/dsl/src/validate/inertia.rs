@@ -2,10 +2,10 @@
 //! semidefinite (no motion with negative kinetic energy) at the sample points, with the
 //! parameters at their defaults.
 
-use super::sample::{indefinite, points};
-use super::Sections;
 use crate::errors::Errors;
 use crate::model::Model;
+use crate::sample::{indefinite, points};
+use crate::sections::Sections;
 
 /// Reports a kinetic energy that is identically zero or not positive semidefinite, at the
 /// `kinetic` (or `lagrangian`) expression.

@@ -6,13 +6,13 @@ use mechanism_cas::{jacobian, Id};
 use proc_macro2::Span;
 use syn::Ident;
 
-use super::sample::{independent_rows, points};
-use super::Sections;
 use crate::errors::Errors;
 use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 use crate::orientation::{Kind, Orientation};
 use crate::parse::SectionKind;
+use crate::sample::{independent_rows, points};
+use crate::sections::Sections;
 
 /// The features of a model that decide which integrators can run it.
 struct Features {
@@ -373,7 +373,7 @@ fn orientation_hints(model: &Model, orientations: &[Orientation], features: &mut
 fn undetermined(
     model: &Model,
     rows: &[Vec<Id>],
-    samples: &[super::sample::Point],
+    samples: &[crate::sample::Point],
 ) -> Option<String> {
     let store = &model.store;
     let mut stacked: Vec<Vec<Id>> = model.mass.clone();
@@ -410,7 +410,7 @@ fn undetermined(
 }
 
 /// Returns the sample points of the numeric checks, with parameters at their defaults.
-fn sample_points(model: &Model) -> Vec<super::sample::Point> {
+fn sample_points(model: &Model) -> Vec<crate::sample::Point> {
     let defaults: Vec<f64> = model.parameters.iter().map(|p| p.default).collect();
     points(&model.symbols, Some(&defaults), 4)
 }

@@ -7,7 +7,6 @@ mod inertia;
 mod integrators;
 mod names;
 mod options;
-pub mod sample;
 mod structure;
 
 use std::collections::HashMap;
@@ -15,40 +14,14 @@ use std::collections::HashMap;
 use mechanism_cas::{Id, Store};
 use syn::{Expr, Ident};
 
-use crate::ast::{Mechanism, Named, SectionBody};
+use crate::ast::{Mechanism, Named};
 use crate::errors::Errors;
 use crate::integrators::{self as families, Family};
-use crate::lower::{Context, Lowerer, Name, Symbols};
+use crate::lower::{Context, Lowerer};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
 use crate::parse::SectionKind;
-
-/// The sections of a model, sorted by kind, each at most once.
-#[derive(Default)]
-pub struct Sections<'a> {
-    coordinates: Option<&'a [Named<()>]>,
-    parameters: Option<&'a [Named<Expr>]>,
-    kinetic: Option<&'a Expr>,
-    potential: Option<&'a Expr>,
-    lagrangian: Option<&'a Expr>,
-    holonomic: Option<&'a [Named<Expr>]>,
-    nonholonomic: Option<&'a [Named<Expr>]>,
-    dissipation: Option<&'a Expr>,
-    forces: Option<&'a [Named<Expr>]>,
-    integrators: Option<&'a [Named<()>]>,
-    keywords: HashMap<SectionKind, &'a Ident>,
-    /// The span of each section's value (`Section::value_span`).
-    values: HashMap<SectionKind, proc_macro2::Span>,
-}
-
-impl Sections<'_> {
-    /// Records `message` at the kinetic energy (or the Lagrangian), else at the model's name.
-    fn error_at_energy(&self, name: &Ident, errors: &mut Errors, message: String) {
-        match self.kinetic.or(self.lagrangian) {
-            Some(expr) => errors.error_spanned(expr, message),
-            None => errors.error_spanned(name, message),
-        }
-    }
-}
+use crate::sections::{self, ModelKind, Sections};
+use crate::symbols::{Name, Symbols};
 
 /// Validates a parsed mechanism, after desugaring its orientations
 /// ([`orientation::desugar`](crate::orientation::desugar)).
@@ -56,7 +29,7 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
     let desugared = crate::orientation::desugar(ast)?;
     let ast = &desugared.ast;
     let mut errors = Errors::new();
-    let sections = sort_sections(ast, &mut errors);
+    let sections = sections::read(ast, ModelKind::Fixed, &mut errors);
 
     let coordinates: Vec<Ident> = sections
         .coordinates
@@ -69,7 +42,7 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         sections.values.get(&SectionKind::Coordinates),
     ) {
         (false, _) => {}
-        (true, Some(&span)) => empty_coordinates(span, "[x, y]", &mut errors),
+        (true, Some(&span)) => sections::empty_coordinates(span, "[x, y]", &mut errors),
         (true, None) => errors.error_spanned(
             &ast.name,
             "a mechanism needs coordinates; add `coordinates: [x, y, …]`",
@@ -359,78 +332,7 @@ fn requested_integrators(
         }
     }
     if names.is_empty() {
-        empty_integrators(span.unwrap_or_else(proc_macro2::Span::call_site), errors);
+        sections::empty_integrators(span.unwrap_or_else(proc_macro2::Span::call_site), errors);
     }
     Some(requested)
-}
-
-/// Reports an empty `coordinates: []` at the empty list (`example`: what to write in it).
-pub(crate) fn empty_coordinates(span: proc_macro2::Span, example: &str, errors: &mut Errors) {
-    errors.error_at(
-        span,
-        format!("`coordinates` lists no coordinate; a mechanism needs at least one, e.g. `coordinates: {example}`"),
-    );
-}
-
-/// Reports an empty `integrators: []` at the empty list.
-pub(crate) fn empty_integrators(span: proc_macro2::Span, errors: &mut Errors) {
-    errors.error_at(
-        span,
-        "`integrators: []` lists no integrator; name at least one, or remove the section for the default set",
-    );
-}
-
-/// Sorts sections by kind, reporting unknown and repeated ones.
-fn sort_sections<'a>(ast: &'a Mechanism, errors: &mut Errors) -> Sections<'a> {
-    let mut sections = Sections::default();
-    for section in &ast.sections {
-        let Some(kind) = SectionKind::from_keyword(&section.keyword) else {
-            let known: Vec<&str> = SectionKind::ALL.iter().map(|k| k.keyword()).collect();
-            errors.error_spanned(
-                &section.keyword,
-                format!(
-                    "unknown section `{}`; expected one of: {}",
-                    section.keyword,
-                    known.join(", ")
-                ),
-            );
-            continue;
-        };
-        sections.values.entry(kind).or_insert(section.value_span);
-        if sections.keywords.insert(kind, &section.keyword).is_some() {
-            errors.error_spanned(
-                &section.keyword,
-                format!(
-                    "section `{}` is given twice; merge them into one",
-                    section.keyword
-                ),
-            );
-            continue;
-        }
-        match (kind, &section.body) {
-            (SectionKind::Coordinates, SectionBody::Names(names)) => {
-                sections.coordinates = Some(names)
-            }
-            (SectionKind::Integrators, SectionBody::Names(names)) => {
-                sections.integrators = Some(names)
-            }
-            (SectionKind::Parameters, SectionBody::Assignments(rows)) => {
-                sections.parameters = Some(rows)
-            }
-            (SectionKind::Holonomic, SectionBody::Rows(rows)) => sections.holonomic = Some(rows),
-            (SectionKind::Nonholonomic, SectionBody::Rows(rows)) => {
-                sections.nonholonomic = Some(rows)
-            }
-            (SectionKind::Forces, SectionBody::Rows(rows)) => sections.forces = Some(rows),
-            (SectionKind::Kinetic, SectionBody::Expr(e)) => sections.kinetic = Some(e),
-            (SectionKind::Potential, SectionBody::Expr(e)) => sections.potential = Some(e),
-            (SectionKind::Lagrangian, SectionBody::Expr(e)) => sections.lagrangian = Some(e),
-            (SectionKind::Dissipation, SectionBody::Expr(e)) => sections.dissipation = Some(e),
-            _ => errors.error_spanned(
-                &section.keyword,
-                "internal: section parsed with the wrong shape",
-            ),
-        }
-    }
-    sections
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use syn::Ident;
 
 use crate::errors::Errors;
-use crate::lower::Name;
+use crate::symbols::Name;
 
 /// Builds the name table, reporting duplicate coordinates and parameters and parameters that
 /// shadow coordinates.

@@ -7,8 +7,9 @@ use syn::{Expr, Ident};
 
 use crate::ast::Named;
 use crate::errors::Errors;
-use crate::lower::{Context, Lowerer, Symbols};
-use crate::validate::sample::agree;
+use crate::lower::{Context, Lowerer};
+use crate::sample::agree;
+use crate::symbols::Symbols;
 
 /// The energy of a model in the form the integrators use: `T = ½ vᵀ M(q) v`, `V(q)`.
 pub struct Energy {

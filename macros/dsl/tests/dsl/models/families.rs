@@ -3,30 +3,35 @@
 //! `tests/families.rs` checks against the hand-written references and `benches/families.rs`
 //! times), as `mechanism!` bodies with other default sizes.
 //!
-//! Shared by `tests/expand.rs` and `examples/chains.rs` through `#[path]`.
+//! Shared by the tests (`tests/dsl/`) and `examples/chains.rs` (through `#[path]`).
 
 use proc_macro2::{Group, Literal, TokenStream, TokenTree};
 
 /// The workspace's family models: two `mechanism::mechanism! { … }` invocations.
-const SOURCE: &str = include_str!("../../../../src/models/families.rs");
+const SOURCE: &str = include_str!("../../../../../src/models/families.rs");
 
 /// Returns the bodies of the chain with default size `N = n` and the ladder with default size
 /// `L = links`.
 pub fn family_models(n: usize, links: usize) -> [TokenStream; 2] {
-    let file = syn::parse_file(SOURCE).expect("src/models/families.rs parses");
-    let bodies: Vec<TokenStream> = file
-        .items
-        .into_iter()
-        .filter_map(|item| match item {
-            syn::Item::Macro(item) => Some(item.mac.tokens),
-            _ => None,
-        })
-        .collect();
+    let bodies = mechanism_bodies(SOURCE);
     let [chain, ladder] = <[TokenStream; 2]>::try_from(bodies).expect("two mechanism! invocations");
     [
         with_default_size(chain, n),
         with_default_size(ladder, links),
     ]
+}
+
+/// Returns the bodies of the top-level macro invocations (the `mechanism! { … }`s) of the Rust
+/// file `source`, in order.
+pub fn mechanism_bodies(source: &str) -> Vec<TokenStream> {
+    let file = syn::parse_file(source).expect("a model file of the library parses");
+    file.items
+        .into_iter()
+        .filter_map(|item| match item {
+            syn::Item::Macro(item) => Some(item.mac.tokens),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Returns `tokens` with the first literal of the `sizes: { … }` section, the first size's

@@ -4,8 +4,7 @@ use mechanism_dsl::ast::Mechanism;
 use mechanism_dsl::expand_model;
 use quote::quote;
 
-#[path = "models/families.rs"]
-mod families;
+use crate::models::families;
 
 fn expand(tokens: proc_macro2::TokenStream) -> syn::Result<String> {
     let ast: Mechanism = syn::parse2(tokens)?;

@@ -13,10 +13,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use quote::quote;
 
-#[path = "models/chain.rs"]
-mod chain;
-#[path = "models/families.rs"]
-mod families;
+use crate::models::{chain, families};
 
 // ---------------------------------------------------------------------------------------------
 // The property checked on every input.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use mechanism_cas::{eval, Id, Store, Symbol};
 
-use crate::lower::Symbols;
+use crate::symbols::Symbols;
 
 /// Values for every symbol of a model at one point.
 pub struct Point {

@@ -1,0 +1,164 @@
+//! The derivatives of a model with families that its integrators need beyond `V`, `∇V` and
+//! `g`: `Hess V` and `a·V‴·a`, the penalized potential `W = V + ½ω²|g|²` with its derivatives,
+//! the stiff part alone, and the rows' kinematic terms, each on a pattern built once by `new`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Ident;
+
+use super::runtime;
+use crate::family::assembly::{assemble_hessian, Part};
+use crate::family::model::FamilyModel;
+use crate::plan::Plan;
+
+/// The derivatives' code.
+pub(super) struct Derivatives {
+    /// The trait implementations.
+    pub impls: Vec<TokenStream>,
+    /// The fields of the Hessians' patterns and positions.
+    pub hessian_names: Vec<Ident>,
+    /// The statements of `new` that build them.
+    pub hessian_builders: Vec<TokenStream>,
+}
+
+/// Emits the derivatives `needs` asks for from the potential's and the rows' penalty parts
+/// and the rows' acceleration bias `bias_code`, adding the Hessians' fields to `fields`.
+pub(super) fn derivatives(
+    model: &FamilyModel,
+    needs: &Plan,
+    potential_parts: &mut [Part],
+    penalty_parts: &mut [Part],
+    bias_code: &[TokenStream],
+    fields: &mut Vec<TokenStream>,
+) -> Derivatives {
+    let rt = runtime();
+    let name = &model.name;
+    let mut hessian_names = Vec::new();
+    let mut hessian_builders = Vec::new();
+    let mut derivative_impls = Vec::new();
+    let mut assemble = |name: &str, parts: &mut [&mut Part]| {
+        let assembled = assemble_hessian(model, name, parts);
+        fields.extend(assembled.fields);
+        hessian_names.extend(assembled.names);
+        hessian_builders.push(assembled.builder);
+        (assembled.pattern, assembled.code)
+    };
+    if needs.hessian {
+        let (pattern, code) = assemble(
+            "potential",
+            &mut potential_parts.iter_mut().collect::<Vec<_>>(),
+        );
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePotentialHessian for #name {
+                fn hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                #[allow(unused_variables, clippy::all)]
+                fn potential_hessian(&self, q: &[f64], hess: &mut [f64]) {
+                    hess.fill(0.0);
+                    #code
+                }
+            }
+        });
+        if needs.third_derivative {
+            let code = potential_parts
+                .iter_mut()
+                .map(|p| p.third_contraction(model));
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePotentialThirdDerivative for #name {
+                    #[allow(unused_variables, clippy::all)]
+                    fn potential_third_contraction(&self, q: &[f64], a: &[f64], out: &mut [f64]) {
+                        out.fill(0.0);
+                        #(#code)*
+                    }
+                }
+            });
+        }
+    }
+    if needs.penalty {
+        let energy = penalty_parts
+            .iter()
+            .map(|p| p.energy(model))
+            .collect::<Vec<_>>();
+        let gradient = penalty_parts
+            .iter_mut()
+            .map(|p| p.gradient(model, quote!(grad)))
+            .collect::<Vec<_>>();
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePenalizedPotential for #name {
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential(&self, omega: f64, q: &[f64]) -> f64 {
+                    let mut __energy = #rt::model::SparsePotential::potential(self, q);
+                    #(#energy)*
+                    __energy
+                }
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential_gradient(&self, omega: f64, q: &[f64], grad: &mut [f64]) {
+                    #rt::model::SparsePotential::potential_gradient(self, q, grad);
+                    #(#gradient)*
+                }
+            }
+        });
+        let mut all: Vec<&mut Part> = potential_parts
+            .iter_mut()
+            .chain(penalty_parts.iter_mut())
+            .collect();
+        let (pattern, code) = assemble("penalized", &mut all);
+        derivative_impls.push(quote! {
+            impl #rt::model::SparsePenalizedHessian for #name {
+                fn penalized_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                #[allow(unused_variables, clippy::all)]
+                fn penalized_potential_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+                    hess.fill(0.0);
+                    #code
+                }
+            }
+        });
+        if needs.third_derivative {
+            let code = potential_parts
+                .iter_mut()
+                .chain(penalty_parts.iter_mut())
+                .map(|p| p.third_contraction(model))
+                .collect::<Vec<_>>();
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePenalizedThirdDerivative for #name {
+                    #[allow(unused_variables, clippy::all)]
+                    fn penalized_potential_third_contraction(&self, omega: f64, q: &[f64], a: &[f64], out: &mut [f64]) {
+                        out.fill(0.0);
+                        #(#code)*
+                    }
+                }
+            });
+        }
+        if needs.penalty_hessian {
+            let (pattern, code) =
+                assemble("penalty", &mut penalty_parts.iter_mut().collect::<Vec<_>>());
+            derivative_impls.push(quote! {
+                impl #rt::model::SparsePenaltyHessian for #name {
+                    fn penalty_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                    #[allow(unused_variables, clippy::all)]
+                    fn penalty_hessian(&self, omega: f64, q: &[f64], hess: &mut [f64]) {
+                        hess.fill(0.0);
+                        #code
+                    }
+                }
+            });
+        }
+    }
+    if needs.kinematics {
+        derivative_impls.push(quote! {
+            impl #rt::model::SparseHolonomicKinematics for #name {
+                fn constraint_time_derivative(&self, q: &[f64], t: f64, out: &mut [f64]) {
+                    out.fill(0.0);
+                }
+                #[allow(unused_variables, clippy::all)]
+                fn constraint_acceleration_bias(&self, q: &[f64], v: &[f64], t: f64, out: &mut [f64]) {
+                    #(#bias_code)*
+                }
+            }
+        });
+    }
+    Derivatives {
+        impls: derivative_impls,
+        hessian_names,
+        hessian_builders,
+    }
+}
