@@ -113,13 +113,12 @@ pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
-    holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel,
-    SparseZhangSkeelSimplified, SparseZhangSkeelStiff, SplitPotential, Spook, ZhangSkeel,
-    ZhangSkeelSimplified, ZhangSkeelStiff,
+    Newmark, NewmarkOneIteration, PushForwardNewmark, SparseNewmarkOneIteration,
+    SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified,
+    SparseZhangSkeelStiff, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
-    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert, NonholonomicDerivative,
+    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert,
 };
 pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
@@ -127,10 +126,12 @@ pub use integrators::stabilized::{
 };
 pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
-    AppliedForces, Configuration, ConstantMass, Dissipation, Forces, GeneratedSolve, Holonomic,
-    HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,
-    PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation, SpookCoefficients, SpookStep,
+    holonomic_penalty_hessian, AppliedForces, Configuration, ConstantMass, Dissipation, Forces,
+    GeneratedSolve, Holonomic, HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient,
+    Nonholonomic, NonholonomicDerivative, Penalized, PenalizedHessian, PenalizedPotential,
+    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, SpookCoefficients,
+    SpookStep,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use state::{DynState, State};

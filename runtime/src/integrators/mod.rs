@@ -2,6 +2,7 @@
 
 mod block_mass;
 pub(crate) mod checks;
+mod divergence_guard;
 pub(crate) mod energy_guard;
 pub mod energy_momentum;
 pub mod explicit;
@@ -9,14 +10,16 @@ pub mod langevin;
 pub mod lie_group;
 pub mod linearly_implicit;
 mod mass_factor;
+pub(crate) mod newton;
 pub mod nonholonomic;
 pub mod projection;
 pub(crate) mod saddle_point;
 pub mod stabilized;
 
-pub use checks::DivergenceGuard;
+pub use divergence_guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
+pub use newton::Newton;
 
 use crate::error::StepError;
 use crate::state::{DynState, State};

@@ -7,10 +7,8 @@ use crate::discrete_gradient::{
     KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
 };
 use crate::error::StepError;
-use crate::integrators::checks::{
-    check_finite, check_max_iterations, check_on_manifold, check_parameters, check_tolerance,
-    same_bits,
-};
+use crate::integrators::checks::{check_finite, check_on_manifold, check_parameters, same_bits};
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{factored, LinearSolver, Lu};
 use crate::model::{HolonomicHessians, Inertia, InertiaGradient, Potential, PotentialHessian};
@@ -21,6 +19,9 @@ pub const DEFAULT_TOLERANCE: f64 = 1e-12;
 
 /// The default maximal number of Newton iterations per step of [`Livens`].
 pub const DEFAULT_MAX_ITERATIONS: usize = 25;
+
+/// The default Newton settings.
+const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The Livens/Gonzalez energy-momentum scheme for `M` holonomic constraints on `N` coordinates.
 ///
@@ -167,8 +168,7 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 #[derive(Clone, Copy, Debug)]
 pub struct Livens<const N: usize, const M: usize> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     /// `(q, v, p)` of the last successful step's end state.
     carried: Option<Carried<N>>,
     multipliers: SVector<f64, M>,
@@ -199,41 +199,16 @@ impl<const N: usize, const M: usize> Livens<N, M> {
         }
         Ok(Livens {
             h,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: DEFAULT_NEWTON,
             carried: None,
             multipliers: SVector::zeros(),
             averaged_multipliers: None,
         })
     }
 
-    /// Sets the relative Newton tolerance (see the type docs); fails with `BadParameter` unless
-    /// it is finite and positive.
-    pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    /// Sets the maximal number of Newton iterations per step; fails with `BadParameter` if it
-    /// is zero.
-    pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
-    }
-
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
-    }
-
-    /// Returns the relative Newton tolerance.
-    pub fn tolerance(&self) -> f64 {
-        self.tolerance
-    }
-
-    /// Returns the maximal number of Newton iterations per step.
-    pub fn max_iterations(&self) -> usize {
-        self.max_iterations
     }
 
     /// Returns the multipliers `λ` of the last successful step (eq. 30b): the constraint force
@@ -499,7 +474,7 @@ where
             let mut jac = SMatrix::<f64, M, N>::zeros();
             model.constraints_and_jacobian(&state.q, t, &mut g, &mut jac);
             check_finite(&jac, "constraint jacobian", t)?;
-            check_on_manifold(&g, &jac, &state.q, self.tolerance, t)?;
+            check_on_manifold(&g, &jac, &state.q, self.newton.tolerance(), t)?;
         }
         let p0 = self.momentum_at(model, state);
         check_finite(&p0, "p", t)?;
@@ -523,7 +498,7 @@ where
         let mut iterations = 0;
         let res = loop {
             let res = start.residual(model, &increment, &lambda);
-            if iterations == self.max_iterations || !res.relative.is_finite() {
+            if iterations == self.newton.max_iterations() || !res.relative.is_finite() {
                 return Err(StepError::NewtonDiverged {
                     iterations,
                     residual: res.relative,
@@ -538,7 +513,7 @@ where
                 .max(f64::MIN_POSITIVE);
             increment += delta_q;
             lambda += delta_lambda;
-            if max_abs(&delta_q) <= self.tolerance * scale_q {
+            if max_abs(&delta_q) <= self.newton.tolerance() * scale_q {
                 // Quadratic convergence: the error of the updated iterate is O(|Δq|²).
                 let res = start.residual(model, &increment, &lambda);
                 if !res.relative.is_finite() {
@@ -580,8 +555,8 @@ impl<const N: usize, const M: usize> crate::checkpoint::CarriedState for Livens<
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         crate::checkpoint::IntegratorIdentity::new(format!("Livens<{N}, {M}>"))
             .setting("h", self.h)
-            .setting("tolerance", self.tolerance)
-            .setting("max_iterations", self.max_iterations as f64)
+            .setting("tolerance", self.newton.tolerance())
+            .setting("max_iterations", self.newton.max_iterations() as f64)
     }
 
     fn save(&self, out: &mut crate::checkpoint::Carried) {
@@ -646,3 +621,11 @@ mod tests {
         ));
     }
 }
+
+newton_builders!(
+    [const N: usize, const M: usize] Livens<N, M>,
+    newton,
+    "The stopping rule and the tolerance the starting state must meet on the manifold are in the type docs of [`Livens`].",
+    "1e-12",
+    "25"
+);

@@ -21,10 +21,7 @@ pub use spook::{
     DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,
 };
-pub use stiff::{
-    holonomic_penalty_hessian, PenaltyHessian, SparseZhangSkeelStiff, SplitPotential,
-    ZhangSkeelStiff,
-};
+pub use stiff::{SparseZhangSkeelStiff, ZhangSkeelStiff};
 pub use zhang_skeel::{
     FullAcceleration, SparseZhangSkeel, SparseZhangSkeelSimplified, ZhangSkeel,
     ZhangSkeelSimplified,

@@ -3,17 +3,16 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::carried::{AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults, UsesBeta};
+use super::carried::{
+    check_beta, AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults, UsesBeta, DEFAULT_BETA,
+};
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
-use crate::integrators::checks::{check_max_iterations, check_tolerance};
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{ConstantMass, Inertia, Potential, PotentialHessian};
 use crate::state::State;
-
-/// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
-pub(super) const DEFAULT_BETA: f64 = 0.4;
 
 /// The default relative tolerance on the Newton residual (and correction); `1e-12` is at the
 /// rounding floor of the penalized double pendulum's `∇W` at `ω = 20`.
@@ -21,6 +20,9 @@ const DEFAULT_TOLERANCE: f64 = 1e-10;
 
 /// The default maximal number of Newton iterations per solve.
 const DEFAULT_MAX_ITERATIONS: usize = 50;
+
+/// The default Newton settings.
+const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The name of the Newton Jacobian, for errors.
 const NEWTON_MATRIX: &str = "M + βh² Hess V";
@@ -130,9 +132,17 @@ pub struct NewmarkOneIteration<const N: usize> {
 pub type PushForwardNewmark<const N: usize> = CarriedScheme<DenseSystem<N>, NewtonAcceleration>;
 
 /// The acceleration of push-forward Newmark: `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct NewtonAcceleration {
     newton: Newton,
+}
+
+impl Default for NewtonAcceleration {
+    fn default() -> Self {
+        NewtonAcceleration {
+            newton: DEFAULT_NEWTON,
+        }
+    }
 }
 
 impl RuleDefaults for NewtonAcceleration {
@@ -252,20 +262,6 @@ impl<const N: usize> Core<N> {
     }
 }
 
-/// Returns `BadParameter` unless `β` is finite and non-negative.
-pub(super) fn check_beta(beta: f64) -> Result<f64, StepError> {
-    if beta.is_finite() && beta >= 0.0 {
-        Ok(beta)
-    } else {
-        Err(StepError::BadParameter {
-            name: "beta",
-            value: beta,
-            requirement:
-                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
-        })
-    }
-}
-
 /// An acceleration and what it cost.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Solve<const N: usize> {
@@ -280,34 +276,6 @@ impl<const N: usize> Solve<N> {
         report.factorizations += self.factorizations;
         report.newton_iterations += self.iterations;
         self.a
-    }
-}
-
-/// Newton's stopping rule: relative residual tolerance and iteration limit.
-#[derive(Clone, Copy, Debug)]
-struct Newton {
-    tolerance: f64,
-    max_iterations: usize,
-}
-
-impl Default for Newton {
-    fn default() -> Self {
-        Newton {
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-        }
-    }
-}
-
-impl Newton {
-    fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
     }
 }
 
@@ -354,10 +322,10 @@ where
         let residual = inertial + grad;
         let norm = residual.amax();
         if let Stop::Converged(newton) = stop {
-            if norm <= newton.tolerance * inertial.amax().max(grad.amax()) {
+            if norm <= newton.tolerance() * inertial.amax().max(grad.amax()) {
                 break;
             }
-            if !norm.is_finite() || iterations >= newton.max_iterations {
+            if !norm.is_finite() || iterations >= newton.max_iterations() {
                 return Err(StepError::NewtonDiverged {
                     iterations,
                     residual: norm,
@@ -377,7 +345,7 @@ where
         if let Stop::Converged(newton) = stop {
             // The residual of a stiff ∇V stalls at its rounding error, O(ε ω² |g| |∇g|), which
             // may exceed tol·|∇V|; a correction below tol·|a| means Newton has converged.
-            if correction.amax() <= newton.tolerance * a.amax() {
+            if correction.amax() <= newton.tolerance() * a.amax() {
                 break;
             }
         }
@@ -454,42 +422,22 @@ macro_rules! shared_builders {
     };
 }
 
-macro_rules! newton_builders {
-    ($name:ident, $($field:ident).+) => {
-        impl<const N: usize> $name<N> {
-            /// Returns the relative Newton tolerance on the residual `|M a + ∇V|_∞`.
-            pub fn tolerance(&self) -> f64 {
-                self.$($field).+.tolerance
-            }
-
-            /// Returns the maximal number of Newton iterations per nonlinear solve.
-            pub fn max_iterations(&self) -> usize {
-                self.$($field).+.max_iterations
-            }
-
-            /// Sets the relative Newton tolerance (default `1e-10`): a solve stops when
-            /// `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction
-            /// is `|Δa|_∞ ≤ tolerance · |a|_∞`. Fails with `BadParameter` unless it is finite
-            /// and positive.
-            pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-                self.$($field).+ = self.$($field).+.with_tolerance(tolerance)?;
-                Ok(self)
-            }
-
-            /// Sets the Newton iteration limit per solve (default 50), past which a step fails
-            /// with `NewtonDiverged`. Fails with `BadParameter` if it is 0.
-            pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-                self.$($field).+ = self.$($field).+.with_max_iterations(max_iterations)?;
-                Ok(self)
-            }
-        }
-    };
-}
-
 shared_builders!(Newmark);
 shared_builders!(NewmarkOneIteration);
-newton_builders!(Newmark, newton);
-newton_builders!(PushForwardNewmark, rule.newton);
+newton_builders!(
+    [const N: usize] Newmark<N>,
+    newton,
+    "A solve stops when `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction is `|Δa|_∞ ≤ tolerance · |a|_∞`; past the iteration cap a step fails with `NewtonDiverged`.",
+    "1e-10",
+    "50"
+);
+newton_builders!(
+    [const N: usize] PushForwardNewmark<N>,
+    rule.newton,
+    "A solve stops when `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction is `|Δa|_∞ ≤ tolerance · |a|_∞`; past the iteration cap a step fails with `NewtonDiverged`.",
+    "1e-10",
+    "50"
+);
 
 impl<const N: usize> Newmark<N> {
     /// Creates a Newmark stepper with step size `h`, `γ = ½`, `β = 0.4`, Newton tolerance
@@ -497,7 +445,7 @@ impl<const N: usize> Newmark<N> {
     pub fn new(h: f64) -> Result<Self, StepError> {
         Ok(Newmark {
             core: Core::new(h)?,
-            newton: Newton::default(),
+            newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
         })
     }
@@ -648,8 +596,8 @@ impl<const N: usize> crate::checkpoint::CarriedState for Newmark<N> {
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         self.core
             .identity("Newmark")
-            .setting("newton.tolerance", self.newton.tolerance)
-            .setting("newton.max_iterations", self.newton.max_iterations as f64)
+            .setting("newton.tolerance", self.newton.tolerance())
+            .setting("newton.max_iterations", self.newton.max_iterations() as f64)
     }
 
     fn save(&self, out: &mut crate::checkpoint::Carried) {

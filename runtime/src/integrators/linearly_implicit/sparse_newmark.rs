@@ -4,9 +4,9 @@
 use std::marker::PhantomData;
 
 use super::carried::{
-    EnergyTerms, FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem, StiffHessian,
+    check_beta, EnergyTerms, FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem,
+    StiffHessian, DEFAULT_BETA,
 };
-use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,

@@ -94,7 +94,7 @@ pub type SparseZhangSkeelSimplified =
 pub struct FullAcceleration;
 
 impl RuleDefaults for FullAcceleration {
-    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
+    const DEFAULT_BETA: f64 = super::carried::DEFAULT_BETA;
 }
 
 impl UsesBeta for FullAcceleration {}

@@ -50,11 +50,9 @@ pub use sparse::SparseProjection;
 
 use nalgebra::SVector;
 
-use super::checks::{
-    check_finite_slice, check_max_iterations, check_residual_on_manifold, check_step_size,
-    check_tolerance,
-};
+use super::checks::{check_finite_slice, check_residual_on_manifold, check_step_size};
 use crate::error::StepError;
+use crate::integrators::Newton;
 
 /// The default Newton tolerance factor `τ` (see [`ShakeScheme::with_tolerance`]).
 const DEFAULT_TOLERANCE: f64 = 1e-13;
@@ -184,10 +182,9 @@ pub trait ProjectionAcceleration<Model: ?Sized>: ProjectionSystem {
 /// What SHAKE and RATTLE share: parameters, the system, the carried point and the Newton
 /// iteration's buffers.
 #[derive(Clone, Debug)]
-struct Core<S: ProjectionSystem> {
+struct Projection<S: ProjectionSystem> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     system: S,
     /// Whether the system's start point is that of `(carried_t, carried_q)`.
     carried: bool,
@@ -202,7 +199,7 @@ struct Core<S: ProjectionSystem> {
     delta: S::Rows,
 }
 
-impl<S> Copy for Core<S>
+impl<S> Copy for Projection<S>
 where
     S: ProjectionSystem + Copy,
     S::Coordinates: Copy,
@@ -210,12 +207,11 @@ where
 {
 }
 
-impl<S: ProjectionSystem> Core<S> {
+impl<S: ProjectionSystem> Projection<S> {
     fn new(h: f64, system: S) -> Result<Self, StepError> {
-        Ok(Core {
+        Ok(Projection {
             h: check_step_size(h)?,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS),
             carried: false,
             carried_t: 0.0,
             carried_q: system.zero_coordinates(),
@@ -246,7 +242,7 @@ impl<S: ProjectionSystem> Core<S> {
         self.system.evaluate(model, Point::Start, q, t);
         self.system.check_jacobian(t)?;
         let scale = self.system.first_order_scale(Point::Start, q);
-        check_residual_on_manifold(self.system.residual(), scale, self.tolerance, t)?;
+        check_residual_on_manifold(self.system.residual(), scale, self.newton.tolerance(), t)?;
         self.system.complete(model, Point::Start, q, t)
     }
 
@@ -282,11 +278,11 @@ impl<S: ProjectionSystem> Core<S> {
             self.system.evaluate(model, Point::End, trial, t_next);
             let residual = max_abs(self.system.residual());
             let scale = self.system.first_order_scale(Point::End, trial);
-            if residual <= self.tolerance * (1.0 + scale) {
+            if residual <= self.newton.tolerance() * (1.0 + scale) {
                 self.system.check_jacobian(t_err)?;
                 return Ok(iterations);
             }
-            if !residual.is_finite() || iterations as usize >= self.max_iterations {
+            if !residual.is_finite() || iterations as usize >= self.newton.max_iterations() {
                 return Err(StepError::NewtonDiverged {
                     iterations: iterations as usize,
                     residual,
@@ -351,18 +347,8 @@ impl<S: ProjectionSystem> Core<S> {
             crate::checkpoint::short_type_name::<S>()
         ))
         .setting("h", self.h)
-        .setting("tolerance", self.tolerance)
-        .setting("max_iterations", self.max_iterations as f64)
-    }
-
-    fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
+        .setting("tolerance", self.newton.tolerance())
+        .setting("max_iterations", self.newton.max_iterations() as f64)
     }
 }
 
@@ -378,41 +364,14 @@ fn max_abs(x: &[f64]) -> f64 {
         .fold(0.0, |m, c| if c > m || c.is_nan() { c } else { m })
 }
 
-/// Implements the builders and accessors SHAKE and RATTLE share through their `core`.
-macro_rules! shared_builders {
+/// Implements the builders and accessors SHAKE and RATTLE share through their `core`, but for
+/// Newton's ([`newton_builders!`](crate::integrators::newton)).
+macro_rules! projection_builders {
     ($name:ident) => {
         impl<S: ProjectionSystem> $name<S> {
             /// Returns the step size `h`.
             pub fn step_size(&self) -> f64 {
                 self.core.h
-            }
-
-            /// Returns the Newton tolerance factor `τ`.
-            pub fn tolerance(&self) -> f64 {
-                self.core.tolerance
-            }
-
-            /// Returns the cap on Newton iterations per step.
-            pub fn max_iterations(&self) -> usize {
-                self.core.max_iterations
-            }
-
-            /// Sets the Newton tolerance factor `τ` (default `1e-13`); fails with `BadParameter`
-            /// unless it is positive and finite.
-            ///
-            /// Newton stops when `max_i |g_i(q)| ≤ τ (1 + s)` with `s = max_i Σ_j |G_ij(q)| |q_j|`,
-            /// the magnitude of the first-order terms of `g`: `τ` is a relative accuracy, and
-            /// values near `f64::EPSILON` may never be met.
-            pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-                self.core = self.core.with_tolerance(tolerance)?;
-                Ok(self)
-            }
-
-            /// Sets the cap on Newton iterations per step (default 50); fails with
-            /// `BadParameter` if it is 0.
-            pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-                self.core = self.core.with_max_iterations(max_iterations)?;
-                Ok(self)
             }
 
             /// Forgets the point carried from the last step, so the next step re-evaluates it.
@@ -428,7 +387,7 @@ macro_rules! shared_builders {
     };
 }
 
-use shared_builders;
+use projection_builders;
 
 /// Restores the rows `name` of `from` into `rows`, checking the length first.
 fn restore_rows(
@@ -440,3 +399,12 @@ fn restore_rows(
     rows.copy_from_slice(values);
     Ok(())
 }
+
+/// The stopping rule of SHAKE's and RATTLE's Newton iteration, for the docs of their builders.
+macro_rules! tolerance_rule {
+    () => {
+        "Newton stops when `max_i |g_i(q)| ≤ τ (1 + s)` with `s = max_i Σ_j |G_ij(q)| |q_j|`, the magnitude of the first-order terms of `g`: `τ` is a relative accuracy, and values near `f64::EPSILON` may never be met."
+    };
+}
+
+use tolerance_rule;

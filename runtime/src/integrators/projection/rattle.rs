@@ -2,14 +2,15 @@
 //! tiers.
 
 use super::{
-    same_bits, shared_builders, Core, DenseProjection, Point, ProjectionModel, ProjectionSystem,
-    Slice, SparseProjection,
+    projection_builders, same_bits, tolerance_rule, DenseProjection, Point, Projection,
+    ProjectionModel, ProjectionSystem, Slice, SparseProjection,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
     check_parameters, check_sparse_parameters, check_state,
 };
+use crate::integrators::newton::newton_builders;
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
     ConstantMass, Holonomic, Potential, SparseConstantMass, SparseHolonomic, SparseInertia,
@@ -79,7 +80,7 @@ pub type SparseRattle = RattleScheme<SparseProjection>;
 /// [`SparseRattle`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct RattleScheme<S: ProjectionSystem> {
-    core: Core<S>,
+    core: Projection<S>,
     /// `v_k + ½ h a_k`, then `w`, and `v_{k+1}` of the step under way.
     kicked: S::Coordinates,
     velocity: S::Coordinates,
@@ -105,7 +106,14 @@ where
 {
 }
 
-shared_builders!(RattleScheme);
+projection_builders!(RattleScheme);
+newton_builders!(
+    [S: ProjectionSystem] RattleScheme<S>,
+    core.newton,
+    tolerance_rule!(),
+    "1e-13",
+    "50"
+);
 
 impl<S: ProjectionSystem> RattleScheme<S> {
     fn with_system(h: f64, system: S) -> Result<Self, StepError> {
@@ -121,7 +129,7 @@ impl<S: ProjectionSystem> RattleScheme<S> {
             end_q: system.zero_coordinates(),
             end_v: system.zero_coordinates(),
             ended: false,
-            core: Core::new(h, system)?,
+            core: Projection::new(h, system)?,
         })
     }
 

@@ -1,14 +1,15 @@
 //! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet, on both tiers.
 
 use super::{
-    restore_rows, shared_builders, Core, DenseProjection, Point, ProjectionAcceleration,
-    ProjectionModel, ProjectionSystem, Slice, SparseProjection,
+    projection_builders, restore_rows, tolerance_rule, DenseProjection, Point, Projection,
+    ProjectionAcceleration, ProjectionModel, ProjectionSystem, Slice, SparseProjection,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
     check_parameters, check_sparse_parameters, check_state,
 };
+use crate::integrators::newton::newton_builders;
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
     ConstantMass, Holonomic, Inertia, Potential, SparseConstantMass, SparseHolonomic,
@@ -77,7 +78,7 @@ pub type SparseShake = ShakeScheme<SparseProjection>;
 /// [`SparseShake`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct ShakeScheme<S: ProjectionSystem> {
-    core: Core<S>,
+    core: Projection<S>,
     /// `v_{k+½}` of the step under way.
     velocity: S::Coordinates,
     multipliers: S::Rows,
@@ -91,14 +92,21 @@ where
 {
 }
 
-shared_builders!(ShakeScheme);
+projection_builders!(ShakeScheme);
+newton_builders!(
+    [S: ProjectionSystem] ShakeScheme<S>,
+    core.newton,
+    tolerance_rule!(),
+    "1e-13",
+    "50"
+);
 
 impl<S: ProjectionSystem> ShakeScheme<S> {
     fn with_system(h: f64, system: S) -> Result<Self, StepError> {
         Ok(ShakeScheme {
             velocity: system.zero_coordinates(),
             multipliers: system.zero_rows(),
-            core: Core::new(h, system)?,
+            core: Projection::new(h, system)?,
         })
     }
 

@@ -32,6 +32,7 @@
 //! non-stiff constrained systems with forcing, damping or prescribed motion.
 
 mod adaptive;
+mod dense;
 mod index_one;
 mod post_stabilization;
 mod runge_kutta;
@@ -39,13 +40,11 @@ mod sparse;
 mod tableau;
 
 pub use adaptive::{AdaptiveRk, AdaptiveStatistics, AdaptiveStep, Dopri5};
+pub use dense::{DenseIndexOne, StabilizedRk};
 pub use index_one::{constrained_acceleration, Baumgarte, ConstrainedAcceleration};
 pub use post_stabilization::{drift, Drift, Metric, PostStabilization};
-pub use runge_kutta::{
-    DenseIndexOne, IndexOneSystem, IndexOneTier, RkScheme, SparseStabilizedRk, StabilizedRk,
-    StageVector,
-};
-pub use sparse::SparseIndexOne;
+pub use runge_kutta::{IndexOneSystem, IndexOneTier, RkScheme, StageVector};
+pub use sparse::{SparseIndexOne, SparseStabilizedRk};
 pub use tableau::{EmbeddedTableau, Tableau, DOPRI5, HEUN, MIDPOINT, RK4};
 
 use super::checks::{check_finite, check_state, check_step_size, same_bits};

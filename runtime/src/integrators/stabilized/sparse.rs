@@ -22,6 +22,12 @@ const INDEX_ONE_MATRIX: &str = "index-1 matrix [[M, Gᵀ], [G, 0]]";
 /// The integrator's name in errors.
 const NAME: &str = "stabilized Runge–Kutta (sparse tier)";
 
+/// A stabilized Runge–Kutta method with fixed step size on the sparse tier: the scheme of
+/// [`StabilizedRk`] with eq. 1.5 solved as one sparse saddle-point system per stage,
+/// `[[M, Gᵀ], [G, 0]]` factored by `LDLᵀ` on a pattern analysed once (see [`SparseIndexOne`]).
+/// No heap allocation per step.
+pub type SparseStabilizedRk<const S: usize> = RkScheme<SparseIndexOne, S>;
+
 /// The sparse tier of [`RkScheme`]: eq. 1.5 with Baumgarte's term (eq. 2.1),
 ///
 /// ```text

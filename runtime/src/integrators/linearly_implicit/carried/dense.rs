@@ -17,10 +17,10 @@ use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{
     ConstantMass, GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    SplitPotential,
 };
 use crate::state::State;
 
-use super::super::stiff::SplitPotential;
 use super::{next_position, next_velocity, AccelerationRule};
 
 /// The name of `M + βh² Hess V` in errors.

@@ -25,6 +25,23 @@ use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_si
 use crate::integrators::{EnergyGuard, EnergyWatch, StepReport};
 use crate::model::GeneratedSolve;
 
+/// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
+pub(in crate::integrators::linearly_implicit) const DEFAULT_BETA: f64 = 0.4;
+
+/// Returns `BadParameter` unless `β` is finite and non-negative.
+pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result<f64, StepError> {
+    if beta.is_finite() && beta >= 0.0 {
+        Ok(beta)
+    } else {
+        Err(StepError::BadParameter {
+            name: "beta",
+            value: beta,
+            requirement:
+                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
+        })
+    }
+}
+
 /// A velocity-Verlet-like scheme with a carried acceleration, over a tier `S` and an
 /// acceleration rule `R`: the one implementation behind [`Verlet`](crate::Verlet),
 /// [`PushForwardNewmark`](crate::PushForwardNewmark), [`ZhangSkeel`](crate::ZhangSkeel),
@@ -243,7 +260,7 @@ pub trait ThirdContraction<Model: ?Sized> {
 pub struct ImplicitAcceleration<Which>(pub(crate) Which);
 
 impl<Which: Default> RuleDefaults for ImplicitAcceleration<Which> {
-    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
+    const DEFAULT_BETA: f64 = DEFAULT_BETA;
 }
 
 impl<Which> UsesBeta for ImplicitAcceleration<Which> {}
@@ -480,7 +497,7 @@ impl<S: CarriedTier, R: UsesBeta> CarriedScheme<S, R> {
     /// Z&Ss); smaller values are accepted (`β = 0` is explicit velocity Verlet) but stable only
     /// for small `h`.
     pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-        self.beta = super::newmark::check_beta(beta)?;
+        self.beta = check_beta(beta)?;
         self.carried = false;
         Ok(self)
     }
