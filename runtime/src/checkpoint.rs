@@ -146,7 +146,7 @@ pub const fn fnv1a(bytes: &[u8], seed: u64) -> u64 {
     hash
 }
 
-/// Returns the name of the type `T` without module paths (`CarriedScheme<DenseSystem<4>,
+/// Returns the name of the type `T` without module paths (`CarriedScheme<CarriedDense<4>,
 /// ImplicitAcceleration<StiffHessian>>`), for an integrator's identity: the paths are where
 /// a type lives, not what it computes.
 pub fn short_type_name<T: ?Sized>() -> String {

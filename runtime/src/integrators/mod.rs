@@ -1,4 +1,25 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
+//!
+//! # Names of the two tiers
+//!
+//! A method that serves both tiers is written once as a scheme over a small system trait, and
+//! its names follow one rule:
+//!
+//! - the scheme is `<Family>Scheme` or the family's own name (`SpookScheme`, `ShakeScheme`,
+//!   `RattleScheme`, `CarriedScheme`, `RkScheme`), generic over a system;
+//! - the system of a tier is `<Family>Dense` on the fixed-size tier and `<Family>Sparse` on the
+//!   sparse tier: [`SpookDense`](linearly_implicit::SpookDense) /
+//!   [`SpookSparse`](linearly_implicit::SpookSparse),
+//!   [`ProjectionDense`](projection::ProjectionDense) /
+//!   [`ProjectionSparse`](projection::ProjectionSparse),
+//!   [`CarriedDense`](linearly_implicit::CarriedDense) /
+//!   [`CarriedSparse`](linearly_implicit::CarriedSparse),
+//!   [`IndexOneDense`](stabilized::IndexOneDense) / [`IndexOneSparse`](stabilized::IndexOneSparse);
+//! - the integrators a user names are aliases of the scheme over a system: the fixed-size one
+//!   bare ([`Spook`](crate::Spook), [`Shake`](crate::Shake)), the sparse one with the prefix
+//!   `Sparse` ([`SparseSpook`](crate::SparseSpook), [`SparseShake`](crate::SparseShake)).
+//!
+//! Their buffers are a tier's [`TierVector`]; Newton's settings are one [`Newton`].
 
 mod block_mass;
 pub(crate) mod checks;
@@ -15,11 +36,13 @@ pub mod nonholonomic;
 pub mod projection;
 pub(crate) mod saddle_point;
 pub mod stabilized;
+pub mod tier;
 
 pub use divergence_guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
 pub use newton::Newton;
+pub use tier::TierVector;
 
 use crate::error::StepError;
 use crate::state::{DynState, State};

@@ -9,16 +9,16 @@ mod stiff;
 mod zhang_skeel;
 
 pub use carried::{
-    AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, EnergyTerms, FullHessian,
-    ImplicitAcceleration, ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName,
-    SparseHessian, SparseSystem, StiffHessian, ThirdContraction, UsesBeta,
+    AccelerationRule, CarriedDense, CarriedScheme, CarriedSparse, CarriedTier, EnergyTerms,
+    FullHessian, ImplicitAcceleration, ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults,
+    RuleName, SparseHessian, StiffHessian, ThirdContraction, UsesBeta,
 };
 pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{
     SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
 };
 pub use spook::{
-    DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
+    SparseSpook, Spook, SpookDense, SpookOverrides, SpookRows, SpookScheme, SpookSparse,
     SpookSystem,
 };
 pub use stiff::{SparseZhangSkeelStiff, ZhangSkeelStiff};

@@ -4,7 +4,7 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::carried::{
-    check_beta, AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults, UsesBeta, DEFAULT_BETA,
+    check_beta, AccelerationRule, CarriedDense, CarriedScheme, RuleDefaults, UsesBeta, DEFAULT_BETA,
 };
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
@@ -129,7 +129,7 @@ pub struct NewmarkOneIteration<const N: usize> {
 ///
 /// It is the [`CarriedScheme`] with the acceleration [`NewtonAcceleration`] (fixed-size tier
 /// only: Newton's Jacobian is dense here).
-pub type PushForwardNewmark<const N: usize> = CarriedScheme<DenseSystem<N>, NewtonAcceleration>;
+pub type PushForwardNewmark<const N: usize> = CarriedScheme<CarriedDense<N>, NewtonAcceleration>;
 
 /// The acceleration of push-forward Newmark: `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton.
 #[derive(Clone, Copy, Debug)]
@@ -151,7 +151,7 @@ impl RuleDefaults for NewtonAcceleration {
 
 impl UsesBeta for NewtonAcceleration {}
 
-impl<Model, const N: usize> AccelerationRule<Model, DenseSystem<N>> for NewtonAcceleration
+impl<Model, const N: usize> AccelerationRule<Model, CarriedDense<N>> for NewtonAcceleration
 where
     Model: Inertia<N> + PotentialHessian<N>,
 {
@@ -159,7 +159,7 @@ where
 
     fn acceleration(
         &mut self,
-        _system: &mut DenseSystem<N>,
+        _system: &mut CarriedDense<N>,
         model: &Model,
         x: &[f64],
         guess: Option<&[f64]>,

@@ -2,7 +2,7 @@
 //! The split itself is [`SplitPotential`](crate::model::SplitPotential), a model trait.
 
 use super::carried::{
-    CarriedScheme, DenseSystem, ImplicitAcceleration, SparseSystem, StiffHessian,
+    CarriedDense, CarriedScheme, CarriedSparse, ImplicitAcceleration, StiffHessian,
 };
 
 /// Simplified Z&Ss for stiff systems (Tao–Owhadi 2014, Integrator 5, eq. 19).
@@ -30,14 +30,14 @@ use super::carried::{
 /// [`CarriedScheme`] with the acceleration [`ImplicitAcceleration`]`<StiffHessian>`; its twin
 /// on the sparse tier is [`SparseZhangSkeelStiff`].
 pub type ZhangSkeelStiff<const N: usize> =
-    CarriedScheme<DenseSystem<N>, ImplicitAcceleration<StiffHessian>>;
+    CarriedScheme<CarriedDense<N>, ImplicitAcceleration<StiffHessian>>;
 
 /// Stiff Z&Ss on the sparse tier: the scheme of [`ZhangSkeelStiff`] for a
 /// [`SparseSplitPotential`](crate::model::SparseSplitPotential) (e.g. a
 /// [`Penalized`](crate::model::Penalized) sparse model, whose stiff Hessian is `Hess(½ ω² |g|²)`), with
 /// `M + βh² ε⁻¹ Hess V1` factored by a sparse `LDLᵀ` analysed in
 /// [`SparseZhangSkeelStiff::new`](CarriedScheme::new)`(&model, h)` (positive definite
-/// required, see [`SparseSystem`]); no allocation per step.
+/// required, see [`CarriedSparse`]); no allocation per step.
 ///
 /// # Example
 ///
@@ -57,4 +57,4 @@ pub type ZhangSkeelStiff<const N: usize> =
 /// assert!((state.t - 1.0).abs() < 1e-12);
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
-pub type SparseZhangSkeelStiff = CarriedScheme<SparseSystem, ImplicitAcceleration<StiffHessian>>;
+pub type SparseZhangSkeelStiff = CarriedScheme<CarriedSparse, ImplicitAcceleration<StiffHessian>>;

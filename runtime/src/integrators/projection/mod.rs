@@ -25,9 +25,9 @@
 //! `M⁻¹Gᵀ` at a configuration, apply `G` and `M⁻¹Gᵀ` to vectors, and factor and solve the two
 //! matrices of a step through [`LinearSolver`](crate::linalg::LinearSolver):
 //!
-//! - [`DenseProjection`], the fixed-size tier ([`Shake`], [`Rattle`]): stack matrices, an `LU`
+//! - [`ProjectionDense`], the fixed-size tier ([`Shake`], [`Rattle`]): stack matrices, an `LU`
 //!   with partial pivoting of the Newton matrix and a Cholesky factorization of `G M⁻¹ Gᵀ`;
-//! - [`SparseProjection`], the sparse tier ([`SparseShake`], [`SparseRattle`]): a
+//! - [`ProjectionSparse`], the sparse tier ([`SparseShake`], [`SparseRattle`]): a
 //!   block-diagonal `M` factored per body, `G` and `M⁻¹Gᵀ` stored per body, and a sparse `LU`
 //!   without pivoting ([`SparseLu`](crate::linalg::SparseLu)) of both matrices on the pattern
 //!   of `G M⁻¹ Gᵀ`, analysed once.
@@ -43,16 +43,14 @@ mod rattle;
 mod shake;
 mod sparse;
 
-pub use dense::DenseProjection;
+pub use dense::ProjectionDense;
 pub use rattle::{Rattle, RattleScheme, SparseRattle};
 pub use shake::{Shake, ShakeScheme, SparseShake};
-pub use sparse::SparseProjection;
-
-use nalgebra::SVector;
+pub use sparse::ProjectionSparse;
 
 use super::checks::{check_finite_slice, check_residual_on_manifold, check_step_size};
 use crate::error::StepError;
-use crate::integrators::Newton;
+use crate::integrators::{Newton, TierVector};
 
 /// The default Newton tolerance factor `τ` (see [`ShakeScheme::with_tolerance`]).
 const DEFAULT_TOLERANCE: f64 = 1e-13;
@@ -65,32 +63,6 @@ const NEWTON_MATRIX: &str = "Newton matrix G(q) M⁻¹ G(q_k)ᵀ";
 
 /// The name of the velocity projection's matrix, for errors.
 const PROJECTION_MATRIX: &str = "G M⁻¹ Gᵀ";
-
-/// A vector of a tier's storage, seen as a slice.
-pub trait Slice: Clone + std::fmt::Debug {
-    /// Returns the components.
-    fn as_slice(&self) -> &[f64];
-    /// Returns the components, mutably.
-    fn as_mut_slice(&mut self) -> &mut [f64];
-}
-
-impl<const R: usize> Slice for SVector<f64, R> {
-    fn as_slice(&self) -> &[f64] {
-        nalgebra::Matrix::as_slice(self)
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        nalgebra::Matrix::as_mut_slice(self)
-    }
-}
-
-impl Slice for Vec<f64> {
-    fn as_slice(&self) -> &[f64] {
-        self
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        self
-    }
-}
 
 /// One of the two configurations a step evaluates: `q_k` (carried from the last step when it
 /// ended there) and the Newton iterate, which becomes `q_{k+1}`.
@@ -110,9 +82,13 @@ pub enum Point {
 /// the acceleration `−M⁻¹∇V` and `M⁻¹Gᵀ` there, plus `g` of its last evaluation.
 pub trait ProjectionSystem {
     /// An `n`-vector (coordinates) of the tier.
-    type Coordinates: Slice;
+    type Coordinates: TierVector;
     /// An `m`-vector (constraint rows) of the tier.
-    type Rows: Slice;
+    type Rows: TierVector;
+    /// The tier's name in checkpoint identities, kept as it was when checkpoints were
+    /// introduced (`DenseProjection`, `SparseProjection`) so that a renamed type still resumes
+    /// the checkpoints written before.
+    const CHECKPOINT_NAME: &'static str;
 
     /// Returns a zero `n`-vector (called at construction only).
     fn zero_coordinates(&self) -> Self::Coordinates;
@@ -342,9 +318,11 @@ impl<S: ProjectionSystem> Projection<S> {
 
     /// Returns the identity of the scheme `name` on this core's tier and settings.
     fn identity(&self, name: &str) -> crate::checkpoint::IntegratorIdentity {
+        let tier = crate::checkpoint::short_type_name::<S>();
+        let arguments = &tier[tier.find('<').unwrap_or(tier.len())..];
         crate::checkpoint::IntegratorIdentity::new(format!(
-            "{name}<{}>",
-            crate::checkpoint::short_type_name::<S>()
+            "{name}<{}{arguments}>",
+            S::CHECKPOINT_NAME
         ))
         .setting("h", self.h)
         .setting("tolerance", self.newton.tolerance())

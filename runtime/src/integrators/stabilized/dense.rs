@@ -132,16 +132,16 @@ where
 ///
 /// # Both tiers
 ///
-/// `StabilizedRk<N, M, S>` is [`RkScheme`] over [`DenseIndexOne`], the fixed-size tier;
-/// [`SparseStabilizedRk`] is the same scheme over [`SparseIndexOne`], for models of the sparse
-/// tier (`model::sparse`), built with [`SparseStabilizedRk::new`].
+/// `StabilizedRk<N, M, S>` is [`RkScheme`] over [`IndexOneDense`], the fixed-size tier;
+/// [`SparseStabilizedRk`](super::SparseStabilizedRk) is the same scheme over [`IndexOneSparse`](super::IndexOneSparse), for models of the sparse
+/// tier (`model::sparse`), built with [`SparseStabilizedRk::new`](super::SparseStabilizedRk::new).
 pub type StabilizedRk<const N: usize, const M: usize, const S: usize> =
-    RkScheme<DenseIndexOne<N, M>, S>;
+    RkScheme<IndexOneDense<N, M>, S>;
 
 /// The fixed-size tier of [`RkScheme`]: eq. 1.5 through the Schur complement `G M⁻¹ Gᵀ` with
 /// stack-allocated Cholesky factors ([`constrained_acceleration`](super::constrained_acceleration)).
 #[derive(Clone, Copy, Debug)]
-pub struct DenseIndexOne<const N: usize, const M: usize> {
+pub struct IndexOneDense<const N: usize, const M: usize> {
     rhs: IndexOne<N>,
     /// `g(q_k)`, `|Gᵢ(q_k)|₁` and `g(q_{k+1})` for the divergence guard.
     g: SVector<f64, M>,
@@ -149,7 +149,7 @@ pub struct DenseIndexOne<const N: usize, const M: usize> {
     g_next: SVector<f64, M>,
 }
 
-impl<const N: usize, const M: usize> IndexOneTier for DenseIndexOne<N, M> {
+impl<const N: usize, const M: usize> IndexOneTier for IndexOneDense<N, M> {
     type Vector = SVector<f64, N>;
 
     fn zero_vector(&self) -> SVector<f64, N> {
@@ -170,7 +170,7 @@ impl<const N: usize, const M: usize> IndexOneTier for DenseIndexOne<N, M> {
     }
 }
 
-impl<Model, const N: usize, const M: usize> IndexOneSystem<Model> for DenseIndexOne<N, M>
+impl<Model, const N: usize, const M: usize> IndexOneSystem<Model> for IndexOneDense<N, M>
 where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {
@@ -235,12 +235,12 @@ where
     }
 }
 
-impl<const N: usize, const M: usize, const S: usize> RkScheme<DenseIndexOne<N, M>, S> {
+impl<const N: usize, const M: usize, const S: usize> RkScheme<IndexOneDense<N, M>, S> {
     /// Creates the method `tableau` with step size `h`, no Baumgarte term and no
     /// post-stabilization; fails with `BadStepSize` unless `h` is positive and finite, and with
     /// `BadParameter` if the tableau is not a consistent explicit method ([`Tableau::check`]).
     pub fn new(tableau: Tableau<S>, h: f64) -> Result<Self, StepError> {
-        let system = DenseIndexOne {
+        let system = IndexOneDense {
             rhs: IndexOne::new(Baumgarte::NONE),
             g: SVector::zeros(),
             row_norms: SVector::zeros(),
@@ -252,7 +252,7 @@ impl<const N: usize, const M: usize, const S: usize> RkScheme<DenseIndexOne<N, M
 
 #[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const S: usize> Integrator<Model, N>
-    for RkScheme<DenseIndexOne<N, M>, S>
+    for RkScheme<IndexOneDense<N, M>, S>
 where
     Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
 {

@@ -40,11 +40,11 @@ mod sparse;
 mod tableau;
 
 pub use adaptive::{AdaptiveRk, AdaptiveStatistics, AdaptiveStep, Dopri5};
-pub use dense::{DenseIndexOne, StabilizedRk};
+pub use dense::{IndexOneDense, StabilizedRk};
 pub use index_one::{constrained_acceleration, Baumgarte, ConstrainedAcceleration};
 pub use post_stabilization::{drift, Drift, Metric, PostStabilization};
-pub use runge_kutta::{IndexOneSystem, IndexOneTier, RkScheme, StageVector};
-pub use sparse::{SparseIndexOne, SparseStabilizedRk};
+pub use runge_kutta::{IndexOneSystem, IndexOneTier, RkScheme};
+pub use sparse::{IndexOneSparse, SparseStabilizedRk};
 pub use tableau::{EmbeddedTableau, Tableau, DOPRI5, HEUN, MIDPOINT, RK4};
 
 use super::checks::{check_finite, check_state, check_step_size, same_bits};

@@ -1,39 +1,11 @@
 //! Fixed-step explicit Runge–Kutta on the index-1 formulation, with Baumgarte and
 //! post-stabilization (Ascher et al. 1995, eq. 5.4).
 
-use nalgebra::SVector;
-
 use super::{check_step_size, Baumgarte, Metric, PostStabilization, Tableau};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
+use crate::integrators::TierVector;
 use crate::integrators::{DivergenceGuard, StepReport};
-
-/// A vector of a tier's state space: `SVector<f64, N>` on the fixed-size tier, `Vec<f64>` on
-/// the sparse tier.
-pub trait StageVector: Clone + std::fmt::Debug {
-    /// The components.
-    fn as_slice(&self) -> &[f64];
-    /// The components, mutably.
-    fn as_mut_slice(&mut self) -> &mut [f64];
-}
-
-impl<const N: usize> StageVector for SVector<f64, N> {
-    fn as_slice(&self) -> &[f64] {
-        nalgebra::Matrix::as_slice(self)
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        nalgebra::Matrix::as_mut_slice(self)
-    }
-}
-
-impl StageVector for Vec<f64> {
-    fn as_slice(&self) -> &[f64] {
-        self
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        self
-    }
-}
 
 /// The stage derivatives `K_i = (V_i, v̇_i)` of one Runge–Kutta step of the index-1 ODE.
 #[derive(Clone, Copy, Debug)]
@@ -44,7 +16,7 @@ pub(crate) struct Stages<V, const S: usize> {
     pub(crate) acceleration: [V; S],
 }
 
-impl<V: StageVector, const S: usize> Stages<V, S> {
+impl<V: TierVector, const S: usize> Stages<V, S> {
     /// Returns stages whose vectors are copies of `zero`.
     pub(crate) fn filled(zero: &V) -> Self {
         Stages {
@@ -126,7 +98,7 @@ impl<V: StageVector, const S: usize> Stages<V, S> {
 /// model-independent half of the seam.
 pub trait IndexOneTier {
     /// A state-space vector of this tier.
-    type Vector: StageVector;
+    type Vector: TierVector;
 
     /// Returns a zero vector of the model's size.
     fn zero_vector(&self) -> Self::Vector;
@@ -182,8 +154,8 @@ pub trait IndexOneSystem<Model: ?Sized>: IndexOneTier {
 /// The stabilized Runge–Kutta method over a tier's linear algebra `Sys`: the tableau, the step
 /// size, the stabilization and the divergence guard here, the solve of eq. 1.5 in `Sys`.
 ///
-/// Use it through [`StabilizedRk`] (fixed size) or [`SparseStabilizedRk`]; the scheme's
-/// equations are in the docs of [`StabilizedRk`]. As for SPOOK
+/// Use it through [`StabilizedRk`](super::StabilizedRk) (fixed size) or [`SparseStabilizedRk`](super::SparseStabilizedRk); the scheme's
+/// equations are in the docs of [`StabilizedRk`](super::StabilizedRk). As for SPOOK
 /// ([`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme)), the method — the
 /// stages, their combination, the finiteness checks, the guard, leaving the state unchanged on
 /// failure — is written once, on slices; the tiers differ only in how eq. 1.5 is solved (the
