@@ -8,18 +8,19 @@
 //! - the scheme is `<Family>Scheme` or the family's own name (`SpookScheme`, `ShakeScheme`,
 //!   `RattleScheme`, `CarriedScheme`, `RkScheme`), generic over a system;
 //! - the system of a tier is `<Family>Dense` on the fixed-size tier and `<Family>Sparse` on the
-//!   sparse tier: [`SpookDense`](linearly_implicit::SpookDense) /
-//!   [`SpookSparse`](linearly_implicit::SpookSparse),
-//!   [`ProjectionDense`](projection::ProjectionDense) /
-//!   [`ProjectionSparse`](projection::ProjectionSparse),
-//!   [`CarriedDense`](linearly_implicit::CarriedDense) /
-//!   [`CarriedSparse`](linearly_implicit::CarriedSparse),
-//!   [`IndexOneDense`](stabilized::IndexOneDense) / [`IndexOneSparse`](stabilized::IndexOneSparse);
+//!   sparse tier: [`SpookDense`](linearly_implicit::spook::dense::SpookDense) /
+//!   [`SpookSparse`](linearly_implicit::spook::sparse::SpookSparse),
+//!   [`ProjectionDense`](projection::dense::ProjectionDense) /
+//!   [`ProjectionSparse`](projection::sparse::ProjectionSparse),
+//!   [`CarriedDense`](linearly_implicit::carried::dense::CarriedDense) /
+//!   [`CarriedSparse`](linearly_implicit::carried::sparse::CarriedSparse),
+//!   [`IndexOneDense`](stabilized::dense::IndexOneDense) / [`IndexOneSparse`](stabilized::sparse::IndexOneSparse);
 //! - the integrators a user names are aliases of the scheme over a system: the fixed-size one
 //!   bare ([`Spook`](crate::Spook), [`Shake`](crate::Shake)), the sparse one with the prefix
 //!   `Sparse` ([`SparseSpook`](crate::SparseSpook), [`SparseShake`](crate::SparseShake)).
 //!
-//! Their buffers are a tier's [`TierVector`]; Newton's settings are one [`Newton`].
+//! Their buffers are a tier's [`TierVector`]; Newton's settings are one [`Newton`]. The
+//! system traits and types are gathered, with a table, in the crate's `seam` module.
 
 mod block_mass;
 pub(crate) mod checks;
@@ -36,13 +37,13 @@ pub mod nonholonomic;
 pub mod projection;
 pub(crate) mod saddle_point;
 pub mod stabilized;
-pub mod tier;
+pub(crate) mod tier;
 
 pub use divergence_guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
 pub use newton::Newton;
-pub use tier::TierVector;
+pub(crate) use tier::TierVector;
 
 use crate::error::StepError;
 use crate::state::{DynState, State};

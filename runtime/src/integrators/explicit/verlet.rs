@@ -2,7 +2,7 @@
 
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
-use crate::integrators::linearly_implicit::{
+use crate::integrators::linearly_implicit::carried::{
     AccelerationRule, CarriedDense, CarriedScheme, CarriedSparse, MassSolve, RuleDefaults,
 };
 use crate::integrators::StepReport;

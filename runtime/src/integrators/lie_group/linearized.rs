@@ -9,7 +9,8 @@ use crate::error::StepError;
 use crate::integrators::checks::{
     check_finite_slice, check_parameters, check_state, check_step_size,
 };
-use crate::integrators::linearly_implicit::{AccelerationRule, CarriedDense, FullAcceleration};
+use crate::integrators::linearly_implicit::carried::{AccelerationRule, CarriedDense};
+use crate::integrators::linearly_implicit::FullAcceleration;
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{
     Configuration, ConstantMass, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,

@@ -1,26 +1,19 @@
 //! Linearly implicit integrators (one or two linear solves per step: SPOOK, the Zhang–Skeel
 //! family) and the Newmark family they are compared with (Newton on the same linear systems).
 
-mod carried;
+pub(crate) mod carried;
 mod newmark;
 mod sparse_newmark;
-mod spook;
+pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;
 
-pub use carried::{
-    AccelerationRule, CarriedDense, CarriedScheme, CarriedSparse, CarriedTier, EnergyTerms,
-    FullHessian, ImplicitAcceleration, ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults,
-    RuleName, SparseHessian, StiffHessian, ThirdContraction, UsesBeta,
-};
+pub use carried::{CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
 pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{
     SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
 };
-pub use spook::{
-    SparseSpook, Spook, SpookDense, SpookOverrides, SpookRows, SpookScheme, SpookSparse,
-    SpookSystem,
-};
+pub use spook::{SparseSpook, Spook, SpookScheme};
 pub use stiff::{SparseZhangSkeelStiff, ZhangSkeelStiff};
 pub use zhang_skeel::{
     FullAcceleration, SparseZhangSkeel, SparseZhangSkeelSimplified, ZhangSkeel,

@@ -133,7 +133,7 @@ where
 /// # Both tiers
 ///
 /// `StabilizedRk<N, M, S>` is [`RkScheme`] over [`IndexOneDense`], the fixed-size tier;
-/// [`SparseStabilizedRk`](super::SparseStabilizedRk) is the same scheme over [`IndexOneSparse`](super::IndexOneSparse), for models of the sparse
+/// [`SparseStabilizedRk`](super::SparseStabilizedRk) is the same scheme over [`IndexOneSparse`](super::sparse::IndexOneSparse), for models of the sparse
 /// tier (`model::sparse`), built with [`SparseStabilizedRk::new`](super::SparseStabilizedRk::new).
 pub type StabilizedRk<const N: usize, const M: usize, const S: usize> =
     RkScheme<IndexOneDense<N, M>, S>;

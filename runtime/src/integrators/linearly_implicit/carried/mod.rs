@@ -12,8 +12,8 @@
 //! (a [`CarriedTier`]: [`CarriedDense`] on stack arrays, [`CarriedSparse`] on patterns analysed
 //! once).
 
-mod dense;
-mod sparse;
+pub(crate) mod dense;
+pub(crate) mod sparse;
 
 pub use dense::CarriedDense;
 pub use sparse::{CarriedSparse, SparseHessian};

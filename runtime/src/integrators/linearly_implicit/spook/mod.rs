@@ -13,8 +13,8 @@
 //!   matrix of eq. 29 factored by a sparse `LDLᵀ` whose pattern is analysed once, with the
 //!   unknowns numbered body by body and each row right after the last body it touches.
 
-mod dense;
-mod sparse;
+pub(crate) mod dense;
+pub(crate) mod sparse;
 
 pub use dense::SpookDense;
 pub use sparse::SpookSparse;
