@@ -3,13 +3,15 @@
 
 pub(crate) mod carried;
 mod newmark;
+mod push_forward;
 mod sparse_newmark;
 pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;
 
 pub use carried::{CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
-pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
+pub use newmark::{Newmark, NewmarkOneIteration};
+pub use push_forward::{NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{
     SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
 };
