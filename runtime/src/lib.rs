@@ -100,6 +100,7 @@ pub mod checkpoint;
 pub mod discrete_gradient;
 pub mod error;
 pub mod fma;
+mod guard;
 pub mod integrators;
 pub mod linalg;
 pub mod model;

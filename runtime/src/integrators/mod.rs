@@ -24,7 +24,6 @@
 
 mod block_mass;
 pub(crate) mod checks;
-mod divergence_guard;
 pub(crate) mod energy_guard;
 pub mod energy_momentum;
 pub mod explicit;
@@ -39,7 +38,7 @@ pub(crate) mod saddle_point;
 pub mod stabilized;
 pub(crate) mod tier;
 
-pub use divergence_guard::DivergenceGuard;
+pub use crate::guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
 pub use newton::Newton;
