@@ -85,6 +85,11 @@
 //! end time with output at requested times (DOPRI5 through its dense output), observers and
 //! CSV: [`simulation::Simulation`].
 //!
+//! [`seam`] gathers what only an author of a new integrator needs: the system traits a scheme
+//! is written over, the `<Family>Dense` / `<Family>Sparse` systems of the two tiers and the
+//! tier vector. The crate root shows the models' capability traits, the integrators, the
+//! states, the errors and the simulation driver.
+//!
 //! [`discrete_gradient`] provides Gonzalez discrete gradients of the potential, the constraints
 //! and the kinetic energy (Kinon–Betsch–Livens eq. 26–29) for every model with the matching
 //! capability, the building blocks of energy-consistent implicit schemes.
@@ -95,11 +100,13 @@ pub mod checkpoint;
 pub mod discrete_gradient;
 pub mod error;
 pub mod fma;
+mod guard;
 pub mod integrators;
 pub mod linalg;
 pub mod model;
 pub mod observers;
 pub mod reference;
+pub mod seam;
 pub mod simulation;
 pub mod state;
 pub mod switch;
@@ -113,24 +120,25 @@ pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
 pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
 pub use integrators::linearly_implicit::{
-    holonomic_penalty_hessian, Newmark, NewmarkOneIteration, PenaltyHessian, PushForwardNewmark,
-    SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel,
-    SparseZhangSkeelSimplified, SparseZhangSkeelStiff, SplitPotential, Spook, ZhangSkeel,
-    ZhangSkeelSimplified, ZhangSkeelStiff,
+    Newmark, NewmarkOneIteration, PushForwardNewmark, SparseNewmarkOneIteration,
+    SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified,
+    SparseZhangSkeelStiff, Spook, ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 pub use integrators::nonholonomic::{
-    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert, NonholonomicDerivative,
+    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert,
 };
 pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
-    AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, SparseStabilizedRk, StabilizedRk,
+    AdaptiveRk, Dopri5, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };
 pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, GeneratedSolve, Holonomic,
-    HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, Penalized,
-    PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation, SpookCoefficients, SpookStep,
+    HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic,
+    NonholonomicDerivative, Penalized, PenalizedHessian, PenalizedPotential,
+    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, SpookCoefficients,
 };
 pub use nalgebra::{SMatrix, SVector};
+pub use simulation::Simulation;
 pub use state::{DynState, State};

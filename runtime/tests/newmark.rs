@@ -6,8 +6,9 @@ mod common;
 
 use common::{report, run, steps_to};
 use mechanism_runtime::integrators::linearly_implicit::{
-    Newmark, NewmarkOneIteration, PushForwardNewmark, SplitPotential, ZhangSkeelStiff,
+    Newmark, NewmarkOneIteration, PushForwardNewmark, ZhangSkeelStiff,
 };
+use mechanism_runtime::model::SplitPotential;
 use mechanism_runtime::observers::energy;
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;

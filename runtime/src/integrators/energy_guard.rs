@@ -4,6 +4,7 @@
 use nalgebra::SVector;
 
 use crate::error::StepError;
+use crate::integrators::TierVector;
 use crate::model::{Inertia, Potential};
 use crate::state::State;
 
@@ -159,7 +160,7 @@ pub(crate) struct EnergyWatch<V> {
     exchange: f64,
 }
 
-impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
+impl<V: TierVector> EnergyWatch<V> {
     /// Creates the watch of `guard` with `zero`, a vector of the model's `n` coordinates.
     pub(crate) fn new(guard: EnergyGuard, zero: V) -> Self {
         EnergyWatch {
@@ -200,7 +201,7 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
             "guard.energy",
             &[self.initial, self.scale, self.exchange, self.guard.limit],
         );
-        out.put("guard.last_q", self.last_q.as_ref());
+        out.put("guard.last_q", self.last_q.as_slice());
     }
 
     /// Restores what [`save`](Self::save) wrote, checking every field first.
@@ -210,10 +211,10 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
     ) -> Result<(), crate::checkpoint::CheckpointError> {
         let running = from.flag("guard.running")?;
         let energy = from.values("guard.energy", 4)?;
-        let last_q = from.values("guard.last_q", self.last_q.as_ref().len())?;
+        let last_q = from.values("guard.last_q", self.last_q.as_slice().len())?;
         self.running = running;
         (self.initial, self.scale, self.exchange) = (energy[0], energy[1], energy[2]);
-        self.last_q.as_mut().copy_from_slice(last_q);
+        self.last_q.as_mut_slice().copy_from_slice(last_q);
         Ok(())
     }
 
@@ -229,7 +230,7 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
         self.running
             && self
                 .last_q
-                .as_ref()
+                .as_slice()
                 .iter()
                 .zip(q)
                 .all(|(a, b)| a.to_bits() == b.to_bits())
@@ -246,7 +247,7 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
         let extent = q.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         self.initial = kinetic + potential;
         self.scale = kinetic.abs() + potential.abs() + gradient_norm * extent;
-        self.last_q.as_mut().copy_from_slice(q);
+        self.last_q.as_mut_slice().copy_from_slice(q);
         self.running = true;
     }
 
@@ -304,7 +305,7 @@ impl<V: AsRef<[f64]> + AsMut<[f64]>> EnergyWatch<V> {
     #[inline]
     pub(crate) fn accept(&mut self, q_next: &[f64]) {
         if self.running {
-            self.last_q.as_mut().copy_from_slice(q_next);
+            self.last_q.as_mut_slice().copy_from_slice(q_next);
         }
     }
 }

@@ -1,4 +1,26 @@
 //! Integrators, grouped by family. Each one is generic over the model traits it needs.
+//!
+//! # Names of the two tiers
+//!
+//! A method that serves both tiers is written once as a scheme over a small system trait, and
+//! its names follow one rule:
+//!
+//! - the scheme is `<Family>Scheme` or the family's own name (`SpookScheme`, `ShakeScheme`,
+//!   `RattleScheme`, `CarriedScheme`, `RkScheme`), generic over a system;
+//! - the system of a tier is `<Family>Dense` on the fixed-size tier and `<Family>Sparse` on the
+//!   sparse tier: [`SpookDense`](linearly_implicit::spook::dense::SpookDense) /
+//!   [`SpookSparse`](linearly_implicit::spook::sparse::SpookSparse),
+//!   [`ProjectionDense`](projection::dense::ProjectionDense) /
+//!   [`ProjectionSparse`](projection::sparse::ProjectionSparse),
+//!   [`CarriedDense`](linearly_implicit::carried::dense::CarriedDense) /
+//!   [`CarriedSparse`](linearly_implicit::carried::sparse::CarriedSparse),
+//!   [`IndexOneDense`](stabilized::dense::IndexOneDense) / [`IndexOneSparse`](stabilized::sparse::IndexOneSparse);
+//! - the integrators a user names are aliases of the scheme over a system: the fixed-size one
+//!   bare ([`Spook`](crate::Spook), [`Shake`](crate::Shake)), the sparse one with the prefix
+//!   `Sparse` ([`SparseSpook`](crate::SparseSpook), [`SparseShake`](crate::SparseShake)).
+//!
+//! Their buffers are a tier's [`TierVector`]; Newton's settings are one [`Newton`]. The
+//! system traits and types are gathered, with a table, in the crate's `seam` module.
 
 mod block_mass;
 pub(crate) mod checks;
@@ -9,14 +31,18 @@ pub mod langevin;
 pub mod lie_group;
 pub mod linearly_implicit;
 mod mass_factor;
+pub(crate) mod newton;
 pub mod nonholonomic;
 pub mod projection;
 pub(crate) mod saddle_point;
 pub mod stabilized;
+pub(crate) mod tier;
 
-pub use checks::DivergenceGuard;
+pub use crate::guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
+pub use newton::Newton;
+pub(crate) use tier::TierVector;
 
 use crate::error::StepError;
 use crate::state::{DynState, State};

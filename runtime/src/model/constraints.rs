@@ -105,7 +105,7 @@ impl<const M: usize> Default for SpookCoefficients<M> {
 }
 
 /// What one SPOOK step from `(q_k, v_k, t_k)` computes: the new state and multipliers, and
-/// what the [`DivergenceGuard`](crate::DivergenceGuard) reads. Written by the generic step of
+/// what the [`DivergenceGuard`](crate::guard::DivergenceGuard) reads. Written by the generic step of
 /// [`Spook`](crate::Spook).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpookStep<const N: usize, const M: usize> {
@@ -226,7 +226,7 @@ pub trait Holonomic<const N: usize, const M: usize> {
     /// ```
     ///
     /// with `M`, `G` at `q_k`, then the divergence guard `guard`
-    /// ([`DivergenceGuard::accepts`](crate::DivergenceGuard::accepts), from `g(q_k)`, the row
+    /// ([`DivergenceGuard::accepts`](crate::guard::DivergenceGuard::accepts), from `g(q_k)`, the row
     /// norms `|Gᵢ(q_k)|₁` and `g(q_{k+1}, t_k + h)`), and writes `q_{k+1}` into `q`, `v_{k+1}`
     /// into `v` and `λ` into `lambda`. It is the generic step of [`Spook`](crate::Spook) (its
     /// `evaluate`, [`spook_solve`](Self::spook_solve), `configuration_after` and guard) as one
@@ -249,7 +249,7 @@ pub trait Holonomic<const N: usize, const M: usize> {
         t: f64,
         h: f64,
         coefficients: &SpookCoefficients<M>,
-        guard: &crate::DivergenceGuard,
+        guard: &crate::guard::DivergenceGuard,
         lambda: &mut SVector<f64, M>,
     ) -> GeneratedSolve {
         let _ = (q, v, t, h, coefficients, guard, lambda);

@@ -16,6 +16,7 @@ mod potential;
 mod rigid;
 pub mod size_checks;
 pub mod sparse;
+mod split;
 
 pub use constraints::{
     spook_rhs, Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
@@ -23,7 +24,7 @@ pub use constraints::{
 };
 pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{ConstantMass, Inertia, InertiaGradient};
-pub use nonholonomic::{Nonholonomic, DEFAULT_GAMMA};
+pub use nonholonomic::{Nonholonomic, NonholonomicDerivative, DEFAULT_GAMMA};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{GeneratedSolve, Potential, PotentialHessian, PotentialThirdDerivative};
 pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};
@@ -36,6 +37,7 @@ pub use sparse::{
     SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
     SparsePotentialThirdDerivative, SparseSplitPotential,
 };
+pub use split::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential};
 
 /// Names a model's coordinates and parameters, for output files and error messages.
 pub trait Configuration<const N: usize> {

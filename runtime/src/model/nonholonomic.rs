@@ -25,3 +25,50 @@ pub trait Nonholonomic<const N: usize, const K: usize> {
         DEFAULT_GAMMA
     }
 }
+
+/// The derivative of the constraint velocity `A(q) v` with respect to `q`, with `v` held fixed:
+/// the term of the Newton Jacobian of [`CortesMartinez`](crate::CortesMartinez) that `A(q)` alone cannot give.
+///
+/// For a row `a_i(q)·v` this is the row `vᵀ ∂a_i/∂q`. It is the Jacobian of `K` expressions
+/// that are linear in `v`, so `mechanism!` can emit it at the cost of one symbolic derivative of
+/// the `nonholonomic:` rows.
+///
+/// ```
+/// use mechanism_runtime::{Nonholonomic, NonholonomicDerivative, SMatrix, SVector};
+/// /// ż = y ẋ, written as (−y, 0, 1)·v = 0.
+/// struct Particle;
+/// impl Nonholonomic<3, 1> for Particle {
+///     const NONHOLONOMIC: [&'static str; 1] = ["z_dot"];
+///     fn nonholonomic_matrix(&self, q: &SVector<f64, 3>, a: &mut SMatrix<f64, 1, 3>) {
+///         *a = SMatrix::<f64, 1, 3>::new(-q[1], 0.0, 1.0);
+///     }
+///     fn nonholonomic_drive(&self, _t: f64, w: &mut SVector<f64, 1>) {
+///         w.fill(0.0);
+///     }
+/// }
+/// impl NonholonomicDerivative<3, 1> for Particle {
+///     fn nonholonomic_velocity_jacobian(
+///         &self,
+///         _q: &SVector<f64, 3>,
+///         v: &SVector<f64, 3>,
+///         out: &mut SMatrix<f64, 1, 3>,
+///     ) {
+///         // ∂(−y ẋ + ż)/∂(x, y, z)
+///         *out = SMatrix::<f64, 1, 3>::new(0.0, -v[0], 0.0);
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not compiled for an integrator that steps with `NonholonomicDerivative`",
+    label = "the model lacks `NonholonomicDerivative`",
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+)]
+pub trait NonholonomicDerivative<const N: usize, const K: usize>: Nonholonomic<N, K> {
+    /// Writes `∂(A(q) v)/∂q` (`K×N`, entry `(i, j)` = `Σ_l ∂A_il/∂q_j v_l`) into `out`.
+    fn nonholonomic_velocity_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        out: &mut SMatrix<f64, K, N>,
+    );
+}

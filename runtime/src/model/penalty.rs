@@ -170,7 +170,7 @@ impl<const N: usize, Model: PenalizedHessian<N>> PotentialHessian<N> for Penaliz
     }
 
     // Forwarders of generated code are always inlined: the steppers' fast paths need the
-    // generated body in their own (see `DenseSystem`'s seams).
+    // generated body in their own (see `CarriedDense`'s seams).
     #[inline(always)]
     fn implicit_acceleration(
         &self,

@@ -15,10 +15,12 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use crate::model::holonomic_penalty_hessian;
 use crate::model::{
     AppliedForces, Configuration, ConstantMass, Holonomic, HolonomicHessians, HolonomicKinematics,
     Inertia, InertiaGradient, Nonholonomic, PenalizedHessian, PenalizedPotential,
-    PenalizedThirdDerivative, Potential, PotentialHessian, PotentialThirdDerivative,
+    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
+    PotentialThirdDerivative,
 };
 use crate::state::State;
 
@@ -421,9 +423,16 @@ impl PenalizedThirdDerivative<4> for DoublePendulum {
     }
 }
 
+impl PenaltyHessian<4> for DoublePendulum {
+    fn penalty_hessian(&self, omega: f64, q: &SVector<f64, 4>, hess: &mut SMatrix<f64, 4, 4>) {
+        holonomic_penalty_hessian::<4, 2, _>(self, omega, q, hess);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Penalized, SplitPotential};
 
     /// Central finite difference of `f` along coordinate `j`.
     fn central<F: Fn(&SVector<f64, 4>) -> T, T>(f: F, q: &SVector<f64, 4>, j: usize) -> (T, T) {
@@ -527,5 +536,19 @@ mod tests {
         let mut g = SVector::<f64, 2>::zeros();
         model.constraints(&initial_state().q, 0.0, &mut g);
         assert!(g.amax() < 1e-15);
+    }
+
+    #[test]
+    fn penalty_hessian_is_the_penalized_hessian_of_a_linear_potential() {
+        // V is linear for the double pendulum, so Hess W = Hess(½ ω² |g|²).
+        let model = Penalized::new(DoublePendulum::default(), 3.0);
+        let q = SVector::<f64, 4>::new(0.3, -0.9, 1.2, -2.1);
+        let (mut stiff, mut total) = (SMatrix::zeros(), SMatrix::zeros());
+        model.stiff_hessian(&q, &mut stiff);
+        model.potential_hessian(&q, &mut total);
+        assert!(
+            (stiff - total).amax() < 1e-12 * total.amax(),
+            "{stiff} vs {total}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use crate::integrators::nonholonomic::NonholonomicDerivative;
+use crate::model::NonholonomicDerivative;
 use crate::model::{
     AppliedForces, Configuration, ConstantMass, Inertia, Nonholonomic, Potential, PotentialHessian,
 };

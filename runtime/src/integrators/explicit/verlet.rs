@@ -2,8 +2,8 @@
 
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
-use crate::integrators::linearly_implicit::{
-    AccelerationRule, CarriedScheme, DenseSystem, MassSolve, RuleDefaults, SparseSystem,
+use crate::integrators::linearly_implicit::carried::{
+    AccelerationRule, CarriedDense, CarriedScheme, CarriedSparse, MassSolve, RuleDefaults,
 };
 use crate::integrators::StepReport;
 use crate::model::GeneratedSolve;
@@ -48,12 +48,12 @@ use crate::model::GeneratedSolve;
 /// assert!((state.t - 1.0).abs() < 1e-12);
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
-pub type Verlet<const N: usize> = CarriedScheme<DenseSystem<N>, ExplicitAcceleration>;
+pub type Verlet<const N: usize> = CarriedScheme<CarriedDense<N>, ExplicitAcceleration>;
 
 /// Velocity Verlet on the sparse tier: the scheme of [`Verlet`], with `M⁻¹` applied body by
 /// body through the factor of the constant mass blocks; built for a model with
 /// [`SparseVerlet::new`](CarriedScheme::new)`(&model, h)`, no allocation per step.
-pub type SparseVerlet = CarriedScheme<SparseSystem, ExplicitAcceleration>;
+pub type SparseVerlet = CarriedScheme<CarriedSparse, ExplicitAcceleration>;
 
 /// The acceleration of velocity Verlet, `a = −M(x)⁻¹ ∇V(x)`.
 #[derive(Clone, Copy, Debug, Default)]

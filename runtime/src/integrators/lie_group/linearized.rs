@@ -9,7 +9,8 @@ use crate::error::StepError;
 use crate::integrators::checks::{
     check_finite_slice, check_parameters, check_state, check_step_size,
 };
-use crate::integrators::linearly_implicit::{AccelerationRule, DenseSystem, FullAcceleration};
+use crate::integrators::linearly_implicit::carried::{AccelerationRule, CarriedDense};
+use crate::integrators::linearly_implicit::FullAcceleration;
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{
     Configuration, ConstantMass, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
@@ -214,7 +215,7 @@ pub struct LinearizedSo3 {
     h: f64,
     beta: f64,
     rule: FullAcceleration,
-    system: DenseSystem<9>,
+    system: CarriedDense<9>,
     force: [f64; 9],
     scratch: [f64; 9],
 }
@@ -231,7 +232,7 @@ impl LinearizedSo3 {
             h: check_step_size(h)?,
             beta,
             rule: FullAcceleration,
-            system: DenseSystem::default(),
+            system: CarriedDense::default(),
             force: [0.0; 9],
             scratch: [0.0; 9],
         })

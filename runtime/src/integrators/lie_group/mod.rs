@@ -18,7 +18,7 @@
 //!   fixed-size model on `ℝ⁹` (the potential `U = V + ½ω²‖RᵀR − I‖²` and its first three
 //!   derivatives), the trapezoidal variant *is* [`ZhangSkeel<9>`](crate::ZhangSkeel) on it
 //!   ([`linearized_trapezoidal`]), and the first-order variant [`LinearizedSo3`] reuses Z&S's
-//!   force rule and linear algebra (`FullAcceleration` on `DenseSystem<9>`, one Cholesky-or-LU
+//!   force rule and linear algebra (`FullAcceleration` on `CarriedDense<9>`, one Cholesky-or-LU
 //!   of `M + β'h² Hess U` through [`LinearSolver`](crate::linalg::LinearSolver)) and adds only
 //!   its symplectic-Euler update.
 

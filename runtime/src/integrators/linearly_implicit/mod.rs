@@ -1,30 +1,22 @@
 //! Linearly implicit integrators (one or two linear solves per step: SPOOK, the Zhang–Skeel
 //! family) and the Newmark family they are compared with (Newton on the same linear systems).
 
-mod carried;
+pub(crate) mod carried;
 mod newmark;
+mod push_forward;
 mod sparse_newmark;
-mod spook;
+pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;
 
-pub use carried::{
-    AccelerationRule, CarriedScheme, CarriedTier, DenseSystem, EnergyTerms, FullHessian,
-    ImplicitAcceleration, ImplicitSolve, MassSolve, NewtonIterate, RuleDefaults, RuleName,
-    SparseHessian, SparseSystem, StiffHessian, ThirdContraction, UsesBeta,
-};
-pub use newmark::{Newmark, NewmarkOneIteration, NewtonAcceleration, PushForwardNewmark};
+pub use carried::{CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
+pub use newmark::{Newmark, NewmarkOneIteration};
+pub use push_forward::{NewtonAcceleration, PushForwardNewmark};
 pub use sparse_newmark::{
     SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
 };
-pub use spook::{
-    DenseSpook, SparseSpook, SparseSpookSystem, Spook, SpookOverrides, SpookRows, SpookScheme,
-    SpookSystem,
-};
-pub use stiff::{
-    holonomic_penalty_hessian, PenaltyHessian, SparseZhangSkeelStiff, SplitPotential,
-    ZhangSkeelStiff,
-};
+pub use spook::{SparseSpook, Spook, SpookScheme};
+pub use stiff::{SparseZhangSkeelStiff, ZhangSkeelStiff};
 pub use zhang_skeel::{
     FullAcceleration, SparseZhangSkeel, SparseZhangSkeelSimplified, ZhangSkeel,
     ZhangSkeelSimplified,

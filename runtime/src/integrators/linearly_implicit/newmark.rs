@@ -1,19 +1,17 @@
-//! Newmark's method with `γ = ½`, its push-forward, and Newmark with a single Newton iteration
-//! per step, the nonlinearly implicit relatives of Z&S (Tao and Owhadi 2014, §2.1).
+//! Newmark's method with `γ = ½` and Newmark with a single Newton iteration per step, the
+//! nonlinearly implicit relatives of Z&S (Tao and Owhadi 2014, §2.1); their push-forward is in
+//! `push_forward.rs`.
 
 use nalgebra::{SMatrix, SVector};
 
-use super::carried::{AccelerationRule, CarriedScheme, DenseSystem, RuleDefaults, UsesBeta};
+use super::carried::{check_beta, DEFAULT_BETA};
 use super::{check_finite, check_state, check_step_size, MassFactor};
 use crate::error::StepError;
-use crate::integrators::checks::{check_max_iterations, check_tolerance};
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{EnergyGuard, EnergyWatch, Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{ConstantMass, Inertia, Potential, PotentialHessian};
 use crate::state::State;
-
-/// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
-pub(super) const DEFAULT_BETA: f64 = 0.4;
 
 /// The default relative tolerance on the Newton residual (and correction); `1e-12` is at the
 /// rounding floor of the penalized double pendulum's `∇W` at `ω = 20`.
@@ -21,6 +19,9 @@ const DEFAULT_TOLERANCE: f64 = 1e-10;
 
 /// The default maximal number of Newton iterations per solve.
 const DEFAULT_MAX_ITERATIONS: usize = 50;
+
+/// The default Newton settings.
+pub(super) const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The name of the Newton Jacobian, for errors.
 const NEWTON_MATRIX: &str = "M + βh² Hess V";
@@ -38,7 +39,7 @@ const NEWTON_MATRIX: &str = "M + βh² Hess V";
 /// ```
 ///
 /// Second order and variational for `γ = ½`, and unconditionally linearly stable if `β ≥ ¼`,
-/// but not canonically symplectic in `(q, v)` (see [`PushForwardNewmark`]). Implicit for
+/// but not canonically symplectic in `(q, v)` (see [`PushForwardNewmark`](super::PushForwardNewmark)). Implicit for
 /// `β ≠ 0`: each step solves the nonlinear equation in `a = a_{k+1}`
 ///
 /// ```text
@@ -86,7 +87,7 @@ pub struct Newmark<const N: usize> {
 /// One factorization per step and never a Newton failure, like Z&Ss; it is consistent and
 /// coincides with [`Newmark`] for a quadratic `V`, but for nonlinear stiff problems its error at
 /// large steps is much larger than that of the converged scheme (Tao–Owhadi Fig. 1, rows 4–5),
-/// which is why Z&S linearizes the *push-forward* scheme instead ([`PushForwardNewmark`]).
+/// which is why Z&S linearizes the *push-forward* scheme instead ([`PushForwardNewmark`](super::PushForwardNewmark)).
 /// [`StepReport::newton_iterations`] is 1.
 ///
 /// A separate type rather than a `max_iterations = 1` option of [`Newmark`], where running out
@@ -98,76 +99,6 @@ pub struct Newmark<const N: usize> {
 pub struct NewmarkOneIteration<const N: usize> {
     core: Core<N>,
     mass: MassFactor<N>,
-}
-
-/// Push-forward Newmark (Tao–Owhadi 2014, Integrator 3, eq. 14): Newmark in the coordinates
-/// `x = q + βh² M⁻¹ ∇V(q)` (eq. 13), where it preserves the canonical symplectic form.
-///
-/// For `M ẍ = −∇V(x)`, with the state's `q` holding `x`:
-///
-/// ```text
-/// x_{k+1} = x_k + h v_k + ½ h² a_k
-/// v_{k+1} = v_k + ½ h (a_k + a_{k+1})
-/// a_k     = −M⁻¹ ∇V(x_k + βh² a_k)
-/// ```
-///
-/// Symplectic, symmetric, second order, and unconditionally linearly stable if `β ≥ ¼`. The
-/// map `η(q, v) = (q + βh² M⁻¹ ∇V(q), v)` conjugates it exactly to [`Newmark`]:
-/// [`push_forward`](Self::push_forward) applies `η` and [`pull_back`](Self::pull_back) its
-/// inverse `q = x + βh² a(x)`. Both differ from the identity by `O(h²)`, so either trajectory
-/// approximates the exact flow to second order.
-///
-/// The third line is a nonlinear equation in `a_k`, `M a + ∇V(x_k + βh² a) = 0`, solved by
-/// Newton's method with the Jacobian `M + βh² Hess V(x_k + βh² a)`, with the tolerance, the
-/// iteration limit and the errors of [`Newmark`]. Its first Newton iterate from `a = 0` is the
-/// Z&Ss acceleration (eq. 18, "partial Newton solve"). Newton starts from `a_k` when solving for
-/// `a_{k+1}`, and from 0 when no acceleration is carried. `a_{k+1}` is carried to the next step
-/// exactly as in [`ZhangSkeel`](crate::ZhangSkeel); call [`reset`](Self::reset) after changing
-/// the model between steps.
-///
-/// It is the [`CarriedScheme`] with the acceleration [`NewtonAcceleration`] (fixed-size tier
-/// only: Newton's Jacobian is dense here).
-pub type PushForwardNewmark<const N: usize> = CarriedScheme<DenseSystem<N>, NewtonAcceleration>;
-
-/// The acceleration of push-forward Newmark: `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NewtonAcceleration {
-    newton: Newton,
-}
-
-impl RuleDefaults for NewtonAcceleration {
-    const DEFAULT_BETA: f64 = DEFAULT_BETA;
-}
-
-impl UsesBeta for NewtonAcceleration {}
-
-impl<Model, const N: usize> AccelerationRule<Model, DenseSystem<N>> for NewtonAcceleration
-where
-    Model: Inertia<N> + PotentialHessian<N>,
-{
-    const NAME: &'static str = "push-forward Newmark";
-
-    fn acceleration(
-        &mut self,
-        _system: &mut DenseSystem<N>,
-        model: &Model,
-        x: &[f64],
-        guess: Option<&[f64]>,
-        beta_h2: f64,
-        out: &mut [f64],
-        _scratch: &mut [f64],
-        t: f64,
-    ) -> Result<StepReport, StepError> {
-        let guess = guess.map_or_else(SVector::zeros, SVector::from_column_slice);
-        let x = SVector::<f64, N>::from_column_slice(x);
-        let stop = Stop::Converged(self.newton);
-        let solve = newton_solve(model, &x, beta_h2, guess, stop, t)?;
-        out.copy_from_slice(solve.a.as_slice());
-        Ok(StepReport {
-            factorizations: solve.factorizations,
-            newton_iterations: solve.iterations,
-        })
-    }
 }
 
 /// What the Newmark steppers of eq. 12 share: the step size, `β`, and the carried acceleration.
@@ -252,20 +183,6 @@ impl<const N: usize> Core<N> {
     }
 }
 
-/// Returns `BadParameter` unless `β` is finite and non-negative.
-pub(super) fn check_beta(beta: f64) -> Result<f64, StepError> {
-    if beta.is_finite() && beta >= 0.0 {
-        Ok(beta)
-    } else {
-        Err(StepError::BadParameter {
-            name: "beta",
-            value: beta,
-            requirement:
-                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
-        })
-    }
-}
-
 /// An acceleration and what it cost.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Solve<const N: usize> {
@@ -283,37 +200,9 @@ impl<const N: usize> Solve<N> {
     }
 }
 
-/// Newton's stopping rule: relative residual tolerance and iteration limit.
-#[derive(Clone, Copy, Debug)]
-struct Newton {
-    tolerance: f64,
-    max_iterations: usize,
-}
-
-impl Default for Newton {
-    fn default() -> Self {
-        Newton {
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-        }
-    }
-}
-
-impl Newton {
-    fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
-    }
-}
-
 /// How far to iterate Newton on `M a + ∇V(base + βh² a) = 0`.
 #[derive(Clone, Copy, Debug)]
-enum Stop {
+pub(super) enum Stop {
     /// Until the residual meets the tolerance; an error past the iteration limit.
     Converged(Newton),
     /// Exactly one iteration, accepted without a test.
@@ -322,7 +211,7 @@ enum Stop {
 
 /// Solves `r(a) = M(y) a + ∇V(y) = 0`, `y = base + βh² a`, by Newton from `guess` with the
 /// Jacobian `M(y) + βh² Hess V(y)`.
-fn newton_solve<Model, const N: usize>(
+pub(super) fn newton_solve<Model, const N: usize>(
     model: &Model,
     base: &SVector<f64, N>,
     beta_h2: f64,
@@ -354,10 +243,10 @@ where
         let residual = inertial + grad;
         let norm = residual.amax();
         if let Stop::Converged(newton) = stop {
-            if norm <= newton.tolerance * inertial.amax().max(grad.amax()) {
+            if norm <= newton.tolerance() * inertial.amax().max(grad.amax()) {
                 break;
             }
-            if !norm.is_finite() || iterations >= newton.max_iterations {
+            if !norm.is_finite() || iterations >= newton.max_iterations() {
                 return Err(StepError::NewtonDiverged {
                     iterations,
                     residual: norm,
@@ -377,7 +266,7 @@ where
         if let Stop::Converged(newton) = stop {
             // The residual of a stiff ∇V stalls at its rounding error, O(ε ω² |g| |∇g|), which
             // may exceed tol·|∇V|; a correction below tol·|a| means Newton has converged.
-            if correction.amax() <= newton.tolerance * a.amax() {
+            if correction.amax() <= newton.tolerance() * a.amax() {
                 break;
             }
         }
@@ -414,7 +303,7 @@ where
     })
 }
 
-macro_rules! shared_builders {
+macro_rules! newmark_builders {
     ($name:ident) => {
         impl<const N: usize> $name<N> {
             /// Returns the step size `h`.
@@ -454,42 +343,15 @@ macro_rules! shared_builders {
     };
 }
 
-macro_rules! newton_builders {
-    ($name:ident, $($field:ident).+) => {
-        impl<const N: usize> $name<N> {
-            /// Returns the relative Newton tolerance on the residual `|M a + ∇V|_∞`.
-            pub fn tolerance(&self) -> f64 {
-                self.$($field).+.tolerance
-            }
-
-            /// Returns the maximal number of Newton iterations per nonlinear solve.
-            pub fn max_iterations(&self) -> usize {
-                self.$($field).+.max_iterations
-            }
-
-            /// Sets the relative Newton tolerance (default `1e-10`): a solve stops when
-            /// `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction
-            /// is `|Δa|_∞ ≤ tolerance · |a|_∞`. Fails with `BadParameter` unless it is finite
-            /// and positive.
-            pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-                self.$($field).+ = self.$($field).+.with_tolerance(tolerance)?;
-                Ok(self)
-            }
-
-            /// Sets the Newton iteration limit per solve (default 50), past which a step fails
-            /// with `NewtonDiverged`. Fails with `BadParameter` if it is 0.
-            pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-                self.$($field).+ = self.$($field).+.with_max_iterations(max_iterations)?;
-                Ok(self)
-            }
-        }
-    };
-}
-
-shared_builders!(Newmark);
-shared_builders!(NewmarkOneIteration);
-newton_builders!(Newmark, newton);
-newton_builders!(PushForwardNewmark, rule.newton);
+newmark_builders!(Newmark);
+newmark_builders!(NewmarkOneIteration);
+newton_builders!(
+    [const N: usize] Newmark<N>,
+    newton,
+    tolerance_rule!(),
+    "1e-10",
+    "50"
+);
 
 impl<const N: usize> Newmark<N> {
     /// Creates a Newmark stepper with step size `h`, `γ = ½`, `β = 0.4`, Newton tolerance
@@ -497,7 +359,7 @@ impl<const N: usize> Newmark<N> {
     pub fn new(h: f64) -> Result<Self, StepError> {
         Ok(Newmark {
             core: Core::new(h)?,
-            newton: Newton::default(),
+            newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
         })
     }
@@ -511,49 +373,6 @@ impl<const N: usize> NewmarkOneIteration<N> {
             core: Core::new(h)?,
             mass: MassFactor::default(),
         })
-    }
-}
-
-impl<const N: usize> PushForwardNewmark<N> {
-    /// Returns `η(state) = (q + βh² M⁻¹ ∇V(q), v)` (eq. 13): the push-forward state of a
-    /// [`Newmark`] state with the same `h` and `β`.
-    pub fn push_forward<Model>(
-        &self,
-        model: &Model,
-        state: &State<N>,
-    ) -> Result<State<N>, StepError>
-    where
-        Model: Inertia<N> + PotentialHessian<N>,
-    {
-        crate::integrators::checks::check_parameters(model)?;
-        check_state(state)?;
-        let t = state.t;
-        let mut grad = SVector::<f64, N>::zeros();
-        model.potential_gradient(&state.q, &mut grad);
-        check_finite(&grad, "gradient", t)?;
-        let (chol, _) = MassFactor::default().factor_at(model, &state.q, t)?;
-        let x = state.q + chol.solve(&grad) * (self.beta * self.h * self.h);
-        check_finite(&x, "q", t)?;
-        Ok(State { q: x, ..*state })
-    }
-
-    /// Returns `η⁻¹(state) = (x + βh² a, v)` with `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton:
-    /// the [`Newmark`] state of a push-forward state. Fails like a step's Newton solve.
-    pub fn pull_back<Model>(&self, model: &Model, state: &State<N>) -> Result<State<N>, StepError>
-    where
-        Model: Inertia<N> + PotentialHessian<N>,
-    {
-        crate::integrators::checks::check_parameters(model)?;
-        check_state(state)?;
-        let beta_h2 = self.beta * self.h * self.h;
-        let guess = self
-            .carried_at(state.q.as_slice())
-            .map_or_else(SVector::zeros, SVector::from_column_slice);
-        let stop = Stop::Converged(self.rule.newton);
-        let solve = newton_solve(model, &state.q, beta_h2, guess, stop, state.t)?;
-        let q = state.q + solve.a * beta_h2;
-        check_finite(&q, "q", state.t)?;
-        Ok(State { q, ..*state })
     }
 }
 
@@ -648,8 +467,8 @@ impl<const N: usize> crate::checkpoint::CarriedState for Newmark<N> {
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         self.core
             .identity("Newmark")
-            .setting("newton.tolerance", self.newton.tolerance)
-            .setting("newton.max_iterations", self.newton.max_iterations as f64)
+            .setting("newton.tolerance", self.newton.tolerance())
+            .setting("newton.max_iterations", self.newton.max_iterations() as f64)
     }
 
     fn save(&self, out: &mut crate::checkpoint::Carried) {
@@ -681,3 +500,13 @@ impl<const N: usize> crate::checkpoint::CarriedState for NewmarkOneIteration<N> 
         self.core.restore(from)
     }
 }
+
+/// The stopping rule of Newmark's Newton iteration, for the docs of the builders of Newmark
+/// and push-forward Newmark.
+macro_rules! tolerance_rule {
+    () => {
+        "A solve stops when `|M a + ∇V|_∞ ≤ tolerance · max(|M a|_∞, |∇V|_∞)` or when the Newton correction is `|Δa|_∞ ≤ tolerance · |a|_∞`; past the iteration cap a step fails with `NewtonDiverged`."
+    };
+}
+
+pub(super) use tolerance_rule;

@@ -4,9 +4,9 @@
 use std::marker::PhantomData;
 
 use super::carried::{
-    EnergyTerms, FullHessian, MassSolve, NewtonIterate, SparseHessian, SparseSystem, StiffHessian,
+    check_beta, CarriedSparse, EnergyTerms, FullHessian, MassSolve, NewtonIterate, SparseHessian,
+    StiffHessian, DEFAULT_BETA,
 };
-use super::newmark::{check_beta, DEFAULT_BETA};
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_built_for, check_dyn_state, check_finite_slice, check_mass_is_constant,
@@ -32,7 +32,7 @@ use crate::state::DynState;
 /// ```
 ///
 /// One sparse `LDLᵀ` of `M + βh² H` per step, on the pattern analysed by `new`, positive
-/// definite required (see [`SparseSystem`]); no allocation per step. With `H = Hess V` the
+/// definite required (see [`CarriedSparse`]); no allocation per step. With `H = Hess V` the
 /// iterate is Newton's; with the stiff Hessian `ε⁻¹ Hess V1` of a split potential `V = V0 +
 /// ε⁻¹ V1` (e.g. a [`Penalized`](crate::Penalized) model) it is one step of a Newton iteration
 /// whose Jacobian drops `Hess V0`, the same approximation stiff Z&Ss makes (eq. 19), so that
@@ -69,7 +69,7 @@ use crate::state::DynState;
 pub struct SparseNewmarkFirstIterate<Which> {
     h: f64,
     beta: f64,
-    system: SparseSystem,
+    system: CarriedSparse,
     which: PhantomData<Which>,
     /// Whether `carried_a` belongs to `carried_q`.
     carried: bool,
@@ -105,7 +105,7 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
         Ok(SparseNewmarkFirstIterate {
             h: check_step_size(h)?,
             beta: DEFAULT_BETA,
-            system: SparseSystem::new(model, hessian)?,
+            system: CarriedSparse::new(model, hessian)?,
             which: PhantomData,
             carried: false,
             carried_q: vec![0.0; n],
@@ -177,7 +177,7 @@ impl<Which> SparseNewmarkFirstIterate<Which> {
 impl<Model, Which> SparseIntegrator<Model> for SparseNewmarkFirstIterate<Which>
 where
     Model: SparseConstantMass + SparsePotential + ?Sized,
-    SparseSystem: NewtonIterate<Model, Which> + MassSolve<Model> + EnergyTerms<Model>,
+    CarriedSparse: NewtonIterate<Model, Which> + MassSolve<Model> + EnergyTerms<Model>,
 {
     crate::checkpoint::carried_access!();
 

@@ -2,8 +2,8 @@
 //! as variational integrators (Tao and Owhadi 2014), on both tiers.
 
 use super::carried::{
-    AccelerationRule, CarriedScheme, DenseSystem, FullHessian, ImplicitAcceleration, ImplicitSolve,
-    MassSolve, RuleDefaults, SparseSystem, ThirdContraction, UsesBeta,
+    AccelerationRule, CarriedDense, CarriedScheme, CarriedSparse, FullHessian,
+    ImplicitAcceleration, ImplicitSolve, MassSolve, RuleDefaults, ThirdContraction, UsesBeta,
 };
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
@@ -37,13 +37,13 @@ use crate::model::GeneratedSolve;
 ///
 /// It is the [`CarriedScheme`] with the acceleration [`FullAcceleration`]; its twin on the
 /// sparse tier is [`SparseZhangSkeel`].
-pub type ZhangSkeel<const N: usize> = CarriedScheme<DenseSystem<N>, FullAcceleration>;
+pub type ZhangSkeel<const N: usize> = CarriedScheme<CarriedDense<N>, FullAcceleration>;
 
 /// Z&S on the sparse tier: the scheme of [`ZhangSkeel`], with `M + βh² Hess V` factored by a
 /// sparse `LDLᵀ` on the union of the mass blocks' and the Hessian's patterns (analysed in
 /// [`SparseZhangSkeel::new`](CarriedScheme::new)`(&model, h)`, positive definite required, see
-/// [`SparseSystem`]) and `M⁻¹` applied body by body; no allocation per step.
-pub type SparseZhangSkeel = CarriedScheme<SparseSystem, FullAcceleration>;
+/// [`CarriedSparse`]) and `M⁻¹` applied body by body; no allocation per step.
+pub type SparseZhangSkeel = CarriedScheme<CarriedSparse, FullAcceleration>;
 
 /// Zhang and Skeel's method simplified, Z&Ss (Tao–Owhadi 2014, Integrator 4, eq. 18).
 ///
@@ -79,14 +79,14 @@ pub type SparseZhangSkeel = CarriedScheme<SparseSystem, FullAcceleration>;
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
 pub type ZhangSkeelSimplified<const N: usize> =
-    CarriedScheme<DenseSystem<N>, ImplicitAcceleration<FullHessian>>;
+    CarriedScheme<CarriedDense<N>, ImplicitAcceleration<FullHessian>>;
 
 /// Z&Ss on the sparse tier: the scheme of [`ZhangSkeelSimplified`], with `M + βh² Hess V`
 /// factored by a sparse `LDLᵀ` analysed in
 /// [`SparseZhangSkeelSimplified::new`](CarriedScheme::new)`(&model, h)` (positive definite
-/// required, see [`SparseSystem`]); no allocation per step.
+/// required, see [`CarriedSparse`]); no allocation per step.
 pub type SparseZhangSkeelSimplified =
-    CarriedScheme<SparseSystem, ImplicitAcceleration<FullHessian>>;
+    CarriedScheme<CarriedSparse, ImplicitAcceleration<FullHessian>>;
 
 /// The acceleration of full Z&S: `f = a − ½ β² h⁴ M⁻¹ (a·V‴·a)` with
 /// `a = −(M + βh² Hess V)⁻¹ ∇V`.
@@ -94,7 +94,7 @@ pub type SparseZhangSkeelSimplified =
 pub struct FullAcceleration;
 
 impl RuleDefaults for FullAcceleration {
-    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
+    const DEFAULT_BETA: f64 = super::carried::DEFAULT_BETA;
 }
 
 impl UsesBeta for FullAcceleration {}

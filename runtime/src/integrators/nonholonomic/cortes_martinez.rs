@@ -8,10 +8,9 @@ use super::{
     NonholonomicDerivative,
 };
 use crate::error::StepError;
-use crate::integrators::checks::{
-    check_finite, check_max_iterations, check_state, check_step_size, check_tolerance,
-};
+use crate::integrators::checks::{check_finite, check_state, check_step_size};
 use crate::integrators::mass_factor::MassFactor;
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{AppliedForces, ConstantMass, Potential};
 use crate::state::State;
@@ -21,6 +20,9 @@ const DEFAULT_TOLERANCE: f64 = 1e-13;
 
 /// The default cap on Newton iterations per step.
 const DEFAULT_MAX_ITERATIONS: usize = 50;
+
+/// The default Newton settings.
+const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The nonholonomic variational integrator of Lacoursière (2007) eq. 24 in the limit `γ → 0`
 /// (J. Cortés and S. Martínez, *Non-holonomic integrators*, Nonlinearity 14, 2001), for
@@ -70,8 +72,7 @@ const DEFAULT_MAX_ITERATIONS: usize = 50;
 #[derive(Clone, Copy, Debug)]
 pub struct CortesMartinez<const N: usize, const K: usize> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     mass: MassFactor<N>,
 }
 
@@ -81,38 +82,14 @@ impl<const N: usize, const K: usize> CortesMartinez<N, K> {
     pub fn new(h: f64) -> Result<Self, StepError> {
         Ok(CortesMartinez {
             h: check_step_size(h)?,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
         })
-    }
-
-    /// Sets the relative Newton tolerance `τ`; fails with `BadParameter` unless it is finite
-    /// and positive.
-    pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    /// Sets the cap on Newton iterations per step; fails with `BadParameter` if it is 0.
-    pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
     }
 
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
-    }
-
-    /// Returns the relative Newton tolerance `τ`.
-    pub fn tolerance(&self) -> f64 {
-        self.tolerance
-    }
-
-    /// Returns the cap on Newton iterations per step.
-    pub fn max_iterations(&self) -> usize {
-        self.max_iterations
     }
 }
 
@@ -158,10 +135,10 @@ where
             let a = constraint_matrix(model, &q, t)?;
             let residual = a * v - w;
             let size = max_abs(&residual);
-            if size <= self.tolerance * (1.0 + constraint_scale(&a, &v)) {
+            if size <= self.newton.tolerance() * (1.0 + constraint_scale(&a, &v)) {
                 break (q, v);
             }
-            if !size.is_finite() || iterations as usize >= self.max_iterations {
+            if !size.is_finite() || iterations as usize >= self.newton.max_iterations() {
                 return Err(StepError::NewtonDiverged {
                     iterations: iterations as usize,
                     residual: size,
@@ -182,3 +159,11 @@ where
         })
     }
 }
+
+newton_builders!(
+    [const N: usize, const K: usize] CortesMartinez<N, K>,
+    newton,
+    "The tolerance is the relative `τ` of the stopping rule in the type docs of [`CortesMartinez`].",
+    "1e-13",
+    "50"
+);

@@ -7,10 +7,9 @@ use super::{
     constraint_drive, constraint_matrix, max_abs, project_velocity, NonholonomicDerivative,
 };
 use crate::error::StepError;
-use crate::integrators::checks::{
-    check_finite, check_max_iterations, check_state, check_step_size, check_tolerance,
-};
+use crate::integrators::checks::{check_finite, check_state, check_step_size};
 use crate::integrators::mass_factor::MassFactor;
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::Lu;
 use crate::model::{InertiaGradient, PotentialHessian};
@@ -21,6 +20,9 @@ const DEFAULT_TOLERANCE: f64 = 1e-12;
 
 /// The default cap on Newton iterations per step.
 const DEFAULT_MAX_ITERATIONS: usize = 50;
+
+/// The default Newton settings.
+const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The name of the Newton matrix's position block, for errors.
 const POSITION_BLOCK: &str = "Newton block ∂(D₁L_d)/∂q_{k+1}";
@@ -79,8 +81,7 @@ const SCHUR_BLOCK: &str = "Newton Schur complement (½ ∂(Au)/∂q + A/h) J⁻�
 #[derive(Clone, Copy, Debug)]
 pub struct MidpointLagrangeDAlembert<const N: usize, const K: usize> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     mass: MassFactor<N>,
 }
 
@@ -90,38 +91,14 @@ impl<const N: usize, const K: usize> MidpointLagrangeDAlembert<N, K> {
     pub fn new(h: f64) -> Result<Self, StepError> {
         Ok(MidpointLagrangeDAlembert {
             h: check_step_size(h)?,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
         })
-    }
-
-    /// Sets the relative Newton tolerance `τ`; fails with `BadParameter` unless it is finite
-    /// and positive.
-    pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    /// Sets the cap on Newton iterations per step; fails with `BadParameter` if it is 0.
-    pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
     }
 
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
-    }
-
-    /// Returns the relative Newton tolerance `τ`.
-    pub fn tolerance(&self) -> f64 {
-        self.tolerance
-    }
-
-    /// Returns the cap on Newton iterations per step.
-    pub fn max_iterations(&self) -> usize {
-        self.max_iterations
     }
 }
 
@@ -191,13 +168,13 @@ where
             let r_f = p0 + a0t * mu + force - momentum;
             let r_g = a * u - w_mid;
             let (size_f, size_g) = (max_abs(&r_f), max_abs(&r_g));
-            if size_f <= self.tolerance * (1.0 + max_abs(&momentum))
-                && size_g <= self.tolerance * (1.0 + super::constraint_scale(&a, &u))
+            if size_f <= self.newton.tolerance() * (1.0 + max_abs(&momentum))
+                && size_g <= self.newton.tolerance() * (1.0 + super::constraint_scale(&a, &u))
             {
                 break force + momentum;
             }
             let size = size_f.max(size_g);
-            if !size.is_finite() || iterations as usize >= self.max_iterations {
+            if !size.is_finite() || iterations as usize >= self.newton.max_iterations() {
                 return Err(diverged(iterations, size));
             }
             model.kinetic_hessians(&mid, &u, &mut kinetic_qq, &mut kinetic_qv);
@@ -250,3 +227,11 @@ where
         })
     }
 }
+
+newton_builders!(
+    [const N: usize, const K: usize] MidpointLagrangeDAlembert<N, K>,
+    newton,
+    "The tolerance is the relative `τ` of the stopping rule in the type docs of [`MidpointLagrangeDAlembert`].",
+    "1e-12",
+    "50"
+);

@@ -37,7 +37,7 @@ impl<const N: usize, const M: usize> Default for DensePoint<N, M> {
 /// The [`ProjectionSystem`] of `N` coordinates and `M` constraint rows in fixed-size storage;
 /// see [`Shake`](super::Shake) and [`Rattle`](super::Rattle).
 #[derive(Clone, Copy, Debug)]
-pub struct DenseProjection<const N: usize, const M: usize> {
+pub struct ProjectionDense<const N: usize, const M: usize> {
     mass: MassFactor<N>,
     /// The start and end points.
     points: [DensePoint<N, M>; 2],
@@ -48,9 +48,9 @@ pub struct DenseProjection<const N: usize, const M: usize> {
     projection: Option<Cholesky<M>>,
 }
 
-impl<const N: usize, const M: usize> Default for DenseProjection<N, M> {
+impl<const N: usize, const M: usize> Default for ProjectionDense<N, M> {
     fn default() -> Self {
-        DenseProjection {
+        ProjectionDense {
             mass: MassFactor::default(),
             points: [DensePoint::default(); 2],
             g: SVector::zeros(),
@@ -61,13 +61,14 @@ impl<const N: usize, const M: usize> Default for DenseProjection<N, M> {
     }
 }
 
-impl<const N: usize, const M: usize> DenseProjection<N, M> {
+impl<const N: usize, const M: usize> ProjectionDense<N, M> {
     fn point(&self, point: Point) -> &DensePoint<N, M> {
         &self.points[point as usize]
     }
 }
 
-impl<const N: usize, const M: usize> ProjectionSystem for DenseProjection<N, M> {
+impl<const N: usize, const M: usize> ProjectionSystem for ProjectionDense<N, M> {
+    const CHECKPOINT_NAME: &'static str = "DenseProjection";
     type Coordinates = SVector<f64, N>;
     type Rows = SVector<f64, M>;
 
@@ -130,7 +131,7 @@ impl<const N: usize, const M: usize> ProjectionSystem for DenseProjection<N, M> 
     }
 }
 
-impl<Model, const N: usize, const M: usize> ProjectionModel<Model> for DenseProjection<N, M>
+impl<Model, const N: usize, const M: usize> ProjectionModel<Model> for ProjectionDense<N, M>
 where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
@@ -160,7 +161,7 @@ where
     }
 }
 
-impl<Model, const N: usize, const M: usize> ProjectionAcceleration<Model> for DenseProjection<N, M>
+impl<Model, const N: usize, const M: usize> ProjectionAcceleration<Model> for ProjectionDense<N, M>
 where
     Model: Inertia<N> + Potential<N>,
 {

@@ -25,9 +25,9 @@
 //! `M⁻¹Gᵀ` at a configuration, apply `G` and `M⁻¹Gᵀ` to vectors, and factor and solve the two
 //! matrices of a step through [`LinearSolver`](crate::linalg::LinearSolver):
 //!
-//! - [`DenseProjection`], the fixed-size tier ([`Shake`], [`Rattle`]): stack matrices, an `LU`
+//! - [`ProjectionDense`], the fixed-size tier ([`Shake`], [`Rattle`]): stack matrices, an `LU`
 //!   with partial pivoting of the Newton matrix and a Cholesky factorization of `G M⁻¹ Gᵀ`;
-//! - [`SparseProjection`], the sparse tier ([`SparseShake`], [`SparseRattle`]): a
+//! - [`ProjectionSparse`], the sparse tier ([`SparseShake`], [`SparseRattle`]): a
 //!   block-diagonal `M` factored per body, `G` and `M⁻¹Gᵀ` stored per body, and a sparse `LU`
 //!   without pivoting ([`SparseLu`](crate::linalg::SparseLu)) of both matrices on the pattern
 //!   of `G M⁻¹ Gᵀ`, analysed once.
@@ -38,23 +38,21 @@
 //! keep stack arrays (no heap, no pattern, pivoting LU), large ones a pattern analysed once.
 //! Both tiers are checked against each other step by step in `runtime/tests/sparse_projection.rs`.
 
-mod dense;
+pub(crate) mod dense;
 mod rattle;
 mod shake;
-mod sparse;
+pub(crate) mod sparse;
+pub(crate) mod system;
 
-pub use dense::DenseProjection;
+pub(crate) use dense::ProjectionDense;
 pub use rattle::{Rattle, RattleScheme, SparseRattle};
 pub use shake::{Shake, ShakeScheme, SparseShake};
-pub use sparse::SparseProjection;
+pub(crate) use sparse::ProjectionSparse;
+pub(crate) use system::{Point, ProjectionAcceleration, ProjectionModel, ProjectionSystem};
 
-use nalgebra::SVector;
-
-use super::checks::{
-    check_finite_slice, check_max_iterations, check_residual_on_manifold, check_step_size,
-    check_tolerance,
-};
+use super::checks::{check_finite_slice, check_residual_on_manifold, check_step_size};
 use crate::error::StepError;
+use crate::integrators::{Newton, TierVector};
 
 /// The default Newton tolerance factor `τ` (see [`ShakeScheme::with_tolerance`]).
 const DEFAULT_TOLERANCE: f64 = 1e-13;
@@ -68,126 +66,12 @@ const NEWTON_MATRIX: &str = "Newton matrix G(q) M⁻¹ G(q_k)ᵀ";
 /// The name of the velocity projection's matrix, for errors.
 const PROJECTION_MATRIX: &str = "G M⁻¹ Gᵀ";
 
-/// A vector of a tier's storage, seen as a slice.
-pub trait Slice: Clone + std::fmt::Debug {
-    /// Returns the components.
-    fn as_slice(&self) -> &[f64];
-    /// Returns the components, mutably.
-    fn as_mut_slice(&mut self) -> &mut [f64];
-}
-
-impl<const R: usize> Slice for SVector<f64, R> {
-    fn as_slice(&self) -> &[f64] {
-        nalgebra::Matrix::as_slice(self)
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        nalgebra::Matrix::as_mut_slice(self)
-    }
-}
-
-impl Slice for Vec<f64> {
-    fn as_slice(&self) -> &[f64] {
-        self
-    }
-    fn as_mut_slice(&mut self) -> &mut [f64] {
-        self
-    }
-}
-
-/// One of the two configurations a step evaluates: `q_k` (carried from the last step when it
-/// ended there) and the Newton iterate, which becomes `q_{k+1}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Point {
-    /// `q_k`.
-    Start,
-    /// The Newton iterate `q⁽ⁱ⁾`, and finally `q_{k+1}`.
-    End,
-}
-
-/// The storage and linear algebra of SHAKE and RATTLE on one tier: the seam between the
-/// schemes and a backend of [`linalg`](crate::linalg). The model-dependent half is
-/// [`ProjectionModel`].
-///
-/// A system holds, for each [`Point`], `G` and, once [completed](ProjectionModel::complete),
-/// the acceleration `−M⁻¹∇V` and `M⁻¹Gᵀ` there, plus `g` of its last evaluation.
-pub trait ProjectionSystem {
-    /// An `n`-vector (coordinates) of the tier.
-    type Coordinates: Slice;
-    /// An `m`-vector (constraint rows) of the tier.
-    type Rows: Slice;
-
-    /// Returns a zero `n`-vector (called at construction only).
-    fn zero_coordinates(&self) -> Self::Coordinates;
-
-    /// Returns a zero `m`-vector (called at construction only).
-    fn zero_rows(&self) -> Self::Rows;
-
-    /// Returns `g` of the last [`evaluate`](ProjectionModel::evaluate).
-    fn residual(&self) -> &[f64];
-
-    /// Returns `s = max_i Σ_j |G_ij| |q_j|` for `G` of `point` (the size of the first-order
-    /// terms of `g`, which sets its rounding error).
-    fn first_order_scale(&mut self, point: Point, q: &[f64]) -> f64;
-
-    /// Returns `NonFinite` unless `G` of the last evaluation is finite.
-    fn check_jacobian(&self, t: f64) -> Result<(), StepError>;
-
-    /// Returns the acceleration `−M⁻¹∇V` at a completed `point`.
-    fn acceleration(&self, point: Point) -> &[f64];
-
-    /// Writes `M⁻¹ G(point)ᵀ y` into `out` (`point` completed).
-    fn constraint_direction(&self, point: Point, y: &[f64], out: &mut [f64]);
-
-    /// Writes `G(point) x` into `out`.
-    fn jacobian_times(&self, point: Point, x: &[f64], out: &mut [f64]);
-
-    /// Overwrites `rhs` with `(G(End) M⁻¹ G(Start)ᵀ)⁻¹ rhs`: one Newton step.
-    fn solve_newton(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError>;
-
-    /// Overwrites `rhs` with `(G M⁻¹ Gᵀ)⁻¹ rhs` at the completed end point.
-    fn solve_projection(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError>;
-
-    /// Makes the end point the start point of the next step.
-    fn carry(&mut self);
-}
-
-/// The model-dependent half of a [`ProjectionSystem`]: evaluations of a model of the tier.
-pub trait ProjectionModel<Model: ?Sized>: ProjectionSystem {
-    /// Evaluates `g(q, t)` (kept as the [`residual`](ProjectionSystem::residual)) and
-    /// `G(q, t)` of `point`.
-    fn evaluate(&mut self, model: &Model, point: Point, q: &[f64], t: f64);
-
-    /// Completes `point`, whose `G` was evaluated at `q`: checks `G`, evaluates `−M⁻¹∇V(q)` and
-    /// `M⁻¹Gᵀ`; returns the factorizations it took. `t` is the time reported in errors.
-    fn complete(
-        &mut self,
-        model: &Model,
-        point: Point,
-        q: &[f64],
-        t: f64,
-    ) -> Result<u32, StepError>;
-}
-
-/// The unconstrained acceleration of a model of the tier, which SHAKE's start
-/// ([`ShakeScheme::stagger_velocity`]) needs without the constraints.
-pub trait ProjectionAcceleration<Model: ?Sized>: ProjectionSystem {
-    /// Writes `−M(q)⁻¹ ∇V(q)` into `out`; returns the factorizations it took.
-    fn acceleration_at(
-        &mut self,
-        model: &Model,
-        q: &[f64],
-        t: f64,
-        out: &mut [f64],
-    ) -> Result<u32, StepError>;
-}
-
 /// What SHAKE and RATTLE share: parameters, the system, the carried point and the Newton
 /// iteration's buffers.
 #[derive(Clone, Debug)]
-struct Core<S: ProjectionSystem> {
+struct Projection<S: ProjectionSystem> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     system: S,
     /// Whether the system's start point is that of `(carried_t, carried_q)`.
     carried: bool,
@@ -202,7 +86,7 @@ struct Core<S: ProjectionSystem> {
     delta: S::Rows,
 }
 
-impl<S> Copy for Core<S>
+impl<S> Copy for Projection<S>
 where
     S: ProjectionSystem + Copy,
     S::Coordinates: Copy,
@@ -210,12 +94,11 @@ where
 {
 }
 
-impl<S: ProjectionSystem> Core<S> {
+impl<S: ProjectionSystem> Projection<S> {
     fn new(h: f64, system: S) -> Result<Self, StepError> {
-        Ok(Core {
+        Ok(Projection {
             h: check_step_size(h)?,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS),
             carried: false,
             carried_t: 0.0,
             carried_q: system.zero_coordinates(),
@@ -246,7 +129,7 @@ impl<S: ProjectionSystem> Core<S> {
         self.system.evaluate(model, Point::Start, q, t);
         self.system.check_jacobian(t)?;
         let scale = self.system.first_order_scale(Point::Start, q);
-        check_residual_on_manifold(self.system.residual(), scale, self.tolerance, t)?;
+        check_residual_on_manifold(self.system.residual(), scale, self.newton.tolerance(), t)?;
         self.system.complete(model, Point::Start, q, t)
     }
 
@@ -282,11 +165,11 @@ impl<S: ProjectionSystem> Core<S> {
             self.system.evaluate(model, Point::End, trial, t_next);
             let residual = max_abs(self.system.residual());
             let scale = self.system.first_order_scale(Point::End, trial);
-            if residual <= self.tolerance * (1.0 + scale) {
+            if residual <= self.newton.tolerance() * (1.0 + scale) {
                 self.system.check_jacobian(t_err)?;
                 return Ok(iterations);
             }
-            if !residual.is_finite() || iterations as usize >= self.max_iterations {
+            if !residual.is_finite() || iterations as usize >= self.newton.max_iterations() {
                 return Err(StepError::NewtonDiverged {
                     iterations: iterations as usize,
                     residual,
@@ -346,23 +229,15 @@ impl<S: ProjectionSystem> Core<S> {
 
     /// Returns the identity of the scheme `name` on this core's tier and settings.
     fn identity(&self, name: &str) -> crate::checkpoint::IntegratorIdentity {
+        let tier = crate::checkpoint::short_type_name::<S>();
+        let arguments = &tier[tier.find('<').unwrap_or(tier.len())..];
         crate::checkpoint::IntegratorIdentity::new(format!(
-            "{name}<{}>",
-            crate::checkpoint::short_type_name::<S>()
+            "{name}<{}{arguments}>",
+            S::CHECKPOINT_NAME
         ))
         .setting("h", self.h)
-        .setting("tolerance", self.tolerance)
-        .setting("max_iterations", self.max_iterations as f64)
-    }
-
-    fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
+        .setting("tolerance", self.newton.tolerance())
+        .setting("max_iterations", self.newton.max_iterations() as f64)
     }
 }
 
@@ -378,41 +253,14 @@ fn max_abs(x: &[f64]) -> f64 {
         .fold(0.0, |m, c| if c > m || c.is_nan() { c } else { m })
 }
 
-/// Implements the builders and accessors SHAKE and RATTLE share through their `core`.
-macro_rules! shared_builders {
+/// Implements the builders and accessors SHAKE and RATTLE share through their `core`, but for
+/// Newton's ([`newton_builders!`](crate::integrators::newton)).
+macro_rules! projection_builders {
     ($name:ident) => {
         impl<S: ProjectionSystem> $name<S> {
             /// Returns the step size `h`.
             pub fn step_size(&self) -> f64 {
                 self.core.h
-            }
-
-            /// Returns the Newton tolerance factor `τ`.
-            pub fn tolerance(&self) -> f64 {
-                self.core.tolerance
-            }
-
-            /// Returns the cap on Newton iterations per step.
-            pub fn max_iterations(&self) -> usize {
-                self.core.max_iterations
-            }
-
-            /// Sets the Newton tolerance factor `τ` (default `1e-13`); fails with `BadParameter`
-            /// unless it is positive and finite.
-            ///
-            /// Newton stops when `max_i |g_i(q)| ≤ τ (1 + s)` with `s = max_i Σ_j |G_ij(q)| |q_j|`,
-            /// the magnitude of the first-order terms of `g`: `τ` is a relative accuracy, and
-            /// values near `f64::EPSILON` may never be met.
-            pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-                self.core = self.core.with_tolerance(tolerance)?;
-                Ok(self)
-            }
-
-            /// Sets the cap on Newton iterations per step (default 50); fails with
-            /// `BadParameter` if it is 0.
-            pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-                self.core = self.core.with_max_iterations(max_iterations)?;
-                Ok(self)
             }
 
             /// Forgets the point carried from the last step, so the next step re-evaluates it.
@@ -428,7 +276,7 @@ macro_rules! shared_builders {
     };
 }
 
-use shared_builders;
+use projection_builders;
 
 /// Restores the rows `name` of `from` into `rows`, checking the length first.
 fn restore_rows(
@@ -440,3 +288,12 @@ fn restore_rows(
     rows.copy_from_slice(values);
     Ok(())
 }
+
+/// The stopping rule of SHAKE's and RATTLE's Newton iteration, for the docs of their builders.
+macro_rules! tolerance_rule {
+    () => {
+        "Newton stops when `max_i |g_i(q)| ≤ τ (1 + s)` with `s = max_i Σ_j |G_ij(q)| |q_j|`, the magnitude of the first-order terms of `g`: `τ` is a relative accuracy, and values near `f64::EPSILON` may never be met."
+    };
+}
+
+use tolerance_rule;

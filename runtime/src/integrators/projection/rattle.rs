@@ -2,14 +2,16 @@
 //! tiers.
 
 use super::{
-    same_bits, shared_builders, Core, DenseProjection, Point, ProjectionModel, ProjectionSystem,
-    Slice, SparseProjection,
+    projection_builders, same_bits, tolerance_rule, Point, Projection, ProjectionDense,
+    ProjectionModel, ProjectionSparse, ProjectionSystem,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
     check_parameters, check_sparse_parameters, check_state,
 };
+use crate::integrators::newton::newton_builders;
+use crate::integrators::TierVector;
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
     ConstantMass, Holonomic, Potential, SparseConstantMass, SparseHolonomic, SparseInertia,
@@ -50,13 +52,13 @@ use crate::state::{DynState, State};
 /// after changing the model between steps. The scheme assumes a constant `M` (its factor is
 /// reused while `M` is unchanged). Errors: `Singular`, `NewtonDiverged` (after
 /// `max_iterations` or on a non-finite residual; beyond the scheme's stability limit the step
-/// has no solution, see [`SparseProjection`]'s *Step size*), `NonFinite`, `OffManifold` for a
+/// has no solution, see [`ProjectionSparse`]'s *Step size*), `NonFinite`, `OffManifold` for a
 /// fresh state off the constraints; the state is then unchanged.
-pub type Rattle<const N: usize, const M: usize> = RattleScheme<DenseProjection<N, M>>;
+pub type Rattle<const N: usize, const M: usize> = RattleScheme<ProjectionDense<N, M>>;
 
 /// RATTLE on the sparse tier: the scheme of [`Rattle`] for a model with sizes known at
 /// construction ([`SparseInertia`] with a constant block-diagonal `M`, [`SparsePotential`],
-/// [`SparseHolonomic`]), with the linear algebra of [`SparseProjection`].
+/// [`SparseHolonomic`]), with the linear algebra of [`ProjectionSparse`].
 ///
 /// # Example
 ///
@@ -73,13 +75,13 @@ pub type Rattle<const N: usize, const M: usize> = RattleScheme<DenseProjection<N
 /// assert!((state.t - 1.0).abs() < 1e-12);
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
-pub type SparseRattle = RattleScheme<SparseProjection>;
+pub type SparseRattle = RattleScheme<ProjectionSparse>;
 
 /// The RATTLE scheme over a tier's [`ProjectionSystem`] `S`; use it through [`Rattle`] or
 /// [`SparseRattle`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct RattleScheme<S: ProjectionSystem> {
-    core: Core<S>,
+    core: Projection<S>,
     /// `v_k + ½ h a_k`, then `w`, and `v_{k+1}` of the step under way.
     kicked: S::Coordinates,
     velocity: S::Coordinates,
@@ -105,7 +107,14 @@ where
 {
 }
 
-shared_builders!(RattleScheme);
+projection_builders!(RattleScheme);
+newton_builders!(
+    [S: ProjectionSystem] RattleScheme<S>,
+    core.newton,
+    tolerance_rule!(),
+    "1e-13",
+    "50"
+);
 
 impl<S: ProjectionSystem> RattleScheme<S> {
     fn with_system(h: f64, system: S) -> Result<Self, StepError> {
@@ -121,7 +130,7 @@ impl<S: ProjectionSystem> RattleScheme<S> {
             end_q: system.zero_coordinates(),
             end_v: system.zero_coordinates(),
             ended: false,
-            core: Core::new(h, system)?,
+            core: Projection::new(h, system)?,
         })
     }
 
@@ -255,15 +264,15 @@ impl<S: ProjectionSystem> RattleScheme<S> {
     }
 }
 
-impl<const N: usize, const M: usize> RattleScheme<DenseProjection<N, M>> {
+impl<const N: usize, const M: usize> RattleScheme<ProjectionDense<N, M>> {
     /// Creates a RATTLE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
     /// 50 Newton iterations per step; fails unless `h` is positive and finite.
     pub fn new(h: f64) -> Result<Self, StepError> {
-        Self::with_system(h, DenseProjection::default())
+        Self::with_system(h, ProjectionDense::default())
     }
 }
 
-impl RattleScheme<SparseProjection> {
+impl RattleScheme<ProjectionSparse> {
     /// Creates a RATTLE stepper with step size `h` for `model`: analyses the patterns of `G`
     /// and `G M⁻¹ Gᵀ` and sizes every buffer, so that no step allocates; Newton tolerance
     /// factor `1e-13`, at most 50 Newton iterations per step.
@@ -275,7 +284,7 @@ impl RattleScheme<SparseProjection> {
     where
         Model: SparseInertia + SparseHolonomic + ?Sized,
     {
-        Self::with_system(h, SparseProjection::new(model)?)
+        Self::with_system(h, ProjectionSparse::new(model)?)
     }
 }
 

@@ -1,14 +1,16 @@
 //! SHAKE (Ryckaert, Ciccotti and Berendsen 1977): constrained leapfrog Verlet, on both tiers.
 
 use super::{
-    restore_rows, shared_builders, Core, DenseProjection, Point, ProjectionAcceleration,
-    ProjectionModel, ProjectionSystem, Slice, SparseProjection,
+    projection_builders, restore_rows, tolerance_rule, Point, Projection, ProjectionAcceleration,
+    ProjectionDense, ProjectionModel, ProjectionSparse, ProjectionSystem,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
     check_constant_mass, check_dyn_state, check_finite_slice, check_mass_is_constant,
     check_parameters, check_sparse_parameters, check_state,
 };
+use crate::integrators::newton::newton_builders;
+use crate::integrators::TierVector;
 use crate::integrators::{Integrator, SparseIntegrator, StepReport};
 use crate::model::{
     ConstantMass, Holonomic, Inertia, Potential, SparseConstantMass, SparseHolonomic,
@@ -47,13 +49,13 @@ use crate::state::{DynState, State};
 /// changing the model between steps. The scheme assumes a constant `M` (its factor is reused
 /// while `M` is unchanged). Errors: `Singular` if the Newton matrix is singular (e.g. `G` not of
 /// full rank), `NewtonDiverged` if Newton does not converge (beyond the scheme's stability limit
-/// the step has no solution; see [`SparseProjection`]'s *Step size*), `OffManifold` for a fresh state
+/// the step has no solution; see [`ProjectionSparse`]'s *Step size*), `OffManifold` for a fresh state
 /// off the constraints; the state is then unchanged.
-pub type Shake<const N: usize, const M: usize> = ShakeScheme<DenseProjection<N, M>>;
+pub type Shake<const N: usize, const M: usize> = ShakeScheme<ProjectionDense<N, M>>;
 
 /// SHAKE on the sparse tier: the scheme of [`Shake`] for a model with sizes known at
 /// construction ([`SparseInertia`] with a constant block-diagonal `M`, [`SparsePotential`],
-/// [`SparseHolonomic`]), with the linear algebra of [`SparseProjection`].
+/// [`SparseHolonomic`]), with the linear algebra of [`ProjectionSparse`].
 ///
 /// # Example
 ///
@@ -71,13 +73,13 @@ pub type Shake<const N: usize, const M: usize> = ShakeScheme<DenseProjection<N, 
 /// assert_eq!(shake.multipliers().len(), 100);
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
-pub type SparseShake = ShakeScheme<SparseProjection>;
+pub type SparseShake = ShakeScheme<ProjectionSparse>;
 
 /// The SHAKE scheme over a tier's [`ProjectionSystem`] `S`; use it through [`Shake`] or
 /// [`SparseShake`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct ShakeScheme<S: ProjectionSystem> {
-    core: Core<S>,
+    core: Projection<S>,
     /// `v_{k+½}` of the step under way.
     velocity: S::Coordinates,
     multipliers: S::Rows,
@@ -91,14 +93,21 @@ where
 {
 }
 
-shared_builders!(ShakeScheme);
+projection_builders!(ShakeScheme);
+newton_builders!(
+    [S: ProjectionSystem] ShakeScheme<S>,
+    core.newton,
+    tolerance_rule!(),
+    "1e-13",
+    "50"
+);
 
 impl<S: ProjectionSystem> ShakeScheme<S> {
     fn with_system(h: f64, system: S) -> Result<Self, StepError> {
         Ok(ShakeScheme {
             velocity: system.zero_coordinates(),
             multipliers: system.zero_rows(),
-            core: Core::new(h, system)?,
+            core: Projection::new(h, system)?,
         })
     }
 
@@ -191,11 +200,11 @@ impl<S: ProjectionSystem> ShakeScheme<S> {
     }
 }
 
-impl<const N: usize, const M: usize> ShakeScheme<DenseProjection<N, M>> {
+impl<const N: usize, const M: usize> ShakeScheme<ProjectionDense<N, M>> {
     /// Creates a SHAKE stepper with step size `h`, Newton tolerance factor `1e-13` and at most
     /// 50 Newton iterations per step; fails unless `h` is positive and finite.
     pub fn new(h: f64) -> Result<Self, StepError> {
-        Self::with_system(h, DenseProjection::default())
+        Self::with_system(h, ProjectionDense::default())
     }
 
     /// Replaces the velocity `v(t_0)` of `state` by the half-step velocity that SHAKE carries,
@@ -218,7 +227,7 @@ impl<const N: usize, const M: usize> ShakeScheme<DenseProjection<N, M>> {
     }
 }
 
-impl ShakeScheme<SparseProjection> {
+impl ShakeScheme<ProjectionSparse> {
     /// Creates a SHAKE stepper with step size `h` for `model`: analyses the patterns of `G` and
     /// `G M⁻¹ Gᵀ` and sizes every buffer, so that no step allocates; Newton tolerance factor
     /// `1e-13`, at most 50 Newton iterations per step.
@@ -230,7 +239,7 @@ impl ShakeScheme<SparseProjection> {
     where
         Model: SparseInertia + SparseHolonomic + ?Sized,
     {
-        Self::with_system(h, SparseProjection::new(model)?)
+        Self::with_system(h, ProjectionSparse::new(model)?)
     }
 
     /// Replaces the velocity `v(t_0)` of `state` by `v_{−½} = v(t_0) + ½ h M⁻¹ ∇V(q_0)`, as

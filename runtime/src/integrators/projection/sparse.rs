@@ -18,11 +18,11 @@ struct Body {
     /// The body's first coordinate and its number of coordinates `s`.
     first: usize,
     size: usize,
-    /// The range of its rows (ascending) in `SparseProjection::body_rows`.
+    /// The range of its rows (ascending) in `ProjectionSparse::body_rows`.
     rows: (usize, usize),
     /// Offset of its `rows × s` block in the per-body arrays of `G` and `M⁻¹Gᵀ`.
     block: usize,
-    /// Offset of its `rows × rows` slots in `SparseProjection::pair_slots`.
+    /// Offset of its `rows × rows` slots in `ProjectionSparse::pair_slots`.
     pairs: usize,
 }
 
@@ -85,7 +85,7 @@ struct SparsePoint {
 /// sparse SPOOK system — an order computed once, so the factorization needs no permutation per
 /// step: for chains and ladders it is banded and the cost per step is linear in the size.
 #[derive(Clone, Debug)]
-pub struct SparseProjection {
+pub struct ProjectionSparse {
     /// The model's sizes, as when the system was built.
     body_sizes: Vec<usize>,
     pattern_len: usize,
@@ -111,7 +111,7 @@ pub struct SparseProjection {
     row_scale: Vec<f64>,
 }
 
-impl SparseProjection {
+impl ProjectionSparse {
     /// Builds the system for `model`: groups the rows by body, analyses the pattern of
     /// `G M⁻¹ Gᵀ` and sizes every buffer.
     pub(super) fn new<Model>(model: &Model) -> Result<Self, StepError>
@@ -206,7 +206,7 @@ impl SparseProjection {
             jac: vec![0.0; block],
             minv_jac_t: vec![0.0; block],
         };
-        Ok(SparseProjection {
+        Ok(ProjectionSparse {
             mass: BlockMass::new(&body_sizes),
             body_sizes,
             pattern_len: pattern.len(),
@@ -290,7 +290,8 @@ impl SparseProjection {
     }
 }
 
-impl ProjectionSystem for SparseProjection {
+impl ProjectionSystem for ProjectionSparse {
+    const CHECKPOINT_NAME: &'static str = "SparseProjection";
     type Coordinates = Vec<f64>;
     type Rows = Vec<f64>;
 
@@ -369,14 +370,14 @@ impl ProjectionSystem for SparseProjection {
     }
 }
 
-impl SparseProjection {
+impl ProjectionSparse {
     /// Returns the number of coordinates `n`.
     fn mass_dimension(&self) -> usize {
         self.body_sizes.iter().sum()
     }
 }
 
-impl<Model> ProjectionModel<Model> for SparseProjection
+impl<Model> ProjectionModel<Model> for ProjectionSparse
 where
     Model: SparseInertia + SparsePotential + SparseHolonomic + ?Sized,
 {
@@ -416,7 +417,7 @@ where
     }
 }
 
-impl<Model> ProjectionAcceleration<Model> for SparseProjection
+impl<Model> ProjectionAcceleration<Model> for ProjectionSparse
 where
     Model: SparseInertia + SparsePotential + ?Sized,
 {

@@ -32,20 +32,19 @@
 //! non-stiff constrained systems with forcing, damping or prescribed motion.
 
 mod adaptive;
+pub(crate) mod dense;
 mod index_one;
 mod post_stabilization;
-mod runge_kutta;
-mod sparse;
+pub(crate) mod runge_kutta;
+pub(crate) mod sparse;
 mod tableau;
 
 pub use adaptive::{AdaptiveRk, AdaptiveStatistics, AdaptiveStep, Dopri5};
+pub use dense::StabilizedRk;
 pub use index_one::{constrained_acceleration, Baumgarte, ConstrainedAcceleration};
 pub use post_stabilization::{drift, Drift, Metric, PostStabilization};
-pub use runge_kutta::{
-    DenseIndexOne, IndexOneSystem, IndexOneTier, RkScheme, SparseStabilizedRk, StabilizedRk,
-    StageVector,
-};
-pub use sparse::SparseIndexOne;
+pub use runge_kutta::RkScheme;
+pub use sparse::SparseStabilizedRk;
 pub use tableau::{EmbeddedTableau, Tableau, DOPRI5, HEUN, MIDPOINT, RK4};
 
 use super::checks::{check_finite, check_state, check_step_size, same_bits};

@@ -22,6 +22,12 @@ const INDEX_ONE_MATRIX: &str = "index-1 matrix [[M, Gᵀ], [G, 0]]";
 /// The integrator's name in errors.
 const NAME: &str = "stabilized Runge–Kutta (sparse tier)";
 
+/// A stabilized Runge–Kutta method with fixed step size on the sparse tier: the scheme of
+/// [`StabilizedRk`](super::StabilizedRk) with eq. 1.5 solved as one sparse saddle-point system per stage,
+/// `[[M, Gᵀ], [G, 0]]` factored by `LDLᵀ` on a pattern analysed once (see [`IndexOneSparse`]).
+/// No heap allocation per step.
+pub type SparseStabilizedRk<const S: usize> = RkScheme<IndexOneSparse, S>;
+
 /// The sparse tier of [`RkScheme`]: eq. 1.5 with Baumgarte's term (eq. 2.1),
 ///
 /// ```text
@@ -39,7 +45,7 @@ const NAME: &str = "stabilized Runge–Kutta (sparse tier)";
 /// on the fixed-size tier only, and any other than [`PostStabilization::None`] is refused with
 /// [`StepError::Unsupported`] at the first step.
 #[derive(Debug)]
-pub struct SparseIndexOne {
+pub struct IndexOneSparse {
     baumgarte: Baumgarte,
     saddle_point: SaddlePoint,
     jacobian_pattern: Vec<(usize, usize)>,
@@ -61,7 +67,7 @@ pub struct SparseIndexOne {
     factorizations: u32,
 }
 
-impl<const S: usize> RkScheme<SparseIndexOne, S> {
+impl<const S: usize> RkScheme<IndexOneSparse, S> {
     /// Creates the method `tableau` with step size `h` for `model`, no Baumgarte term and no
     /// post-stabilization: numbers the unknowns of eq. 1.5, analyses the pattern and sizes every
     /// buffer, so that no step allocates.
@@ -82,7 +88,7 @@ impl<const S: usize> RkScheme<SparseIndexOne, S> {
             INDEX_ONE_MATRIX,
         )?;
         let entries = jacobian_pattern.len();
-        let system = SparseIndexOne {
+        let system = IndexOneSparse {
             baumgarte: Baumgarte::NONE,
             mass_blocks: vec![0.0; saddle_point.mass_value_count()],
             saddle_point,
@@ -110,7 +116,7 @@ impl<const S: usize> RkScheme<SparseIndexOne, S> {
     }
 }
 
-impl SparseIndexOne {
+impl IndexOneSparse {
     /// Returns `InvalidModel` unless `model` has the sizes this system was built for.
     fn check_model<Model>(&self, model: &Model) -> Result<(), StepError>
     where
@@ -131,7 +137,7 @@ impl SparseIndexOne {
     }
 }
 
-impl IndexOneTier for SparseIndexOne {
+impl IndexOneTier for IndexOneSparse {
     type Vector = Vec<f64>;
 
     fn zero_vector(&self) -> Vec<f64> {
@@ -151,7 +157,7 @@ impl IndexOneTier for SparseIndexOne {
     }
 }
 
-impl<Model> IndexOneSystem<Model> for SparseIndexOne
+impl<Model> IndexOneSystem<Model> for IndexOneSparse
 where
     Model:
         SparseInertia + SparsePotential + SparseHolonomicKinematics + SparseAppliedForces + ?Sized,
@@ -241,7 +247,7 @@ where
     }
 }
 
-impl<Model, const S: usize> SparseIntegrator<Model> for RkScheme<SparseIndexOne, S>
+impl<Model, const S: usize> SparseIntegrator<Model> for RkScheme<IndexOneSparse, S>
 where
     Model: SparseConstantMass
         + SparsePotential

@@ -17,10 +17,10 @@ use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{
     ConstantMass, GeneratedSolve, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
+    SplitPotential,
 };
 use crate::state::State;
 
-use super::super::stiff::SplitPotential;
 use super::{next_position, next_velocity, AccelerationRule};
 
 /// The name of `M + βh² Hess V` in errors.
@@ -33,12 +33,12 @@ pub(crate) const STIFF_MATRIX: &str = "M + βh² ε⁻¹ Hess V1";
 /// symmetric factorization of `M + βh² H` (Cholesky, or LU when it is indefinite, as for a
 /// penalized potential), both through [`LinearSolver`] on stack arrays.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DenseSystem<const N: usize> {
+pub struct CarriedDense<const N: usize> {
     mass: MassFactor<N>,
     implicit: Option<SymmetricFactor<N>>,
 }
 
-impl<const N: usize> CarriedTier for DenseSystem<N> {
+impl<const N: usize> CarriedTier for CarriedDense<N> {
     type Vector = [f64; N];
 }
 
@@ -62,7 +62,7 @@ fn written_if_solved<const N: usize>(
     solved
 }
 
-impl<const N: usize, R: RuleDefaults> CarriedScheme<DenseSystem<N>, R> {
+impl<const N: usize, R: RuleDefaults> CarriedScheme<CarriedDense<N>, R> {
     /// Creates the stepper with step size `h` and the method's default `β` (0.4; Verlet has
     /// none) and settings; fails unless `h` is positive and finite.
     pub fn new(h: f64) -> Result<Self, StepError> {
@@ -70,13 +70,13 @@ impl<const N: usize, R: RuleDefaults> CarriedScheme<DenseSystem<N>, R> {
             h,
             R::DEFAULT_BETA,
             R::default(),
-            DenseSystem::default(),
+            CarriedDense::default(),
             [0.0; N],
         )
     }
 }
 
-impl<const N: usize> DenseSystem<N> {
+impl<const N: usize> CarriedDense<N> {
     /// Factors `M + βh² H` and writes `−(M + βh² H)⁻¹ ∇V` into `out`.
     fn solve_implicit(
         &mut self,
@@ -96,7 +96,7 @@ impl<const N: usize> DenseSystem<N> {
     }
 }
 
-impl<Model, const N: usize> MassSolve<Model> for DenseSystem<N>
+impl<Model, const N: usize> MassSolve<Model> for CarriedDense<N>
 where
     Model: Inertia<N> + Potential<N> + ?Sized,
 {
@@ -132,7 +132,7 @@ where
     }
 }
 
-impl<Model, const N: usize> EnergyTerms<Model> for DenseSystem<N>
+impl<Model, const N: usize> EnergyTerms<Model> for CarriedDense<N>
 where
     Model: Inertia<N> + Potential<N> + ?Sized,
 {
@@ -154,7 +154,7 @@ where
     }
 }
 
-impl<Model, const N: usize> ImplicitSolve<Model, FullHessian> for DenseSystem<N>
+impl<Model, const N: usize> ImplicitSolve<Model, FullHessian> for CarriedDense<N>
 where
     Model: Inertia<N> + PotentialHessian<N> + ?Sized,
 {
@@ -192,7 +192,7 @@ where
     }
 }
 
-impl<Model, const N: usize> ImplicitSolve<Model, StiffHessian> for DenseSystem<N>
+impl<Model, const N: usize> ImplicitSolve<Model, StiffHessian> for CarriedDense<N>
 where
     Model: Inertia<N> + SplitPotential<N> + ?Sized,
 {
@@ -231,7 +231,7 @@ where
     }
 }
 
-impl<Model, const N: usize> ThirdContraction<Model> for DenseSystem<N>
+impl<Model, const N: usize> ThirdContraction<Model> for CarriedDense<N>
 where
     Model: PotentialThirdDerivative<N> + ?Sized,
 {
@@ -247,7 +247,7 @@ where
     }
 }
 
-impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
+impl<const N: usize, R> CarriedScheme<CarriedDense<N>, R> {
     /// Runs the step of [`advance`](CarriedScheme::advance) on its fast path: with the
     /// acceleration carried at exactly `q`, the update, the generated acceleration at `x_{k+1}`
     /// ([`AccelerationRule::generated_acceleration`]) and one finiteness check of `x_{k+1}`
@@ -268,8 +268,8 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
         v: &mut [f64],
     ) -> Option<StepReport>
     where
-        R: AccelerationRule<Model, DenseSystem<N>>,
-        DenseSystem<N>: EnergyTerms<Model>,
+        R: AccelerationRule<Model, CarriedDense<N>>,
+        CarriedDense<N>: EnergyTerms<Model>,
     {
         let h = self.h;
         let beta_h2 = self.beta * h * h;
@@ -321,10 +321,10 @@ impl<const N: usize, R> CarriedScheme<DenseSystem<N>, R> {
     }
 }
 
-impl<Model, R, const N: usize> Integrator<Model, N> for CarriedScheme<DenseSystem<N>, R>
+impl<Model, R, const N: usize> Integrator<Model, N> for CarriedScheme<CarriedDense<N>, R>
 where
     Model: ConstantMass<N> + Potential<N>,
-    R: AccelerationRule<Model, DenseSystem<N>>,
+    R: AccelerationRule<Model, CarriedDense<N>>,
 {
     crate::checkpoint::carried_access!();
 

@@ -9,21 +9,38 @@
 //!
 //! The methods differ only in the acceleration `a(x)` (an [`AccelerationRule`]: `−M⁻¹∇V`,
 //! `−(M + βh² Hess V)⁻¹ ∇V`, …), and the tiers only in how a rule's linear algebra is done
-//! (a [`CarriedTier`]: [`DenseSystem`] on stack arrays, [`SparseSystem`] on patterns analysed
+//! (a [`CarriedTier`]: [`CarriedDense`] on stack arrays, [`CarriedSparse`] on patterns analysed
 //! once).
 
-mod dense;
-mod sparse;
+pub(crate) mod dense;
+pub(crate) mod sparse;
 
-pub use dense::DenseSystem;
-pub use sparse::{SparseHessian, SparseSystem};
+pub use dense::CarriedDense;
+pub use sparse::{CarriedSparse, SparseHessian};
 
 use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::fma::mul_add;
 use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
-use crate::integrators::{EnergyGuard, EnergyWatch, StepReport};
+use crate::integrators::{EnergyGuard, EnergyWatch, StepReport, TierVector};
 use crate::model::GeneratedSolve;
+
+/// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
+pub(in crate::integrators::linearly_implicit) const DEFAULT_BETA: f64 = 0.4;
+
+/// Returns `BadParameter` unless `β` is finite and non-negative.
+pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result<f64, StepError> {
+    if beta.is_finite() && beta >= 0.0 {
+        Ok(beta)
+    } else {
+        Err(StepError::BadParameter {
+            name: "beta",
+            value: beta,
+            requirement:
+                "must be finite and non-negative (≥ 1/4 for unconditional linear stability)",
+        })
+    }
+}
 
 /// A velocity-Verlet-like scheme with a carried acceleration, over a tier `S` and an
 /// acceleration rule `R`: the one implementation behind [`Verlet`](crate::Verlet),
@@ -47,8 +64,8 @@ use crate::model::GeneratedSolve;
 /// [`AccelerationRule`] written once against the small capability seams [`MassSolve`],
 /// [`ImplicitSolve`] and [`ThirdContraction`] (so Z&S's `f = a − ½β²h⁴ M⁻¹(a·V‴·a)` exists
 /// once). A tier implements those seams with its own storage and backend of
-/// [`LinearSolver`](crate::linalg::LinearSolver): [`DenseSystem`] with `SMatrix` kernels
-/// (`Option<SymmetricFactor<N>>`, a cached Cholesky factor of `M`), [`SparseSystem`] with one
+/// [`LinearSolver`](crate::linalg::LinearSolver): [`CarriedDense`] with `SMatrix` kernels
+/// (`Option<SymmetricFactor<N>>`, a cached Cholesky factor of `M`), [`CarriedSparse`] with one
 /// sparse `LDLᵀ` of `M + βh² H` on the union of the mass blocks' and the Hessian's patterns,
 /// analysed when the integrator is built for a model, and a factor of the mass blocks for `M⁻¹`.
 /// Rather than expressing the fixed-size tier through the sparse traits, the fixed-size tier
@@ -84,7 +101,7 @@ pub struct CarriedScheme<S: CarriedTier, R> {
 /// The storage of a tier: the vector type of the scheme's buffers.
 pub trait CarriedTier {
     /// A vector of the model's `n` coordinates: `[f64; N]` or `Vec<f64>`.
-    type Vector: AsRef<[f64]> + AsMut<[f64]> + Clone + std::fmt::Debug;
+    type Vector: TierVector;
 }
 
 /// How a method computes the acceleration `a(x)` that the scheme carries, on tier `S`.
@@ -243,7 +260,7 @@ pub trait ThirdContraction<Model: ?Sized> {
 pub struct ImplicitAcceleration<Which>(pub(crate) Which);
 
 impl<Which: Default> RuleDefaults for ImplicitAcceleration<Which> {
-    const DEFAULT_BETA: f64 = super::newmark::DEFAULT_BETA;
+    const DEFAULT_BETA: f64 = DEFAULT_BETA;
 }
 
 impl<Which> UsesBeta for ImplicitAcceleration<Which> {}
@@ -360,10 +377,10 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
     /// Returns the carried acceleration if it was computed at exactly `q`.
     pub(crate) fn carried_at(&self, q: &[f64]) -> Option<&[f64]> {
         let same = self.carried
-            && all_by_fours(self.carried_x.as_ref(), q, |a, b| {
+            && all_by_fours(self.carried_x.as_slice(), q, |a, b| {
                 a.to_bits() == b.to_bits()
             });
-        same.then_some(self.carried_a.as_ref())
+        same.then_some(self.carried_a.as_slice())
     }
 
     /// Runs one step from `(t, q, v)` with every check; writes `q_{k+1}`, `v_{k+1}` only on
@@ -387,8 +404,9 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         let beta_h2 = self.beta * h * h;
         let mut report = StepReport::default();
         let (system, scratch) = (&mut self.system, &mut self.scratch);
-        self.watch
-            .begin(q, || system.energy_terms(model, q, v, scratch.as_mut()));
+        self.watch.begin(q, || {
+            system.energy_terms(model, q, v, scratch.as_mut_slice())
+        });
         if self.carried_at(q).is_none() {
             self.carried = false;
             let cost = self.rule.acceleration(
@@ -397,34 +415,41 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
                 q,
                 None,
                 beta_h2,
-                self.carried_a.as_mut(),
-                self.scratch.as_mut(),
+                self.carried_a.as_mut_slice(),
+                self.scratch.as_mut_slice(),
                 t,
             )?;
             add(&mut report, cost);
-            self.carried_x.as_mut().copy_from_slice(q);
+            self.carried_x.as_mut_slice().copy_from_slice(q);
             self.carried = true;
         }
-        let a_k = self.carried_a.as_ref();
-        for (((x, q), v), a) in self.x_next.as_mut().iter_mut().zip(&*q).zip(&*v).zip(a_k) {
+        let a_k = self.carried_a.as_slice();
+        for (((x, q), v), a) in self
+            .x_next
+            .as_mut_slice()
+            .iter_mut()
+            .zip(&*q)
+            .zip(&*v)
+            .zip(a_k)
+        {
             *x = next_position(*q, *v, *a, h);
         }
-        check_finite_slice(self.x_next.as_ref(), "q", t)?;
+        check_finite_slice(self.x_next.as_slice(), "q", t)?;
         let cost = self.rule.acceleration(
             &mut self.system,
             model,
-            self.x_next.as_ref(),
-            Some(self.carried_a.as_ref()),
+            self.x_next.as_slice(),
+            Some(self.carried_a.as_slice()),
             beta_h2,
-            self.a_next.as_mut(),
-            self.scratch.as_mut(),
+            self.a_next.as_mut_slice(),
+            self.scratch.as_mut_slice(),
             t,
         )?;
         add(&mut report, cost);
-        let (a_k, a_next) = (self.carried_a.as_ref(), self.a_next.as_ref());
+        let (a_k, a_next) = (self.carried_a.as_slice(), self.a_next.as_slice());
         for (((v_next, v), a), b) in self
             .v_next
-            .as_mut()
+            .as_mut_slice()
             .iter_mut()
             .zip(&*v)
             .zip(a_k)
@@ -432,14 +457,17 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         {
             *v_next = next_velocity(*v, *a, *b, h);
         }
-        check_finite_slice(self.v_next.as_ref(), "v", t)?;
-        let (system, x_next, v_next) =
-            (&mut self.system, self.x_next.as_ref(), self.v_next.as_ref());
+        check_finite_slice(self.v_next.as_slice(), "v", t)?;
+        let (system, x_next, v_next) = (
+            &mut self.system,
+            self.x_next.as_slice(),
+            self.v_next.as_slice(),
+        );
         self.watch
             .check_and_accept(|| system.energy(model, x_next, v_next), x_next, t)?;
 
-        q.copy_from_slice(self.x_next.as_ref());
-        v.copy_from_slice(self.v_next.as_ref());
+        q.copy_from_slice(self.x_next.as_slice());
+        v.copy_from_slice(self.v_next.as_slice());
         std::mem::swap(&mut self.carried_x, &mut self.x_next);
         std::mem::swap(&mut self.carried_a, &mut self.a_next);
         Ok(report)
@@ -480,7 +508,7 @@ impl<S: CarriedTier, R: UsesBeta> CarriedScheme<S, R> {
     /// Z&Ss); smaller values are accepted (`β = 0` is explicit velocity Verlet) but stable only
     /// for small `h`.
     pub fn with_beta(mut self, beta: f64) -> Result<Self, StepError> {
-        self.beta = super::newmark::check_beta(beta)?;
+        self.beta = check_beta(beta)?;
         self.carried = false;
         Ok(self)
     }
@@ -499,26 +527,26 @@ impl<S: CarriedTier, R> CarriedState for CarriedScheme<S, R> {
         .setting("h", self.h)
         .setting("beta", self.beta)
         .setting("energy_guard", self.watch.limit())
-        .setting("n", self.carried_x.as_ref().len() as f64)
+        .setting("n", self.carried_x.as_slice().len() as f64)
     }
 
     fn save(&self, out: &mut Carried) {
         out.put_flag("carried", self.carried);
-        out.put("carried.x", self.carried_x.as_ref());
-        out.put("carried.a", self.carried_a.as_ref());
+        out.put("carried.x", self.carried_x.as_slice());
+        out.put("carried.a", self.carried_a.as_slice());
         self.watch.save(out);
     }
 
     fn restore(&mut self, from: &Carried) -> Result<(), CheckpointError> {
-        let n = self.carried_x.as_ref().len();
+        let n = self.carried_x.as_slice().len();
         let carried = from.flag("carried")?;
         let x = from.values("carried.x", n)?;
         let a = from.values("carried.a", n)?;
         let mut watch = self.watch.clone();
         watch.restore(from)?;
         self.carried = carried;
-        self.carried_x.as_mut().copy_from_slice(x);
-        self.carried_a.as_mut().copy_from_slice(a);
+        self.carried_x.as_mut_slice().copy_from_slice(x);
+        self.carried_a.as_mut_slice().copy_from_slice(a);
         self.watch = watch;
         Ok(())
     }

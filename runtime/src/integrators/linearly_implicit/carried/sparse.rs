@@ -55,7 +55,7 @@ const STIFF_MATRIX: &str =
 /// `M + βh² H` and its symbolic factorization, the factor of `M`, and every buffer of a step,
 /// all sized when the integrator is built.
 #[derive(Debug)]
-pub struct SparseSystem {
+pub struct CarriedSparse {
     /// The model's body sizes, as when the system was built.
     body_sizes: Vec<usize>,
     mass_blocks: Vec<f64>,
@@ -69,11 +69,11 @@ pub struct SparseSystem {
     values: Vec<f64>,
 }
 
-impl CarriedTier for SparseSystem {
+impl CarriedTier for CarriedSparse {
     type Vector = Vec<f64>;
 }
 
-impl SparseSystem {
+impl CarriedSparse {
     /// Builds the system for `model` with the Hessian pattern `hessian` (empty for the
     /// explicit rule).
     pub(crate) fn new<Model>(model: &Model, hessian: &[(usize, usize)]) -> Result<Self, StepError>
@@ -97,7 +97,7 @@ impl SparseSystem {
         let (ldlt, slots) = SparseLdlt::analyse(n, &entries, &vec![PivotSign::Positive; n])
             .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, 0.0))?;
         let mass = BlockMass::new(&body_sizes);
-        Ok(SparseSystem {
+        Ok(CarriedSparse {
             mass_blocks: vec![0.0; offset],
             mass,
             mass_slots: slots[..mass_end]
@@ -166,7 +166,7 @@ impl SparseSystem {
     }
 }
 
-impl SparseSystem {
+impl CarriedSparse {
     /// Returns the model's body sizes, as when the system was built.
     pub(crate) fn body_sizes(&self) -> &[usize] {
         &self.body_sizes
@@ -211,7 +211,7 @@ impl SparseSystem {
     }
 }
 
-impl<Model> MassSolve<Model> for SparseSystem
+impl<Model> MassSolve<Model> for CarriedSparse
 where
     Model: SparseInertia + SparsePotential + ?Sized,
 {
@@ -270,7 +270,7 @@ impl<Model: SparseSplitPotential + ?Sized> SparseHessian<Model> for StiffHessian
     }
 }
 
-impl<Model, Which> ImplicitSolve<Model, Which> for SparseSystem
+impl<Model, Which> ImplicitSolve<Model, Which> for CarriedSparse
 where
     Model: SparseInertia + ?Sized,
     Which: SparseHessian<Model>,
@@ -289,7 +289,7 @@ where
     }
 }
 
-impl<Model, Which> NewtonIterate<Model, Which> for SparseSystem
+impl<Model, Which> NewtonIterate<Model, Which> for CarriedSparse
 where
     Model: SparseInertia + ?Sized,
     Which: SparseHessian<Model>,
@@ -309,7 +309,7 @@ where
     }
 }
 
-impl<Model> EnergyTerms<Model> for SparseSystem
+impl<Model> EnergyTerms<Model> for CarriedSparse
 where
     Model: SparseInertia + SparsePotential + ?Sized,
 {
@@ -333,7 +333,7 @@ where
     }
 }
 
-impl<Model> ThirdContraction<Model> for SparseSystem
+impl<Model> ThirdContraction<Model> for CarriedSparse
 where
     Model: SparsePotentialThirdDerivative + ?Sized,
 {
@@ -342,7 +342,7 @@ where
     }
 }
 
-impl<R: super::RuleDefaults> CarriedScheme<SparseSystem, R> {
+impl<R: super::RuleDefaults> CarriedScheme<CarriedSparse, R> {
     /// Creates the scheme for `model` with the Hessian pattern `hessian`: analyses the
     /// pattern of `M + βh² H` and sizes every buffer.
     fn for_model<Model>(
@@ -353,13 +353,13 @@ impl<R: super::RuleDefaults> CarriedScheme<SparseSystem, R> {
     where
         Model: SparseInertia + ?Sized,
     {
-        let system = SparseSystem::new(model, hessian)?;
+        let system = CarriedSparse::new(model, hessian)?;
         let zero = vec![0.0; model.coordinate_count()];
         Self::with_parts(h, R::DEFAULT_BETA, R::default(), system, zero)
     }
 }
 
-impl<Which: Default> CarriedScheme<SparseSystem, super::ImplicitAcceleration<Which>> {
+impl<Which: Default> CarriedScheme<CarriedSparse, super::ImplicitAcceleration<Which>> {
     /// Returns the number of stored entries of the factor of `M + βh² H` (its fill).
     pub fn factor_entry_count(&self) -> usize {
         self.system.factor_entry_count()
@@ -371,7 +371,7 @@ impl<Which: Default> CarriedScheme<SparseSystem, super::ImplicitAcceleration<Whi
 /// add up to the number of coordinates or a pattern entry lies outside the model.
 macro_rules! sparse_constructor {
     ($rule:ty, [$($bound:path),*], |$model:ident| $pattern:expr) => {
-        impl CarriedScheme<SparseSystem, $rule> {
+        impl CarriedScheme<CarriedSparse, $rule> {
             /// Creates the stepper for `model` with step size `h` and the default `β` (0.4;
             /// Verlet has none): reads the model's patterns, analyses the pattern of the
             /// factored matrix and sizes every buffer, so that no step allocates. Fails with
@@ -406,10 +406,10 @@ sparse_constructor!(
     |model| { model.hessian_pattern() }
 );
 
-impl<Model, R> SparseIntegrator<Model> for CarriedScheme<SparseSystem, R>
+impl<Model, R> SparseIntegrator<Model> for CarriedScheme<CarriedSparse, R>
 where
     Model: SparseConstantMass + SparsePotential + ?Sized,
-    R: AccelerationRule<Model, SparseSystem>,
+    R: AccelerationRule<Model, CarriedSparse>,
 {
     crate::checkpoint::carried_access!();
 

@@ -23,7 +23,7 @@ use crate::state::State;
 /// The system of eq. 29 for `N` coordinates, `M` holonomic and `K` nonholonomic rows, in
 /// fixed-size storage; see [`Spook`](super::Spook).
 #[derive(Clone, Copy, Debug)]
-pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
+pub struct SpookDense<const N: usize, const M: usize, const K: usize> {
     overrides: [Option<Regularization>; M],
     compliance_overrides: [Option<f64>; K],
     /// `M(q_k)`.
@@ -62,9 +62,9 @@ pub struct DenseSpook<const N: usize, const M: usize, const K: usize> {
     mass_factor: MassFactor<N>,
 }
 
-impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M, K> {
+impl<const N: usize, const M: usize, const K: usize> Default for SpookDense<N, M, K> {
     fn default() -> Self {
-        DenseSpook {
+        SpookDense {
             overrides: [None; M],
             compliance_overrides: [None; K],
             mass: SMatrix::zeros(),
@@ -89,10 +89,10 @@ impl<const N: usize, const M: usize, const K: usize> Default for DenseSpook<N, M
     }
 }
 
-impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M, K>> {
+impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
     /// Creates a SPOOK stepper with step size `h` and the model's regularization on every row.
     pub fn new(h: f64) -> Result<Self, StepError> {
-        scheme(h, DenseSpook::default())
+        scheme(h, SpookDense::default())
     }
 
     /// Overrides the regularization of every holonomic row.
@@ -126,7 +126,7 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
     }
 }
 
-impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M, K>> {
+impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
     /// Runs the step `mechanism!` generated for the model ([`Holonomic::spook_step`]) and
     /// commits it as [`advance`](SpookScheme::advance) would; returns `None`, with `state`
     /// unchanged, where the model has no such step (or has nonholonomic rows), a row's
@@ -163,7 +163,7 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<DenseSpook<N, M
     }
 }
 
-impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpook<N, M, K> {
+impl<const N: usize, const M: usize, const K: usize> SpookOverrides for SpookDense<N, M, K> {
     fn overrides_mut(&mut self) -> &mut [Option<Regularization>] {
         &mut self.overrides
     }
@@ -172,7 +172,7 @@ impl<const N: usize, const M: usize, const K: usize> SpookOverrides for DenseSpo
     }
 }
 
-impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
+impl<const N: usize, const M: usize, const K: usize> SpookDense<N, M, K> {
     /// Brings `Σ`, `Υ` of eq. 27 and `4/h` up to date for step size `h` and each row's
     /// regularization (its override, else the model's): returns `true` at once if neither
     /// changed bit for bit since the last call, else computes them again
@@ -308,7 +308,7 @@ impl<const N: usize, const M: usize, const K: usize> DenseSpook<N, M, K> {
 }
 
 impl<Model, const N: usize, const M: usize, const K: usize> SpookSystem<Model>
-    for DenseSpook<N, M, K>
+    for SpookDense<N, M, K>
 where
     Model: Inertia<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
 {
@@ -434,7 +434,7 @@ where
 }
 
 impl<Model, const N: usize, const M: usize, const K: usize> Integrator<Model, N>
-    for SpookScheme<DenseSpook<N, M, K>>
+    for SpookScheme<SpookDense<N, M, K>>
 where
     Model: ConstantMass<N> + Potential<N> + Holonomic<N, M> + Nonholonomic<N, K> + AppliedForces<N>,
 {
@@ -470,7 +470,7 @@ where
 /// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
 /// `v_k`, but a run's multiplier columns show them.
 impl<const N: usize, const M: usize, const K: usize> crate::checkpoint::CarriedState
-    for SpookScheme<DenseSpook<N, M, K>>
+    for SpookScheme<SpookDense<N, M, K>>
 {
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         let overrides = format!(

@@ -6,18 +6,18 @@
 //! sides, asks the system to solve eq. 29, and commits `q_{k+1} = q_k + h v_{k+1}`. Only the
 //! linear algebra differs, behind the system:
 //!
-//! - [`Spook`] = `SpookScheme<DenseSpook<N, M, K>>`, the fixed-size tier: the Schur complements
+//! - [`Spook`] = `SpookScheme<SpookDense<N, M, K>>`, the fixed-size tier: the Schur complements
 //!   of eq. 30 with stack-allocated Cholesky factors, and the elimination of the multipliers
 //!   when `M` is singular;
-//! - [`SparseSpook`] = `SpookScheme<SparseSpookSystem>`, the sparse tier: the quasi-definite
+//! - [`SparseSpook`] = `SpookScheme<SpookSparse>`, the sparse tier: the quasi-definite
 //!   matrix of eq. 29 factored by a sparse `LDLᵀ` whose pattern is analysed once, with the
 //!   unknowns numbered body by body and each row right after the last body it touches.
 
-mod dense;
-mod sparse;
+pub(crate) mod dense;
+pub(crate) mod sparse;
 
-pub use dense::DenseSpook;
-pub use sparse::SparseSpookSystem;
+pub use dense::SpookDense;
+pub use sparse::SpookSparse;
 
 use crate::checkpoint::{fnv1a, Carried, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
@@ -55,7 +55,7 @@ use crate::model::{spook_rhs, Regularization, Relaxation};
 ///
 /// On the fixed-size tier the system is solved through the Schur complement of eq. 30, block
 /// by block (the sparse tier factors the whole quasi-definite matrix instead, see
-/// [`SparseSpookSystem`]):
+/// [`SpookSparse`]):
 ///
 /// ```text
 /// S_GG = G M⁻¹ Gᵀ + Σ,   S_AA = A M⁻¹ Aᵀ + Γ,   S_AG = A M⁻¹ Gᵀ
@@ -168,12 +168,12 @@ use crate::model::{spook_rhs, Regularization, Relaxation};
 /// # Ok::<(), mechanism_runtime::StepError>(())
 /// ```
 pub type Spook<const N: usize, const M: usize, const K: usize = 0> =
-    SpookScheme<DenseSpook<N, M, K>>;
+    SpookScheme<SpookDense<N, M, K>>;
 
 /// SPOOK on the sparse tier: a model with sizes known at construction
 /// ([`SparseInertia`](crate::model::SparseInertia) and friends), stepped through one sparse
-/// `LDLᵀ` of the quasi-definite matrix of eq. 29 per step; see [`SparseSpookSystem`].
-pub type SparseSpook = SpookScheme<SparseSpookSystem>;
+/// `LDLᵀ` of the quasi-definite matrix of eq. 29 per step; see [`SpookSparse`].
+pub type SparseSpook = SpookScheme<SpookSparse>;
 
 /// The SPOOK method over a tier's linear algebra `S`: the step size and the divergence guard
 /// here, the per-row overrides and every buffer of a step in `S`.

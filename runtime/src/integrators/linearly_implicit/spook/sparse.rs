@@ -41,7 +41,7 @@ const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0,
 /// The system of eq. 29 of one sparse-tier model: its numbering, sparsity pattern, symbolic
 /// factorization and every buffer of a step, all sized when it is built.
 #[derive(Debug)]
-pub struct SparseSpookSystem {
+pub struct SpookSparse {
     /// The quasi-definite matrix of eq. 29 on its analysed pattern.
     saddle_point: SaddlePoint,
     /// `G`'s pattern, `(row, coordinate)`, for `G v`.
@@ -76,7 +76,7 @@ pub struct SparseSpookSystem {
     compliance_overrides: Vec<Option<f64>>,
 }
 
-impl SpookScheme<SparseSpookSystem> {
+impl SpookScheme<SpookSparse> {
     /// Creates a SPOOK stepper with step size `h` for `model`: numbers the unknowns, builds the
     /// sparsity pattern and its symbolic factorization, and sizes every buffer, so that no step
     /// allocates.
@@ -88,7 +88,7 @@ impl SpookScheme<SparseSpookSystem> {
     where
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
     {
-        scheme(h, SparseSpookSystem::new(model)?)
+        scheme(h, SpookSparse::new(model)?)
     }
 
     /// Returns the holonomic multipliers `λ` of the last successful step, as for
@@ -103,12 +103,12 @@ impl SpookScheme<SparseSpookSystem> {
     }
 
     /// Returns the sparse system, for its statistics and residual.
-    pub fn system(&self) -> &SparseSpookSystem {
+    pub fn system(&self) -> &SpookSparse {
         &self.system
     }
 }
 
-impl SparseSpookSystem {
+impl SpookSparse {
     /// Builds the system for `model`; see [`SparseSpook::new`](super::SparseSpook).
     fn new<Model>(model: &Model) -> Result<Self, StepError>
     where
@@ -125,7 +125,7 @@ impl SparseSpookSystem {
             (k, nonholonomic_pattern),
             SPOOK_MATRIX,
         )?;
-        Ok(SparseSpookSystem {
+        Ok(SpookSparse {
             mass_blocks: vec![0.0; saddle_point.mass_value_count()],
             jacobian: vec![0.0; jacobian_pattern.len()],
             jacobian_next: vec![0.0; jacobian_pattern.len()],
@@ -201,7 +201,7 @@ impl SparseSpookSystem {
     }
 }
 
-impl SpookOverrides for SparseSpookSystem {
+impl SpookOverrides for SpookSparse {
     fn overrides_mut(&mut self) -> &mut [Option<Regularization>] {
         &mut self.overrides
     }
@@ -210,7 +210,7 @@ impl SpookOverrides for SparseSpookSystem {
     }
 }
 
-impl<Model> SpookSystem<Model> for SparseSpookSystem
+impl<Model> SpookSystem<Model> for SpookSparse
 where
     Model: SparseInertia
         + SparsePotential
@@ -351,7 +351,7 @@ where
     }
 }
 
-impl<Model> SparseIntegrator<Model> for SpookScheme<SparseSpookSystem>
+impl<Model> SparseIntegrator<Model> for SpookScheme<SpookSparse>
 where
     Model: SparseConstantMass
         + SparsePotential
@@ -374,7 +374,7 @@ where
 
 /// SPOOK carries only its last multipliers: the next step solves for them afresh from `q_k`,
 /// `v_k`, but a run's multiplier columns show them.
-impl crate::checkpoint::CarriedState for SpookScheme<SparseSpookSystem> {
+impl crate::checkpoint::CarriedState for SpookScheme<SpookSparse> {
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         let overrides = format!(
             "{:?}{:?}",

@@ -3,58 +3,24 @@
 
 use nalgebra::SVector;
 
+mod carried;
+mod dense_output;
+mod statistics;
+
+pub use statistics::{AdaptiveStatistics, AdaptiveStep};
+
+use dense_output::{dense_step, is_dopri5, DenseStep, DOPRI5_DENSE};
+
 use super::index_one::IndexOne;
 use super::runge_kutta::Stages;
 use super::{
     check_finite, check_state, check_step_size, same_bits, stabilize, Baumgarte, EmbeddedTableau,
     Metric, PostStabilization,
 };
-use crate::checkpoint::{fnv1a, Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{AppliedForces, HolonomicKinematics, InertiaGradient, Potential};
 use crate::state::State;
-
-/// Counts of an adaptive run: the paper's NSTEP is [`steps`](Self::steps).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AdaptiveStatistics {
-    /// Steps whose error estimate met the tolerance.
-    pub accepted: usize,
-    /// Steps rejected by the error test and retried with a smaller step.
-    pub rejected: usize,
-    /// Solves of the index-1 system (right-hand-side evaluations), including the starting-step
-    /// estimate.
-    pub evaluations: usize,
-}
-
-impl AdaptiveStatistics {
-    /// Returns the number of steps including rejected ones ("NSTEP" of Tables 6.3–6.4).
-    pub fn steps(&self) -> usize {
-        self.accepted + self.rejected
-    }
-
-    /// Returns the counts accumulated since `earlier` was taken.
-    fn since(&self, earlier: &AdaptiveStatistics) -> AdaptiveStatistics {
-        AdaptiveStatistics {
-            accepted: self.accepted - earlier.accepted,
-            rejected: self.rejected - earlier.rejected,
-            evaluations: self.evaluations - earlier.evaluations,
-        }
-    }
-}
-
-/// What one accepted adaptive step did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AdaptiveStep {
-    /// The step size actually taken.
-    pub h: f64,
-    /// Attempts rejected before this one was accepted.
-    pub rejected: usize,
-    /// The scaled error norm of the accepted attempt (`≤ 1`).
-    pub error: f64,
-    /// Linear systems factored, including the rejected attempts.
-    pub factorizations: u32,
-}
 
 /// An embedded explicit Runge–Kutta pair with local error control on the index-1 formulation,
 /// with Baumgarte's term and post-stabilization after every accepted step; with
@@ -125,45 +91,6 @@ pub struct AdaptiveRk<const N: usize, const M: usize, const S: usize> {
     dense_weights: Option<[f64; S]>,
     /// The continuous extension of the last accepted step.
     dense: Option<DenseStep<N>>,
-}
-
-/// Shampine's (1986) weights `d_i` of the fourth-order continuous extension of DOPRI5, as in
-/// Hairer–Nørsett–Wanner I, §II.6 and their code DOPRI5 (`CONTD5`).
-const DOPRI5_DENSE: [f64; 7] = [
-    -12715105075.0 / 11282082432.0,
-    0.0,
-    87487479700.0 / 32700410799.0,
-    -10690763975.0 / 1880347072.0,
-    701980252875.0 / 199316789632.0,
-    -1453857185.0 / 822651844.0,
-    69997945.0 / 29380423.0,
-];
-
-/// The coefficients `r_1 … r_5` (for `q` and for `v`) of the continuous extension of one
-/// accepted DOPRI5 step from `t0` with step `h`:
-///
-/// ```text
-/// z(t0 + θh) = r1 + θ (r2 + (1 − θ) (r3 + θ (r4 + (1 − θ) r5)))
-/// r1 = z_n,  r2 = z̃_{n+1} − z_n,  r3 = h K_1 − r2,  r4 = r2 − h K_7 − r3,  r5 = h Σ d_i K_i
-/// ```
-#[derive(Clone, Copy, Debug)]
-struct DenseStep<const N: usize> {
-    t0: f64,
-    t1: f64,
-    h: f64,
-    q: [SVector<f64, N>; 5],
-    v: [SVector<f64, N>; 5],
-}
-
-impl<const N: usize> DenseStep<N> {
-    /// Returns `(q, v)` of the continuous extension at `θ ∈ [0, 1]`.
-    fn at(&self, theta: f64) -> (SVector<f64, N>, SVector<f64, N>) {
-        let one = 1.0 - theta;
-        let eval = |r: &[SVector<f64, N>; 5]| {
-            r[0] + (r[1] + (r[2] + (r[3] + r[4] * one) * theta) * one) * theta
-        };
-        (eval(&self.q), eval(&self.v))
-    }
 }
 
 /// The last stage `v̇(t, q, v)` of an accepted first-same-as-last step.
@@ -333,83 +260,6 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
         self.proposal = None;
         self.carried = None;
         self.dense = None;
-    }
-
-    /// Returns whether the pair has a continuous extension ([`DOPRI5`](super::DOPRI5): Shampine's
-    /// fourth-order dense output), so that [`dense_output`](Self::dense_output) works.
-    pub fn has_dense_output(&self) -> bool {
-        self.dense_weights.is_some()
-    }
-
-    /// Returns the interval `[t_n, t_{n+1}]` of the last accepted step, over which
-    /// [`dense_output`](Self::dense_output) evaluates, once there is one.
-    pub fn dense_interval(&self) -> Option<(f64, f64)> {
-        self.dense.as_ref().map(|d| (d.t0, d.t1))
-    }
-
-    /// Writes into `out` the state at time `t` of the last accepted step's interval
-    /// [`dense_interval`](Self::dense_interval), from the continuous extension of DOPRI5
-    /// (Hairer–Nørsett–Wanner I, §II.6, eq. 6.12; L. F. Shampine, *Some practical Runge–Kutta
-    /// formulas*, Math. Comp. 46 (1986)), a polynomial of degree 4 in `θ = (t − t_n)/h` of
-    /// local order 4 (error `O(h⁵)`) whose ends are the step's ends, and applies the
-    /// integrator's [`PostStabilization`] to it at `t`.
-    ///
-    /// The extension interpolates the Runge–Kutta map `φ_h` of the index-1 ODE: it runs from
-    /// the (stabilized) `z_n` to the *unstabilized* `z̃_{n+1}`, since the post-stabilization
-    /// is applied after the step and is not part of the Runge–Kutta solution. Projecting the
-    /// interpolated state with the same post-stabilization puts it as close to the invariant
-    /// manifold as the stabilized step ends are, and at `t = t_{n+1}` it reproduces the
-    /// stabilized `z_{n+1}` up to rounding (the same correction of the same state). Without a
-    /// post-stabilization the interpolant is the plain continuous extension.
-    ///
-    /// Fails with `Unsupported` if the pair has no dense output, with `BadParameter` before the
-    /// first accepted step or for `t` outside the interval, and with any error of the
-    /// stabilization; `out` is unchanged on error.
-    pub fn dense_output<Model>(
-        &mut self,
-        model: &Model,
-        t: f64,
-        out: &mut State<N>,
-    ) -> Result<(), StepError>
-    where
-        Model: InertiaGradient<N> + Potential<N> + HolonomicKinematics<N, M> + AppliedForces<N>,
-    {
-        if self.dense_weights.is_none() {
-            return Err(StepError::Unsupported {
-                integrator: "AdaptiveRk",
-                requirement: "a pair with a continuous extension for dense output: DOPRI5",
-            });
-        }
-        let Some(dense) = self.dense else {
-            return Err(bad("t", t, "dense output needs an accepted step"));
-        };
-        if !(t >= dense.t0 && t <= dense.t1) {
-            return Err(bad(
-                "t",
-                t,
-                "must lie in the interval of the last accepted step",
-            ));
-        }
-        let theta = if t == dense.t1 {
-            1.0
-        } else {
-            ((t - dense.t0) / dense.h).clamp(0.0, 1.0)
-        };
-        let (mut q, mut v) = dense.at(theta);
-        check_finite(&q, "dense q", t)?;
-        check_finite(&v, "dense v", t)?;
-        stabilize::<Model, N, M>(
-            model,
-            self.stabilization,
-            self.metric,
-            &mut self.rhs.mass,
-            &mut q,
-            &mut v,
-            t,
-            t,
-        )?;
-        *out = State { t, q, v };
-        Ok(())
     }
 
     /// Takes one accepted step from `state` that ends at or before `t_end`, retrying rejected
@@ -686,51 +536,6 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     }
 }
 
-/// Returns whether `tableau` is Dormand–Prince 5(4), the pair Shampine's dense output belongs to.
-fn is_dopri5<const S: usize>(tableau: &EmbeddedTableau<S>) -> bool {
-    let reference = &super::DOPRI5;
-    let method = &tableau.method;
-    S == 7
-        && method.b.as_slice() == reference.method.b.as_slice()
-        && method.c.as_slice() == reference.method.c.as_slice()
-        && tableau.b_hat.as_slice() == reference.b_hat.as_slice()
-        && method
-            .a
-            .iter()
-            .zip(reference.method.a.iter())
-            .all(|(a, r)| a.as_slice() == r.as_slice())
-}
-
-/// Returns the continuous extension of an accepted step from `(q, v)` at `t0` to the
-/// unstabilized `(q1, v1)` at `t1 = t0 + h` with weights `d` (see [`DenseStep`]).
-fn dense_step<const N: usize, const S: usize>(
-    stages: &Stages<SVector<f64, N>, S>,
-    d: &[f64; S],
-    (t0, t1, h): (f64, f64, f64),
-    (q, v): (&SVector<f64, N>, &SVector<f64, N>),
-    (q1, v1): (&SVector<f64, N>, &SVector<f64, N>),
-) -> DenseStep<N> {
-    let coefficients = |y0: &SVector<f64, N>, y1: &SVector<f64, N>, k: &[SVector<f64, N>; S]| {
-        let r2 = y1 - y0;
-        let r3 = k[0] * h - r2;
-        let r4 = r2 - k[S - 1] * h - r3;
-        let mut r5 = SVector::<f64, N>::zeros();
-        for (kj, &dj) in k.iter().zip(d) {
-            if dj != 0.0 {
-                r5 += kj * dj;
-            }
-        }
-        [*y0, r2, r3, r4, r5 * h]
-    };
-    DenseStep {
-        t0,
-        t1,
-        h,
-        q: coefficients(q, q1, &stages.velocity),
-        v: coefficients(v, v1, &stages.acceleration),
-    }
-}
-
 /// One accepted adaptive step per call, with no end time: the step size is the controller's.
 #[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize, const S: usize> Integrator<Model, N>
@@ -747,129 +552,4 @@ where
     }
 
     crate::checkpoint::carried_access!();
-}
-
-/// The controller's proposal, the first-same-as-last stage and the statistics: the proposal
-/// and the stage decide the next step's bits (a recomputed last stage is evaluated at the
-/// accepted point, the carried one at the stage's, which differ after post-stabilization),
-/// the statistics are printed at the end of a run. The continuous extension of the last step
-/// is not saved: the driver interpolates only inside a step it has just taken.
-impl<const N: usize, const M: usize, const S: usize> CarriedState for AdaptiveRk<N, M, S> {
-    fn identity(&self) -> IntegratorIdentity {
-        let configuration = format!(
-            "{:?}{:?}{:?}{:?}",
-            self.tableau, self.rhs.baumgarte, self.stabilization, self.metric
-        );
-        IntegratorIdentity::new(format!(
-            "AdaptiveRk<{N}, {M}, {S}> [{:?}, {:?}, tableau and Baumgarte {:016x}]",
-            self.stabilization,
-            self.metric,
-            fnv1a(configuration.as_bytes(), 0)
-        ))
-        .setting("rtol", self.rtol)
-        .setting("atol", self.atol)
-        .setting("safety", self.safety)
-        .setting("min_factor", self.min_factor)
-        .setting("max_factor", self.max_factor)
-        .setting("max_step", self.max_step)
-        .setting("initial_step", self.initial_step.unwrap_or(-1.0))
-    }
-
-    fn save(&self, out: &mut Carried) {
-        out.put("proposal", self.proposal.as_slice());
-        match &self.carried {
-            Some(stage) => {
-                out.put("stage.t", &[stage.t]);
-                out.put("stage.q", stage.q.as_slice());
-                out.put("stage.v", stage.v.as_slice());
-                out.put("stage.acceleration", stage.acceleration.as_slice());
-            }
-            None => out.put("stage.t", &[]),
-        }
-        let s = &self.statistics;
-        out.put_words(
-            "statistics",
-            &[s.accepted as u64, s.rejected as u64, s.evaluations as u64],
-        );
-    }
-
-    fn restore(&mut self, from: &Carried) -> Result<(), CheckpointError> {
-        let proposal = match from.values("proposal", 1) {
-            Ok(h) => Some(h[0]),
-            Err(_) => from.values("proposal", 0).map(|_| None)?,
-        };
-        let stage = match from.values("stage.t", 1) {
-            Ok(t) => Some(CarriedStage {
-                t: t[0],
-                q: SVector::from_column_slice(from.values("stage.q", N)?),
-                v: SVector::from_column_slice(from.values("stage.v", N)?),
-                acceleration: SVector::from_column_slice(from.values("stage.acceleration", N)?),
-            }),
-            Err(_) => from.values("stage.t", 0).map(|_| None)?,
-        };
-        let words = from.words("statistics", 3)?;
-        let count = |w: u64| usize::try_from(w).unwrap_or(usize::MAX);
-        self.proposal = proposal;
-        self.carried = stage;
-        self.statistics = AdaptiveStatistics {
-            accepted: count(words[0]),
-            rejected: count(words[1]),
-            evaluations: count(words[2]),
-        };
-        self.dense = None;
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::DOPRI5;
-    use super::DOPRI5_DENSE;
-
-    /// Returns the weights `b_i(θ)` of the continuous extension, `z(t0 + θh) = z0 + h Σ b_i(θ)
-    /// K_i`, read off the form `r1 + θ (r2 + (1 − θ) (r3 + θ (r4 + (1 − θ) r5)))`.
-    fn weights(theta: f64) -> [f64; 7] {
-        let b = DOPRI5.method.b;
-        std::array::from_fn(|j| {
-            let first = if j == 0 { 1.0 } else { 0.0 };
-            let last = if j == 6 { 1.0 } else { 0.0 };
-            let (r2, r3) = (b[j], first - b[j]);
-            let r4 = r2 - last - r3;
-            let one = 1.0 - theta;
-            theta * (r2 + one * (r3 + theta * (r4 + one * DOPRI5_DENSE[j])))
-        })
-    }
-
-    /// The eight order conditions of order 4 (HNW I, Table II.2.2) hold for the continuous
-    /// weights at every θ, with θ^ρ(t)/γ(t) on the right (HNW I, Theorem II.6.1), and the
-    /// weights are the step's at θ = 1.
-    #[test]
-    fn continuous_extension_has_order_four() {
-        let (a, c) = (DOPRI5.method.a, DOPRI5.method.c);
-        let ac = |i: usize, f: &dyn Fn(usize) -> f64| (0..7).map(|j| a[i][j] * f(j)).sum::<f64>();
-        for k in 0..=20 {
-            let theta = k as f64 / 20.0;
-            let b = weights(theta);
-            let sum = |f: &dyn Fn(usize) -> f64| (0..7).map(|i| b[i] * f(i)).sum::<f64>();
-            let conditions = [
-                (sum(&|_| 1.0), theta),
-                (sum(&|i| c[i]), theta.powi(2) / 2.0),
-                (sum(&|i| c[i] * c[i]), theta.powi(3) / 3.0),
-                (sum(&|i| ac(i, &|j| c[j])), theta.powi(3) / 6.0),
-                (sum(&|i| c[i].powi(3)), theta.powi(4) / 4.0),
-                (sum(&|i| c[i] * ac(i, &|j| c[j])), theta.powi(4) / 8.0),
-                (sum(&|i| ac(i, &|j| c[j] * c[j])), theta.powi(4) / 12.0),
-                (sum(&|i| ac(i, &|j| ac(j, &|k| c[k]))), theta.powi(4) / 24.0),
-            ];
-            for (n, (lhs, rhs)) in conditions.iter().enumerate() {
-                assert!(
-                    (lhs - rhs).abs() < 1e-14,
-                    "condition {n} at θ = {theta}: {lhs} ≠ {rhs}"
-                );
-            }
-        }
-        for (w, b) in weights(1.0).iter().zip(DOPRI5.method.b) {
-            assert!((w - b).abs() < 1e-15);
-        }
-    }
 }

@@ -2,17 +2,14 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use crate::discrete_gradient::{
-    ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,
-    KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
-};
+mod reduced;
+
+use reduced::Start;
+
 use crate::error::StepError;
-use crate::integrators::checks::{
-    check_finite, check_max_iterations, check_on_manifold, check_parameters, check_tolerance,
-    same_bits,
-};
+use crate::integrators::checks::{check_finite, check_on_manifold, check_parameters, same_bits};
+use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::{factored, LinearSolver, Lu};
 use crate::model::{HolonomicHessians, Inertia, InertiaGradient, Potential, PotentialHessian};
 use crate::state::State;
 
@@ -21,6 +18,9 @@ pub const DEFAULT_TOLERANCE: f64 = 1e-12;
 
 /// The default maximal number of Newton iterations per step of [`Livens`].
 pub const DEFAULT_MAX_ITERATIONS: usize = 25;
+
+/// The default Newton settings.
+const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
 
 /// The Livens/Gonzalez energy-momentum scheme for `M` holonomic constraints on `N` coordinates.
 ///
@@ -40,7 +40,7 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 /// gradients (eq. 26) `D̄V = D̄V(q^n, q^{n+1})`, `D̄g_k = D̄g_k(q^n, q^{n+1})`, and the
 /// partitioned discrete gradients `(D̄₁T, D̄₂T)` of the kinetic energy over
 /// `(q^n, v^n) → (q^{n+1}, v^{n+1})` (eq. 29, see
-/// [`KineticDiscreteGradient`]). Constraints and their discrete gradients are evaluated at
+/// [`KineticDiscreteGradient`](crate::discrete_gradient::KineticDiscreteGradient)). Constraints and their discrete gradients are evaluated at
 /// `t^{n+1}` (for scleronomic constraints the time is irrelevant).
 ///
 /// # What is conserved
@@ -97,8 +97,8 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 ///                                 B = h D̄Gᵀ,  G = ∂g/∂q (q^{n+1})
 /// ```
 ///
-/// built from [`KineticDiscreteGradient::kinetic_discrete_gradient_jacobians`],
-/// [`PotentialDiscreteGradientJacobian`] and [`ConstraintDiscreteGradientJacobians`].
+/// built from [`KineticDiscreteGradient::kinetic_discrete_gradient_jacobians`](crate::discrete_gradient::KineticDiscreteGradient::kinetic_discrete_gradient_jacobians),
+/// [`PotentialDiscreteGradientJacobian`](crate::discrete_gradient::PotentialDiscreteGradientJacobian) and [`ConstraintDiscreteGradientJacobians`](crate::discrete_gradient::ConstraintDiscreteGradientJacobians).
 ///
 /// **Block elimination.** The leading part of `K` is `(M(q^n) + M(q^{n+1}))/h`, which is
 /// singular when the mass matrix is, so `K` is not inverted as it stands. The first block row is
@@ -167,8 +167,7 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 #[derive(Clone, Copy, Debug)]
 pub struct Livens<const N: usize, const M: usize> {
     h: f64,
-    tolerance: f64,
-    max_iterations: usize,
+    newton: Newton,
     /// `(q, v, p)` of the last successful step's end state.
     carried: Option<Carried<N>>,
     multipliers: SVector<f64, M>,
@@ -199,41 +198,16 @@ impl<const N: usize, const M: usize> Livens<N, M> {
         }
         Ok(Livens {
             h,
-            tolerance: DEFAULT_TOLERANCE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
+            newton: DEFAULT_NEWTON,
             carried: None,
             multipliers: SVector::zeros(),
             averaged_multipliers: None,
         })
     }
 
-    /// Sets the relative Newton tolerance (see the type docs); fails with `BadParameter` unless
-    /// it is finite and positive.
-    pub fn with_tolerance(mut self, tolerance: f64) -> Result<Self, StepError> {
-        self.tolerance = check_tolerance(tolerance)?;
-        Ok(self)
-    }
-
-    /// Sets the maximal number of Newton iterations per step; fails with `BadParameter` if it
-    /// is zero.
-    pub fn with_max_iterations(mut self, max_iterations: usize) -> Result<Self, StepError> {
-        self.max_iterations = check_max_iterations(max_iterations)?;
-        Ok(self)
-    }
-
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
-    }
-
-    /// Returns the relative Newton tolerance.
-    pub fn tolerance(&self) -> f64 {
-        self.tolerance
-    }
-
-    /// Returns the maximal number of Newton iterations per step.
-    pub fn max_iterations(&self) -> usize {
-        self.max_iterations
     }
 
     /// Returns the multipliers `λ` of the last successful step (eq. 30b): the constraint force
@@ -319,160 +293,6 @@ impl<const N: usize, const M: usize> Livens<N, M> {
     }
 }
 
-/// The residual of the reduced system at one iterate, with what the step needs from it.
-struct Residual<const N: usize, const M: usize> {
-    /// `q^{n+1} = q^n + Δq`, rounded.
-    q1: SVector<f64, N>,
-    /// `v^{n+1} = 2 Δq/h − v0`, from the unrounded increment `Δq`.
-    v1: SVector<f64, N>,
-    /// `D̄₂T`, for `p^{n+1} = 2 D̄₂T − p^n`.
-    d2: SVector<f64, N>,
-    /// `D̄G` (rows `D̄g_kᵀ`).
-    dg: SMatrix<f64, M, N>,
-    /// `R`.
-    r: SVector<f64, N>,
-    /// `g(q1)`.
-    g: SVector<f64, M>,
-    /// `max(‖R‖∞ / scale_R, ‖g‖∞ / scale_g)`, reported by `NewtonDiverged`.
-    relative: f64,
-}
-
-/// The start of a step: `(q^n, v^n, p^n)`, `h` and the time `t^{n+1}` of the constraints.
-struct Start<'a, const N: usize> {
-    q0: &'a SVector<f64, N>,
-    v0: &'a SVector<f64, N>,
-    p0: &'a SVector<f64, N>,
-    h: f64,
-    t1: f64,
-}
-
-impl<const N: usize> Start<'_, N> {
-    /// Evaluates the residual `(R, g)` of the reduced system at the increment
-    /// `Δq = q^{n+1} − q^n` and `λ`.
-    fn residual<Model, const M: usize>(
-        &self,
-        model: &Model,
-        increment: &SVector<f64, N>,
-        lambda: &SVector<f64, M>,
-    ) -> Residual<N, M>
-    where
-        Model: InertiaGradient<N> + Potential<N> + HolonomicHessians<N, M>,
-    {
-        let (q0, v0, p0, h) = (self.q0, self.v0, self.p0, self.h);
-        let q1 = &(q0 + increment);
-        let v1 = increment * (2.0 / h) - v0;
-        let mut d1 = SVector::<f64, N>::zeros();
-        let mut d2 = SVector::<f64, N>::zeros();
-        model.kinetic_discrete_gradient(q0, v0, q1, &v1, &mut d1, &mut d2);
-        let mut dv = SVector::<f64, N>::zeros();
-        model.potential_discrete_gradient(q0, q1, &mut dv);
-        let mut dg = SMatrix::<f64, M, N>::zeros();
-        model.constraint_discrete_gradient(q0, q1, self.t1, &mut dg);
-        let mut g = SVector::<f64, M>::zeros();
-        let mut jac = SMatrix::<f64, M, N>::zeros();
-        model.constraints_and_jacobian(q1, self.t1, &mut g, &mut jac);
-
-        let constraint_force = dg.transpose() * lambda;
-        let r = d2 * 2.0 - p0 * 2.0 - d1 * h + dv * h + constraint_force * h;
-        let mut scale_r = 0.0f64;
-        for i in 0..N {
-            let mut s = 2.0 * (p0[i].abs() + d2[i].abs()) + h * (d1[i].abs() + dv[i].abs());
-            for k in 0..M {
-                s += h * (lambda[k] * dg[(k, i)]).abs();
-            }
-            scale_r = scale_r.max(s);
-        }
-        let mut jac_norm = 0.0f64;
-        for k in 0..M {
-            jac_norm = jac_norm.max(jac.row(k).iter().map(|x| x.abs()).sum());
-        }
-        let scale_g = (jac_norm * max_abs(q1)).max(f64::MIN_POSITIVE);
-        let relative_r = if scale_r > 0.0 {
-            max_abs(&r) / scale_r
-        } else {
-            max_abs(&r) / f64::MIN_POSITIVE
-        };
-        let relative_g = max_abs(&g) / scale_g;
-        // NaN-propagating max: a non-finite residual must not count as converged.
-        let relative = if relative_r.is_nan() || relative_g.is_nan() {
-            f64::NAN
-        } else {
-            relative_r.max(relative_g)
-        };
-        Residual {
-            q1: *q1,
-            v1,
-            d2,
-            dg,
-            r,
-            g,
-            relative,
-        }
-    }
-
-    /// Returns the Newton update `(Δq, Δλ)` at `(q1, λ)` (`q1` from `res`) by the block
-    /// elimination of the type docs, and the number of factorizations it took.
-    #[allow(clippy::type_complexity)]
-    fn newton_update<Model, const M: usize>(
-        &self,
-        model: &Model,
-        lambda: &SVector<f64, M>,
-        res: &Residual<N, M>,
-        t: f64,
-    ) -> Result<(SVector<f64, N>, SVector<f64, M>, u32), StepError>
-    where
-        Model: InertiaGradient<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
-    {
-        let (q0, v0, h, q1) = (self.q0, self.v0, self.h, &res.q1);
-        let mut kin = KineticJacobians::<N>::default();
-        model.kinetic_discrete_gradient_jacobians(q0, v0, q1, &res.v1, &mut kin);
-        let mut jac_v = SMatrix::<f64, N, N>::zeros();
-        model.potential_discrete_gradient_jacobian(q0, q1, &mut jac_v);
-        let mut jac_g = [SMatrix::<f64, N, N>::zeros(); M];
-        model.constraint_discrete_gradient_jacobians(q0, q1, self.t1, &mut jac_g);
-        let mut g_jac = SMatrix::<f64, M, N>::zeros();
-        model.constraint_jacobian(q1, self.t1, &mut g_jac);
-
-        let mut k =
-            kin.d2_q1 * 2.0 + kin.d2_v1 * (4.0 / h) - kin.d1_q1 * h - kin.d1_v1 * 2.0 + jac_v * h;
-        for (lambda_k, jac_k) in lambda.iter().zip(jac_g.iter()) {
-            k += jac_k * (h * lambda_k);
-        }
-        let dg_t = res.dg.transpose();
-        let b = dg_t * h;
-        let mut a = -res.r;
-        let rhs_b = -res.g;
-        if M > 0 {
-            let augment = dg_t * g_jac;
-            let (k_max, augment_max) = (max_abs(&k), max_abs(&augment));
-            if augment_max > 0.0 && k_max.is_finite() && augment_max.is_finite() {
-                let alpha = k_max / augment_max;
-                k += augment * alpha;
-                a -= dg_t * (res.g * alpha);
-            }
-        }
-        let wrap_k = StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t);
-        let mut k_factor = factored::<Option<Lu<N>>>(&k).map_err(&wrap_k)?;
-        let mut y = a;
-        k_factor.solve_in_place(y.as_mut_slice()).map_err(&wrap_k)?;
-        if M == 0 {
-            return Ok((y, SVector::zeros(), 1));
-        }
-        let mut x = b;
-        k_factor
-            .solve_columns_in_place(x.as_mut_slice(), N)
-            .map_err(&wrap_k)?;
-        let wrap_s = StepError::linear_algebra("constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t);
-        let mut s_factor = factored::<Option<Lu<M>>>(&(g_jac * x)).map_err(&wrap_s)?;
-        let mut delta_lambda = g_jac * y - rhs_b;
-        s_factor
-            .solve_in_place(delta_lambda.as_mut_slice())
-            .map_err(&wrap_s)?;
-        let delta_q = y - x * delta_lambda;
-        Ok((delta_q, delta_lambda, 2))
-    }
-}
-
 #[diagnostic::do_not_recommend]
 impl<Model, const N: usize, const M: usize> Integrator<Model, N> for Livens<N, M>
 where
@@ -499,7 +319,7 @@ where
             let mut jac = SMatrix::<f64, M, N>::zeros();
             model.constraints_and_jacobian(&state.q, t, &mut g, &mut jac);
             check_finite(&jac, "constraint jacobian", t)?;
-            check_on_manifold(&g, &jac, &state.q, self.tolerance, t)?;
+            check_on_manifold(&g, &jac, &state.q, self.newton.tolerance(), t)?;
         }
         let p0 = self.momentum_at(model, state);
         check_finite(&p0, "p", t)?;
@@ -523,7 +343,7 @@ where
         let mut iterations = 0;
         let res = loop {
             let res = start.residual(model, &increment, &lambda);
-            if iterations == self.max_iterations || !res.relative.is_finite() {
+            if iterations == self.newton.max_iterations() || !res.relative.is_finite() {
                 return Err(StepError::NewtonDiverged {
                     iterations,
                     residual: res.relative,
@@ -538,7 +358,7 @@ where
                 .max(f64::MIN_POSITIVE);
             increment += delta_q;
             lambda += delta_lambda;
-            if max_abs(&delta_q) <= self.tolerance * scale_q {
+            if max_abs(&delta_q) <= self.newton.tolerance() * scale_q {
                 // Quadratic convergence: the error of the updated iterate is O(|Δq|²).
                 let res = start.residual(model, &increment, &lambda);
                 if !res.relative.is_finite() {
@@ -580,8 +400,8 @@ impl<const N: usize, const M: usize> crate::checkpoint::CarriedState for Livens<
     fn identity(&self) -> crate::checkpoint::IntegratorIdentity {
         crate::checkpoint::IntegratorIdentity::new(format!("Livens<{N}, {M}>"))
             .setting("h", self.h)
-            .setting("tolerance", self.tolerance)
-            .setting("max_iterations", self.max_iterations as f64)
+            .setting("tolerance", self.newton.tolerance())
+            .setting("max_iterations", self.newton.max_iterations() as f64)
     }
 
     fn save(&self, out: &mut crate::checkpoint::Carried) {
@@ -646,3 +466,11 @@ mod tests {
         ));
     }
 }
+
+newton_builders!(
+    [const N: usize, const M: usize] Livens<N, M>,
+    newton,
+    "The stopping rule and the tolerance the starting state must meet on the manifold are in the type docs of [`Livens`].",
+    "1e-12",
+    "25"
+);
