@@ -19,9 +19,10 @@
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
 
-use common::{loglog_slope, steps_to};
+use common::steps_to;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::integrators::explicit::Rk4;
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::{DoublePendulum as HandWritten, HarmonicOscillator};
 use mechanism::runtime::{
     observers, EnergyGuard, Inertia, Integrator, Livens, Newmark, NewmarkOneIteration, Penalized,
@@ -101,7 +102,7 @@ fn row(
     hs: &[f64],
     errors: Vec<f64>,
 ) -> OrderRow {
-    let slope = loglog_slope(hs, &errors);
+    let slope = loglog_slope(hs, &errors).unwrap();
     OrderRow {
         method,
         reference,

@@ -32,8 +32,9 @@
 #[path = "../runtime/tests/common/mod.rs"]
 mod common;
 
-use common::{loglog_slope, steps_to};
+use common::steps_to;
 use mechanism::mechanism;
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::ode::rk4;
 use mechanism::runtime::{Integrator, Livens, Rattle, SVector, Shake, Spook, State};
 
@@ -110,7 +111,7 @@ fn unchanged<I>(_: &mut I, _: &mut State<2>) {}
 
 /// Prints one row of the order table and returns the slope.
 fn order(accessor: &str, errors: &[f64]) -> f64 {
-    let slope = loglog_slope(&HS, errors);
+    let slope = loglog_slope(&HS, errors).unwrap();
     let cells: Vec<String> = errors.iter().map(|e| format!("{e:.2e}")).collect();
     println!("| {accessor} | {} | {slope:.2} |", cells.join(" | "));
     slope

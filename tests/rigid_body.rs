@@ -12,6 +12,7 @@ use mechanism::models::{
     HeavyTopMatrix,
 };
 use mechanism::runtime::integrators::stabilized::{DOPRI5, RK4};
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::simulation::{Schedule, Simulation};
 use mechanism::runtime::{
     observers, Dopri5, Integrator, Livens, PostStabilization, Rattle, Shake, Spook, StabilizedRk,
@@ -74,10 +75,6 @@ fn free_body_error<I: Integrator<FreeBody, 4>>(mut integrator: I, steps: usize) 
     (error, unit)
 }
 
-fn slope(h: [f64; 2], e: [f64; 2]) -> f64 {
-    (e[0] / e[1]).ln() / (h[0] / h[1]).ln()
-}
-
 #[test]
 fn the_elliptic_functions_match_published_values() {
     // mpmath 1.3 `ellipfun(·, u, m=1/3)`, an independent implementation.
@@ -134,7 +131,7 @@ fn rk4_with_s_both_squared_is_fourth_order_on_the_free_body() {
         free_body_error(rk4, (t_end / h).round() as usize)
     };
     let (coarse, fine) = (run(hs[0]), run(hs[1]));
-    let order = slope(hs, [coarse.0, fine.0]);
+    let order = loglog_slope(&hs, &[coarse.0, fine.0]).unwrap();
     println!(
         "RK4 + S-both²: max |ΔΩ| {:.2e} → {:.2e}, order {order:.2}",
         coarse.0, fine.0
@@ -173,7 +170,7 @@ fn livens_is_second_order_and_conserves_its_generalized_energy() {
         free_body_error(livens, (10.0 / h).round() as usize)
     };
     let (coarse, fine) = (run(hs[0]), run(hs[1]));
-    let order = slope(hs, [coarse.0, fine.0]);
+    let order = loglog_slope(&hs, &[coarse.0, fine.0]).unwrap();
     println!(
         "Livens: max |ΔΩ| {:.2e} → {:.2e}, order {order:.2}",
         coarse.0, fine.0
@@ -363,7 +360,7 @@ fn rattle_steps_the_matrix_top_at_second_order_on_so3() {
         assert!(orthogonality < 1e-12, "RᵀR − I = {orthogonality:e}");
         errors[k] = omega_error.max(r_error);
     }
-    let order = slope(hs, errors);
+    let order = loglog_slope(&hs, &errors).unwrap();
     assert!(order > 1.8 && order < 2.3, "order {order}");
 }
 
@@ -412,7 +409,10 @@ fn shake_has_rattles_positions_and_spook_stays_near_so3() {
         violations[k] = orthogonality;
         errors[k] = r_error.max(omega_error);
     }
-    let (violation_order, order) = (slope(hs, violations), slope(hs, errors));
+    let (violation_order, order) = (
+        loglog_slope(&hs, &violations).unwrap(),
+        loglog_slope(&hs, &errors).unwrap(),
+    );
     println!("SPOOK: violation order {violation_order:.2}, error order {order:.2}");
     assert!(violation_order > 1.8, "violation order {violation_order}");
     assert!(order > 0.8, "order {order}");

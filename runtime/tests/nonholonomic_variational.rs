@@ -4,6 +4,7 @@
 mod common;
 
 use common::{report, run, steps_to};
+use mechanism_runtime::reference::fit::LinearFit;
 use mechanism_runtime::reference::{
     HarmonicOscillator, NonholonomicParticle, OscillatorOnCircle, PlanarOscillator,
 };
@@ -11,30 +12,6 @@ use mechanism_runtime::{
     AppliedForces, ConstantMass, CortesMartinez, DiscreteLagrangeDAlembert, Inertia, Integrator,
     Nonholonomic, NonholonomicDerivative, Potential, Rk4, SMatrix, SVector, State, StepError,
 };
-
-/// Least-squares fit of `y` against `t`, accumulated online.
-#[derive(Default)]
-struct Fit {
-    n: f64,
-    t: f64,
-    y: f64,
-    tt: f64,
-    ty: f64,
-}
-
-impl Fit {
-    fn push(&mut self, t: f64, y: f64) {
-        self.n += 1.0;
-        self.t += t;
-        self.y += y;
-        self.tt += t * t;
-        self.ty += t * y;
-    }
-
-    fn slope(&self) -> f64 {
-        (self.n * self.ty - self.t * self.y) / (self.n * self.tt - self.t * self.t)
-    }
-}
 
 /// Cuell's comparison (§4.1): 20 000 periods of the planar oscillator at `h = 0.25` (Cuell's
 /// step), symplectic Euler as the discrete Lagrange–d'Alembert integrator without constraints
@@ -53,7 +30,7 @@ fn cuell_oscillator_variational_energy_is_bounded_while_rk4_decays() {
     let invariant = |s: &State<2>| s.q.norm_squared() + s.v.norm_squared() + h * s.q.dot(&s.v);
     let i0 = invariant(&initial);
     let mut dlda = DiscreteLagrangeDAlembert::<2, 0>::new(h).unwrap();
-    let (mut fit, mut e_min, mut e_max) = (Fit::default(), e0, e0);
+    let (mut fit, mut e_min, mut e_max) = (LinearFit::new(), e0, e0);
     let (mut worst_invariant, mut worst_momentum) = (0.0f64, 0.0f64);
     run(&mut dlda, &model, initial, steps, |s| {
         let e = model.energy(s) / e0;
@@ -64,10 +41,10 @@ fn cuell_oscillator_variational_energy_is_bounded_while_rk4_decays() {
         worst_momentum = worst_momentum.max((model.angular_momentum(s) - l0).abs() / l0);
     })
     .unwrap();
-    let dlda_drift = fit.slope();
+    let dlda_drift = fit.slope().unwrap();
 
     let mut rk4 = Rk4::<2>::new(h).unwrap();
-    let (mut fit, mut previous, mut monotone) = (Fit::default(), e0, true);
+    let (mut fit, mut previous, mut monotone) = (LinearFit::new(), e0, true);
     let last = run(&mut rk4, &model, initial, steps, |s| {
         let e = model.energy(s);
         monotone &= e < previous;
@@ -75,7 +52,7 @@ fn cuell_oscillator_variational_energy_is_bounded_while_rk4_decays() {
         fit.push(s.t / t_end, e / e0);
     })
     .unwrap();
-    let rk4_drift = fit.slope();
+    let rk4_drift = fit.slope().unwrap();
     // For m = k = 1 the RK4 map is |R(ih)| times a rotation, R(z) = 1 + z + z²/2 + z³/6 + z⁴/24,
     // so E_n = |R(ih)|^{2n} E₀ and L_n = |R(ih)|^{2n} L₀ exactly.
     let r2 = (1.0 - h * h / 2.0 + h.powi(4) / 24.0).powi(2) + (h - h.powi(3) / 6.0).powi(2);

@@ -5,10 +5,11 @@
 mod common;
 
 use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, loglog_slope, steps_to, CountingAllocator};
+use common::{allocations, steps_to, CountingAllocator};
 use mechanism_runtime::model::{
     SparseConstantMass, SparseHolonomic, SparseInertia, SparsePotential,
 };
+use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::reference::pendulum_chain::{projection_step, projection_step_limit};
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
@@ -287,7 +288,10 @@ fn sparse_rattle_is_second_order_against_the_angle_reference() {
         q_errors.push(error(&state.q, reference.q.as_slice()));
         v_errors.push(error(&state.v, reference.v.as_slice()));
     }
-    let (q_slope, v_slope) = (loglog_slope(&hs, &q_errors), loglog_slope(&hs, &v_errors));
+    let (q_slope, v_slope) = (
+        loglog_slope(&hs, &q_errors).unwrap(),
+        loglog_slope(&hs, &v_errors).unwrap(),
+    );
     println!(
         "q errors {q_errors:?}, slope {q_slope:.3}; v errors {v_errors:?}, slope {v_slope:.3}"
     );

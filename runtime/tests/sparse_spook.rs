@@ -5,11 +5,12 @@
 mod common;
 
 use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, loglog_slope, CountingAllocator};
+use common::{allocations, CountingAllocator};
 use mechanism_runtime::model::{
     Inertia, Potential, SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia,
     SparseNonholonomic, SparsePotential,
 };
+use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{
     DynState, Integrator, Regularization, Relaxation, SparseIntegrator, SparseSpook, Spook, State,
@@ -244,7 +245,7 @@ fn ladder_average_violation_is_second_order() {
             sum / steps as f64
         })
         .collect();
-    let slope = loglog_slope(&hs, &averages);
+    let slope = loglog_slope(&hs, &averages).unwrap();
     println!("⟨‖g‖⟩ = {averages:?}, slope {slope:.3}");
     assert!((slope - 2.0).abs() < 0.25, "slope {slope}");
 }

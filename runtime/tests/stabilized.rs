@@ -7,12 +7,13 @@ mod common;
 
 use std::f64::consts::{FRAC_PI_4, SQRT_2};
 
-use common::{loglog_slope, report, run, steps_to};
+use common::{report, run, steps_to};
 use mechanism_runtime::integrators::stabilized::{
     constrained_acceleration, drift, AdaptiveRk, Baumgarte, Dopri5, Drift, Metric,
     PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, MIDPOINT, RK4,
 };
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
+use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::{
     AppliedForces, ConstantMass, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
     Integrator, Potential, SMatrix, SVector, State, StepError,
@@ -976,7 +977,7 @@ fn dopri5_error_scales_with_the_tolerance() {
         // starting-step estimate, then six per attempt.
         assert_eq!(stats.evaluations, 2 + 6 * stats.steps());
     }
-    let slope = loglog_slope(&tolerances, &errors);
+    let slope = loglog_slope(&tolerances, &errors).unwrap();
     println!("  log-log slope of the error against TOL = {slope:.3}");
     assert!((0.7..=1.3).contains(&slope), "error ∝ TOL^{slope}");
     for (tol, error) in tolerances.iter().zip(&errors) {
@@ -986,7 +987,8 @@ fn dopri5_error_scales_with_the_tolerance() {
     let step_slope = loglog_slope(
         &tolerances,
         &steps.iter().map(|&n| n as f64).collect::<Vec<_>>(),
-    );
+    )
+    .unwrap();
     println!("  log-log slope of the steps against TOL = {step_slope:.3}");
     assert!(
         (-0.3..=-0.12).contains(&step_slope),
@@ -1442,8 +1444,8 @@ where
     let position: Vec<f64> = drifts.iter().map(|d| d.position.max(1e-300)).collect();
     let velocity: Vec<f64> = drifts.iter().map(|d| d.velocity.max(1e-300)).collect();
     let orders = (
-        loglog_slope(&deltas, &position),
-        loglog_slope(&deltas, &velocity),
+        loglog_slope(&deltas, &position).unwrap(),
+        loglog_slope(&deltas, &velocity).unwrap(),
     );
     println!(
         "{label:<28} {stabilization:?}: |g| {:.1e} {:.1e} {:.1e} (order {:.2}), \

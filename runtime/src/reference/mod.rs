@@ -1,11 +1,13 @@
 //! Hand-written reference models: the oracle that generated models are compared against, and
-//! the hand-written steppers of the benchmarks.
+//! the hand-written steppers of the benchmarks; and the [`fit`] that turns a table of errors
+//! into an observed order.
 //!
 //! Every derivative here is derived on paper and written out plainly, so that a bug in the
 //! symbolic pipeline cannot hide in both sides of a comparison.
 
 pub mod dna_chain;
 pub mod double_pendulum;
+pub mod fit;
 pub mod harmonic;
 pub mod magnetized_body;
 pub mod nonholonomic_particle;

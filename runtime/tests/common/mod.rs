@@ -1,22 +1,11 @@
-//! Shared harness of the integration tests: convergence slopes and trajectory helpers.
+//! Shared harness of the integration tests: convergence tables and trajectory helpers.
 #![allow(dead_code)]
 
 pub mod as_fixed;
 pub mod spring;
 
+use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::{Integrator, State, StepError};
-
-/// Returns the least-squares slope of `ln err` against `ln h`: the observed order of convergence.
-pub fn loglog_slope(hs: &[f64], errors: &[f64]) -> f64 {
-    assert_eq!(hs.len(), errors.len(), "one error per step size");
-    let xs: Vec<f64> = hs.iter().map(|h| h.ln()).collect();
-    let ys: Vec<f64> = errors.iter().map(|e| e.ln()).collect();
-    let n = xs.len() as f64;
-    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
-    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
-    sxy / sxx
-}
 
 /// Returns the number of steps of size `h` that reach `t_end` exactly (up to rounding).
 pub fn steps_to(t_end: f64, h: f64) -> usize {
@@ -82,7 +71,7 @@ pub fn central_differences(f: &dyn Fn(&[f64]) -> Vec<f64>, x: &[f64], d: f64) ->
 
 /// Prints a convergence table and returns its log-log slope.
 pub fn report(label: &str, hs: &[f64], errors: &[f64]) -> f64 {
-    let slope = loglog_slope(hs, errors);
+    let slope = loglog_slope(hs, errors).expect("a positive error per step size");
     println!("{label}");
     for (h, e) in hs.iter().zip(errors) {
         println!("  h = {h:<10.6} error = {e:.3e}");
