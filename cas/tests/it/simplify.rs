@@ -1,10 +1,8 @@
 //! Bounded e-graph clean-up: one-line `start => goal` rows and a soundness property.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::{build, point, tree, vars};
+use crate::support::{build, point, tree, vars};
 use mechanism_cas::{dag_cost, simplify, Evaluator, Id, SimplifyLimits, Store, Symbol};
 use proptest::prelude::*;
 
@@ -177,9 +175,9 @@ proptest! {
     ) {
         let mut s = Store::new();
         let (u, w, v) = (build(&mut s, &t[0]), build(&mut s, &t[1]), build(&mut s, &t[2]));
-        let (f, kinks) = common::non_smooth(&mut s, u, w, v);
+        let (f, kinks) = crate::support::non_smooth(&mut s, u, w, v);
         // Rounding differences may flip `signum` where its argument is (nearly) zero.
-        prop_assume!(kinks.iter().all(|&k| common::at(&s, k, p, &common::no_extra).abs() > 1e-6));
+        prop_assume!(kinks.iter().all(|&k| crate::support::at(&s, k, p, &crate::support::no_extra).abs() > 1e-6));
         let limits = SimplifyLimits {
             iter_limit: 6,
             node_limit: 5_000,

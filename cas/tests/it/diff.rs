@@ -1,8 +1,6 @@
 //! Symbolic derivatives against finite differences of the interpreter, and closed forms.
 
-mod common;
-
-use common::{
+use crate::support::{
     agrees, at, away_from_kinks, build, close, no_extra, non_smooth, point, richardson, tree, vars,
 };
 use mechanism_cas::{
