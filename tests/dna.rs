@@ -4,7 +4,7 @@
 //! Verlet's `O(h²)` energy error, the same bytes from the same seed, and the energy guard that
 //! stops the runs at `h = 2` that blow up.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use mechanism::ensemble::member_seed;

@@ -4,7 +4,7 @@
 //! (`runtime::reference::PendulumChain`) in its mass blocks, potential, gradient, constraint
 //! values and Jacobian (pattern and values) at random states, and in trajectories.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use std::collections::HashMap;

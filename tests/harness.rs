@@ -16,7 +16,7 @@
 //!
 //! Each part prints a Markdown table (`cargo test --release --test harness -- --nocapture`).
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use common::steps_to;

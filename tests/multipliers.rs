@@ -29,7 +29,7 @@
 //! tests of `tests/harness.rs`.
 //! `cargo test --release --test multipliers -- --nocapture` prints the table.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use common::steps_to;

@@ -1,7 +1,7 @@
 //! A counting global allocator shows that a step of a fixed-size model performs no heap
 //! allocation, for every integrator on the generated double pendulum.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use mechanism::models::DoublePendulum;

@@ -8,7 +8,7 @@
 
 #![cfg(feature = "parquet")]
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use std::io;

@@ -3,7 +3,7 @@
 //! the hand-written DOPRI5 reference of eqs. 61–64 (`runtime::reference::rolling_sphere`), and
 //! what the scheme keeps: `|q| = 1`, the rolling constraint, bounded energy, no allocation.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use mechanism::models::{body_angular_velocity, rotation_matrix, RollingSphere};

@@ -4,7 +4,7 @@
 //! forces, each against a closed-form solution, and the solved linear system checked row by row.
 //! SPOOK's order of convergence on the pendulum is in `tests/harness.rs`.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 
 use common::{report, run, steps_to};

@@ -3,7 +3,7 @@
 //! Newton's third law of its pair forces, exact conservation of total linear momentum by stiff
 //! Z&Ss, and a hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 #[path = "support/water_clusters.rs"]
 mod water_clusters;

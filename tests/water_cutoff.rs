@@ -5,7 +5,7 @@
 //! conservation, the h² energy error of RATTLE along a run through the switching region, a
 //! hand-written switched all-pairs loop, bad parameters, and no allocation.
 
-#[path = "../runtime/tests/common/mod.rs"]
+#[path = "../runtime/tests/it/support/mod.rs"]
 mod common;
 #[path = "support/water_clusters.rs"]
 mod water_clusters;

@@ -1,8 +1,6 @@
 //! SPOOK (Lacoursière 2007) on the hand-written double pendulum.
 
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::observers::{energy, position_residual};
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::fit::loglog_slope;
@@ -234,18 +232,18 @@ fn singular_mass_matrix_converges_to_the_closed_form() {
         .iter()
         .map(|&h| {
             let mut spook = Spook::<2, 1>::new(h).unwrap();
-            let end = common::run(
+            let end = crate::support::run(
                 &mut spook,
                 &MasslessLink,
                 State::new(0.0, [1.0, 1.0], [0.0, 0.0]),
-                common::steps_to(1.0, h),
+                crate::support::steps_to(1.0, h),
                 |_| {},
             )
             .unwrap();
             (end.q[0] - 1.0f64.cos()).abs()
         })
         .collect();
-    let slope = common::report(
+    let slope = crate::support::report(
         "SPOOK, singular mass matrix, x(1) vs cos(1)",
         &[0.01, 0.005, 0.0025],
         &errors,

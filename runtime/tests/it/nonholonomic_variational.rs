@@ -1,9 +1,7 @@
 //! Discrete Lagrange–d'Alembert integrators (Cuell 2005 §4–6; Lacoursière 2007 eq. 24 as
 //! `γ → 0`) against closed forms, and RK4 as the non-structure-preserving baseline.
 
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::reference::fit::LinearFit;
 use mechanism_runtime::reference::{
     HarmonicOscillator, NonholonomicParticle, OscillatorOnCircle, PlanarOscillator,

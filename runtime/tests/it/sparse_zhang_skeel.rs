@@ -2,10 +2,8 @@
 //! tier: the same trajectories as the fixed-size tier, Tao–Owhadi's chain of pendula (§4.2) against RATTLE, second order against
 //! an independent reference, no allocation per step, and typed errors.
 
-mod common;
-
-use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::as_fixed::{relative_distance, AsFixed};
 use mechanism_runtime::model::SparseConstantMass;
 use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
@@ -15,9 +13,6 @@ use mechanism_runtime::{
     SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, State, StepError, Verlet,
     ZhangSkeel, ZhangSkeelSimplified, ZhangSkeelStiff,
 };
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// The penalty frequency of Tao–Owhadi's chain (§4.2).
 const OMEGA: f64 = 20.0;

@@ -1,9 +1,7 @@
 //! SHAKE and RATTLE on the hand-written double pendulum, and the explicit baselines (symplectic
 //! Euler, velocity Verlet) on the harmonic oscillator.
 
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::integrators::explicit::{SymplecticEuler, Verlet};
 use mechanism_runtime::integrators::projection::{Rattle, Shake};
 use mechanism_runtime::observers::{energy, position_residual, velocity_residual};

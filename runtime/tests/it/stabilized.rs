@@ -3,11 +3,9 @@
 //! control of DOPRI5, drift of every stabilization (Tables 6.1–6.3 of the paper, on the
 //! two-link arm of its Example 2, hand-written in `reference::robot_arm`), typed errors and allocation-free steps.
 
-mod common;
-
 use std::f64::consts::{FRAC_PI_4, SQRT_2};
 
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::integrators::stabilized::{
     constrained_acceleration, drift, AdaptiveRk, Baumgarte, Dopri5, Drift, Metric,
     PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, MIDPOINT, RK4,
@@ -26,10 +24,7 @@ use mechanism_runtime::{
 // ---------------------------------------------------------------------------------------------
 // Allocation counter: a step of a fixed-size model must not touch the heap.
 
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
-
-use common::allocations;
+use crate::support::allocations;
 
 // ---------------------------------------------------------------------------------------------
 // The tableaus: order conditions (Hairer–Nørsett–Wanner I, Table II.2.2) and checks.

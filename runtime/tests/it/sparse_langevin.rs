@@ -3,10 +3,8 @@
 //! covariance of the discrete chain and against the fixed-size tier on the same model, the same
 //! bits as the fixed-size tier for one body, no allocation per step, typed errors.
 
-mod common;
-
-use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::as_fixed::{relative_distance, AsFixed};
 use mechanism_runtime::model::{
     SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia, SparseNonholonomic,
     SparsePotential,
@@ -17,9 +15,6 @@ use mechanism_runtime::{
     StepError, StepReport, Verlet,
 };
 use nalgebra::{DMatrix, DVector};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Returns the seed `default`, or the one in `MECHANISM_TEST_SEED` (the tolerances below hold
 /// for any seed: they are 5 standard errors of the estimators).

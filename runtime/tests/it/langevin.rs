@@ -2,18 +2,13 @@
 //! harmonic oscillators within batch-means error bars, the exact Ornstein–Uhlenbeck decay,
 //! bit-for-bit reproducibility, no allocation per step, typed errors.
 
-mod common;
-
-use common::run;
+use crate::support::run;
 use mechanism_runtime::reference::HarmonicOscillator;
 use mechanism_runtime::simulation::{BatchMeans, Estimate};
 use mechanism_runtime::{
     ConstantMass, Inertia, Integrator, Langevin, Potential, SMatrix, SVector, State, StepError,
     Verlet,
 };
-
-#[global_allocator]
-static ALLOCATOR: common::CountingAllocator = common::CountingAllocator;
 
 /// Returns the stationary covariance `[⟨q²⟩, ⟨qv⟩, ⟨v²⟩]` of GLA (exact OU over `h`, then one
 /// velocity Verlet step) on `m q̈ = −k q`, from the fixed point of the linear covariance map
@@ -297,11 +292,11 @@ fn a_step_does_not_allocate() {
     let mut langevin = Langevin::new(Verlet::new(0.1).unwrap(), 0.1, 1.0, 1.0, 1).unwrap();
     let mut state = State::new(0.0, [1.0], [0.0]);
     langevin.step(&model, &mut state).unwrap();
-    let before = common::allocations();
+    let before = crate::support::allocations();
     for _ in 0..1000 {
         langevin.step(&model, &mut state).unwrap();
     }
-    assert_eq!(common::allocations(), before);
+    assert_eq!(crate::support::allocations(), before);
 }
 
 #[test]

@@ -3,9 +3,7 @@
 //! order and trapezoidal) against RK4 references written out here, their energy behaviour,
 //! ‖RᵀR − I‖, the linearized scheme's stability limit, typed errors and no allocation per step.
 
-mod common;
-
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
 use mechanism_runtime::integrators::lie_group::{
     body_rate, linearized_trapezoidal, orthogonality_residual, rotation, rotation_state,
     LieGroupEuler, LinearizedSo3, PenalizedRotation,
@@ -17,9 +15,6 @@ use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::reference::MagnetizedBody;
 use mechanism_runtime::{Integrator, SMatrix, SVector, State, StepError};
 use nalgebra::{Matrix3, Vector3};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// The paper's step, penalty frequency and β.
 const H: f64 = 0.1;

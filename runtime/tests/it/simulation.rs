@@ -3,10 +3,8 @@
 //! residuals), stop reasons, an error mid-run, the CSV contract and zero allocations per step on
 //! a sparse model.
 
-mod common;
-
-use common::spring::{sine_start, Spring};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::spring::{sine_start, Spring};
 use mechanism_runtime::integrators::stabilized::{
     AdaptiveRk, Dopri5, EmbeddedTableau, PostStabilization, DOPRI5, HEUN,
 };
@@ -26,9 +24,6 @@ use mechanism_runtime::{
 use std::io::BufWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Returns the column `name` of `table`.
 fn column(table: &Table, name: &str) -> Vec<f64> {

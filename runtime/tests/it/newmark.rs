@@ -2,9 +2,7 @@
 //! (Tao–Owhadi 2014, Integrators 2, 3 and 5) on the penalized double pendulum and on harmonic
 //! oscillators.
 
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::integrators::linearly_implicit::{
     Newmark, NewmarkOneIteration, PushForwardNewmark, SplitPotential, ZhangSkeelStiff,
 };

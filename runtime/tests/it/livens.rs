@@ -2,9 +2,7 @@
 //! examples (§6.1 singular mass-spring system, §6.2 spherical spring pendulum) and on the
 //! constrained double pendulum.
 
-mod common;
-
-use common::{report, steps_to};
+use crate::support::{report, steps_to};
 use mechanism_runtime::integrators::energy_momentum::Livens;
 use mechanism_runtime::observers::{energy, position_residual};
 use mechanism_runtime::reference::double_pendulum::{self, DoublePendulum};

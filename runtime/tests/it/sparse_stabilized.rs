@@ -2,10 +2,8 @@
 //! trajectories as the fixed-size tier, fourth order against the double pendulum in angle
 //! coordinates, Baumgarte's damping of the drift, no allocation per step, and typed errors.
 
-mod common;
-
-use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::as_fixed::{relative_distance, AsFixed};
 use mechanism_runtime::integrators::stabilized::{
     Baumgarte, PostStabilization, SparseStabilizedRk, StabilizedRk, RK4,
 };
@@ -16,9 +14,6 @@ use mechanism_runtime::model::{
 use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::reference::{DoublePendulum, PendulumChain, SpookLadder};
 use mechanism_runtime::{DynState, Integrator, SparseIntegrator, State, StepError};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Steps `model` from `start` with the fixed-size (`N` coordinates, `M` rows) and the sparse
 /// RK4 with `baumgarte` side by side; returns the largest relative distance of their states

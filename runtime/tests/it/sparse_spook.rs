@@ -2,10 +2,8 @@
 //! `ε → 0`, no allocation per step, the ladder's stability and `O(h²)` violation (Lacoursière
 //! 2007, §6), and typed errors for bad models and states.
 
-mod common;
-
-use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::as_fixed::{relative_distance, AsFixed};
 use mechanism_runtime::model::{
     Inertia, Potential, SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia,
     SparseNonholonomic, SparsePotential,
@@ -16,9 +14,6 @@ use mechanism_runtime::{
     DynState, Integrator, Regularization, Relaxation, SparseIntegrator, SparseSpook, Spook, State,
     StepError,
 };
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Steps `model` from `start` with the fixed-size (`N` coordinates, `M` rows) and the sparse
 /// SPOOK side by side and returns the largest relative distances between their states and

@@ -1,8 +1,6 @@
 //! Z&S and Z&Ss (Tao–Owhadi 2014) on the penalized double pendulum and the harmonic oscillator.
 
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism_runtime::observers::energy;
 use mechanism_runtime::reference::double_pendulum::{initial_state, DoublePendulum};
 use mechanism_runtime::reference::HarmonicOscillator;

@@ -3,19 +3,14 @@
 //! method by the secant to the secant's `h²` bound; runs continue after an event, and an event
 //! costs no allocation per step.
 
-mod common;
-
 use std::f64::consts::{FRAC_PI_6, PI};
 
-use common::spring::{sine_start, Spring};
-use common::{allocations, CountingAllocator};
+use crate::support::allocations;
+use crate::support::spring::{sine_start, Spring};
 use mechanism_runtime::integrators::stabilized::{Dopri5, DOPRI5};
 use mechanism_runtime::reference::harmonic::HarmonicOscillator;
 use mechanism_runtime::simulation::{Crossing, Schedule, Simulation, SimulationError, StopReason};
 use mechanism_runtime::{Rk4, State, StepError};
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn spring() -> Spring {
     Spring(HarmonicOscillator::default())

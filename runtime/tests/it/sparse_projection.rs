@@ -2,10 +2,8 @@
 //! constraints held at every step, second order against an independent reference, bounded
 //! energy error on Tao–Owhadi's chain, no allocation per step, and typed errors.
 
-mod common;
-
-use common::as_fixed::{relative_distance, AsFixed};
-use common::{allocations, steps_to, CountingAllocator};
+use crate::support::as_fixed::{relative_distance, AsFixed};
+use crate::support::{allocations, steps_to};
 use mechanism_runtime::model::{
     SparseConstantMass, SparseHolonomic, SparseInertia, SparsePotential,
 };
@@ -16,9 +14,6 @@ use mechanism_runtime::{
     DynState, Integrator, Rattle, Shake, SparseIntegrator, SparseRattle, SparseShake, State,
     StepError,
 };
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// The default Newton tolerance factor of SHAKE and RATTLE.
 const TOLERANCE: f64 = 1e-13;
