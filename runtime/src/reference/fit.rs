@@ -143,8 +143,7 @@ pub fn loglog_slope(x: &[f64], y: &[f64]) -> Result<f64, FitError> {
     let mut fit = LinearFit::new();
     for (index, (&x, &y)) in x.iter().zip(y).enumerate() {
         for value in [x, y] {
-            // `!(value > 0)` also catches NaN.
-            if !(value > 0.0) {
+            if value.is_nan() || value <= 0.0 {
                 return Err(FitError::NotPositive { index, value });
             }
         }

@@ -81,15 +81,15 @@ impl Path {
 /// [`Potential`]: the same dynamics through another code path of the integrators.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RobotArm {
-    /// Mass of the first rod [kg].
+    /// Mass of the first rod, in kg.
     pub m1: f64,
-    /// Mass of the second rod [kg].
+    /// Mass of the second rod, in kg.
     pub m2: f64,
-    /// Length of the first rod [m].
+    /// Length of the first rod, in m.
     pub l1: f64,
-    /// Length of the second rod [m].
+    /// Length of the second rod, in m.
     pub l2: f64,
-    /// Gravitational acceleration [m/s²].
+    /// Gravitational acceleration, in m/s².
     pub g: f64,
     /// The path of the free end.
     pub path: Path,
