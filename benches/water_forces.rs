@@ -2,7 +2,7 @@
 //! 4 950 molecule pairs, 900 coordinates): the generated `models::WaterCluster`'s
 //! `potential_gradient` (one pair-sum kernel looped over the pairs) against a plain
 //! hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms
-//! (`tests/support/water_pairs.rs`), at the same configuration.
+//! (`tests/it/support/water_pairs.rs`), at the same configuration.
 //!
 //! ```sh
 //! cargo bench --bench water_forces
@@ -16,7 +16,7 @@
 //! cutoff on the O–O distance from [`CUTOFF`]`.0` to [`CUTOFF`]`.1` Å against the
 //! hand-written loop with the same quintic switch (`hand_written_switched`).
 
-#[path = "../tests/support/water_pairs.rs"]
+#[path = "../tests/it/support/water_pairs.rs"]
 mod water_pairs;
 
 use std::hint::black_box;

@@ -1,7 +1,5 @@
 //! The pictures of the motion, read back: a GIF of a short double-pendulum run decoded frame by
 //! frame, and the typed errors for bad input.
-#![cfg(feature = "pictures")]
-
 use std::fs::File;
 use std::path::PathBuf;
 

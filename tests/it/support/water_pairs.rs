@@ -1,8 +1,8 @@
 //! A plain hand-written all-pairs loop of the TIP3P cluster's potential (Tao–Owhadi 2014 eq. 24:
 //! 9 Coulomb site pairs and the O–O Lennard-Jones per molecule pair), sharing nothing with the
-//! generated `models::WaterCluster` but the parameter values: the reference of `tests/water.rs`
+//! generated `models::WaterCluster` but the parameter values: the reference of `tests/it/water.rs`
 //! and `benches/water_forces.rs`, with and without a smooth cutoff
-//! (`tests/water_cutoff.rs`); each includer uses its share.
+//! (`tests/it/water_cutoff.rs`); each includer uses its share.
 #![allow(dead_code)]
 
 /// The TIP3P parameters, written again here so that the hand-written loop shares nothing with

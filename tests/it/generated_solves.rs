@@ -28,7 +28,7 @@
 //!   positive, an ideal row at a singular point) is the generic step's, with the state
 //!   unchanged.
 
-#[path = "../benches/peer/chain10.rs"]
+#[path = "../../benches/peer/chain10.rs"]
 mod chain10;
 
 use chain10::Chain10;

@@ -1,9 +1,6 @@
 //! A counting global allocator shows that a step of a fixed-size model performs no heap
 //! allocation, for every integrator on the generated double pendulum.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::integrators::stabilized::{
     Baumgarte, PostStabilization, DOPRI5, HEUN, RK4,
@@ -15,10 +12,7 @@ use mechanism::runtime::{
     ZhangSkeelSimplified, ZhangSkeelStiff,
 };
 
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
-
-use common::allocations;
+use crate::support::allocations;
 
 /// Runs `steps` steps after one warm-up step and returns the allocations they made.
 fn allocations_in_steps<Model, I: Integrator<Model, 4>>(

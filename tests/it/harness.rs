@@ -14,12 +14,9 @@
 //!    map, ≤ 1 for every `hω` when `β ≥ ¼` (Z&S, Newmark, push-forward Newmark) and > 1 for
 //!    large `hω` when `β < ¼`.
 //!
-//! Each part prints a Markdown table (`cargo test --release --test harness -- --nocapture`).
+//! Each part prints a Markdown table (`cargo test --release --test it harness:: -- --nocapture`).
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
-use common::steps_to;
+use crate::support::steps_to;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::integrators::explicit::Rk4;
 use mechanism::runtime::reference::fit::loglog_slope;
@@ -421,7 +418,7 @@ fn linear_stability_regions_match_beta_at_least_a_quarter() {
     type Radius = fn(f64, f64) -> f64;
     // The step map is read off single steps of unit states, unguarded: one step of an unstable
     // setting already moves the energy beyond the energy guard's band (which the guard's own
-    // tests in `tests/stability.rs` check).
+    // tests in `tests/it/stability.rs` check).
     let methods: [(&str, Radius); 3] = [
         ("Z&S", |h, beta| {
             spectral_radius(|| {

@@ -9,7 +9,7 @@ mod support {
     include!("support/steps.rs");
 }
 
-include!("models/exotic.rs");
+include!("../models/exotic.rs");
 
 use mechanism::mechanism;
 use mechanism::models::{
@@ -152,7 +152,7 @@ fn exotic_models_step() {
 #[test]
 fn language_docs_agree_with_the_table() {
     use mechanism::runtime::capabilities::Family;
-    let docs = include_str!("../src/language.md");
+    let docs = include_str!("../../src/language.md");
     for family in Family::ALL {
         let name = format!("`{}`", family.name());
         let row = docs

@@ -6,11 +6,6 @@
 //! and a row allocates nothing between row groups; a family model's table is long (one row per
 //! member and time) and holds exactly the values of the wide CSV.
 
-#![cfg(feature = "parquet")]
-
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
 use std::io;
 
 use bytes::Bytes;
@@ -22,9 +17,6 @@ use mechanism::runtime::simulation::{
 use mechanism::runtime::{Configuration, SparseSpook, Spook};
 use parquet::column::reader::ColumnReader;
 use parquet::file::reader::{FileReader, SerializedFileReader};
-
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 /// A Parquet file read back: column names, values column by column (an `INT64` column's
 /// converted, and kept in `integers`), row-group count.
@@ -264,19 +256,19 @@ fn rows_allocate_nothing_between_row_groups() {
     let mut sink = ParquetSink::with_row_group(Vec::with_capacity(1 << 20), GROUP);
     sink.begin(&columns, None).unwrap();
     for group in 0..3 {
-        let before = common::allocations();
+        let before = crate::support::allocations();
         for _ in 0..GROUP - 1 {
             sink.row(&row).unwrap();
         }
         assert_eq!(
-            common::allocations() - before,
+            crate::support::allocations() - before,
             0,
             "rows of row group {group} allocated"
         );
-        let before = common::allocations();
+        let before = crate::support::allocations();
         sink.row(&row).unwrap(); // fills the buffer: the encoder writes the row group
         assert!(
-            common::allocations() > before,
+            crate::support::allocations() > before,
             "the counter sees the encoder's allocations"
         );
     }

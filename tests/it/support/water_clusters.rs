@@ -1,4 +1,4 @@
-//! The water tests' starting clusters (`tests/water.rs`, `tests/water_cutoff.rs`): the
+//! The water tests' starting clusters (`tests/it/water.rs`, `tests/it/water_cutoff.rs`): the
 //! generated model's own seeded start, perturbed off its rigid geometry.
 #![allow(dead_code)]
 

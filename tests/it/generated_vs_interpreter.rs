@@ -5,7 +5,7 @@
 //! The constraint acceleration bias is also checked against finite differences in time, which
 //! does not go through the symbolic derivation at all.
 
-include!("models/exotic.rs");
+include!("../models/exotic.rs");
 
 use std::collections::HashMap;
 
@@ -20,7 +20,7 @@ use mechanism_dsl::model::Model;
 use mechanism_dsl::plan::Plan;
 use proptest::prelude::*;
 
-const SOURCE: &str = include_str!("models/exotic.rs");
+const SOURCE: &str = include_str!("../models/exotic.rs");
 
 /// Runs the DSL pipeline up to (not including) simplification on the `index`-th model.
 fn interpreted(index: usize) -> (Model, Derived) {

@@ -3,7 +3,7 @@
 //! language) against central finite differences of the generated values themselves:
 //! independent of the symbolic derivation.
 
-include!("models/exotic.rs");
+include!("../models/exotic.rs");
 
 use mechanism::runtime::{
     Dissipation, Forces, Holonomic, HolonomicKinematics, Inertia, InertiaGradient, SMatrix, SVector,

@@ -2,12 +2,9 @@
 //! the constraint residual of the generated double pendulum (second order, bounded over 10⁴
 //! steps), nonholonomic rows (with `γ` and a driving term `w(t)`), dissipation and generalized
 //! forces, each against a closed-form solution, and the solved linear system checked row by row.
-//! SPOOK's order of convergence on the pendulum is in `tests/harness.rs`.
+//! SPOOK's order of convergence on the pendulum is in `tests/it/harness.rs`.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
-use common::{report, run, steps_to};
+use crate::support::{report, run, steps_to};
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{

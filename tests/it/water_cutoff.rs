@@ -5,13 +5,8 @@
 //! conservation, the h² energy error of RATTLE along a run through the switching region, a
 //! hand-written switched all-pairs loop, bad parameters, and no allocation.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-#[path = "support/water_clusters.rs"]
-mod water_clusters;
-#[path = "support/water_pairs.rs"]
-mod water_pairs;
-
+use crate::support::water_clusters::{max_abs, perturbed_cluster, BETA_T};
+use crate::support::water_pairs::{hand_written_switched, KC};
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::{
     SparseInertia, SparsePenalizedHessian, SparsePenaltyHessian, SparsePotential,
@@ -20,11 +15,6 @@ use mechanism::runtime::switch::quintic;
 use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseZhangSkeelStiff, StepError,
 };
-use water_clusters::{max_abs, perturbed_cluster, BETA_T};
-use water_pairs::{hand_written_switched, KC};
-
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 /// The O–O distances, sorted.
 fn sorted_distances(model: &WaterCluster, q: &[f64]) -> Vec<f64> {
@@ -102,7 +92,7 @@ fn switched_gradient_and_hessian_match_central_differences() {
         model.r_off = off;
         let mut grad = vec![0.0; n];
         model.potential_gradient(&q, &mut grad);
-        let fd = common::central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
+        let fd = crate::support::central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
         let scale = max_abs(&grad);
         assert!(scale > 1.0, "{what}: forces are not trivial: {scale}");
         for (j, column) in fd.iter().enumerate() {
@@ -116,13 +106,13 @@ fn switched_gradient_and_hessian_match_central_differences() {
         let pattern = model.penalized_hessian_pattern();
         let mut values = vec![0.0; pattern.len()];
         model.penalized_potential_hessian(0.0, &q, &mut values);
-        let hess = common::dense_symmetric(pattern, &values, n);
+        let hess = crate::support::dense_symmetric(pattern, &values, n);
         let gradient = |x: &[f64]| {
             let mut g = vec![0.0; n];
             model.potential_gradient(x, &mut g);
             g
         };
-        let fd = common::central_differences(&gradient, &q, 1e-5);
+        let fd = crate::support::central_differences(&gradient, &q, 1e-5);
         let scale = max_abs(&hess);
         for (j, column) in fd.iter().enumerate() {
             for (i, value) in column.iter().enumerate() {
@@ -197,7 +187,7 @@ fn switched_pair_forces_obey_newtons_third_law() {
 }
 
 /// The generated switched potential and forces equal the hand-written switched loop
-/// (`tests/support/water_pairs.rs`) to `1e-12` of their scales (the potential's: its largest
+/// (`tests/it/support/water_pairs.rs`) to `1e-12` of their scales (the potential's: its largest
 /// Coulomb term), for 12 molecules with pairs inside, in and beyond the region.
 #[test]
 fn the_switched_potential_equals_a_hand_written_switched_loop() {
@@ -278,7 +268,7 @@ fn rattle_energy_error_with_the_cutoff_is_second_order() {
 }
 
 /// Stiff Z&Ss on the penalized cluster with a cutoff conserves total linear momentum to
-/// round-off over 2 000 steps (the argument and bound of `tests/water.rs`: the switched pair
+/// round-off over 2 000 steps (the argument and bound of `tests/it/water.rs`: the switched pair
 /// terms still depend on differences of positions only).
 #[test]
 fn stiff_zss_with_the_cutoff_conserves_linear_momentum() {
@@ -347,12 +337,12 @@ fn switched_forces_and_hessians_allocate_nothing() {
     let mut zss = SparseZhangSkeelStiff::new(&penalized, 0.05).expect("a step size");
     let mut state = DynState::new(0.0, q, v);
     zss.step(&penalized, &mut state).expect("a step");
-    let before = common::allocations();
+    let before = crate::support::allocations();
     for _ in 0..2 {
         model.potential_gradient(&state.q, &mut grad);
         model.penalized_potential_hessian(20.0, &state.q, &mut hess);
         model.penalty_hessian(20.0, &state.q, &mut stiff);
         zss.step(&penalized, &mut state).expect("a step");
     }
-    assert_eq!(common::allocations() - before, 0, "allocated");
+    assert_eq!(crate::support::allocations() - before, 0, "allocated");
 }

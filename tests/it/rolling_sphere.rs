@@ -3,9 +3,6 @@
 //! the hand-written DOPRI5 reference of eqs. 61–64 (`runtime::reference::rolling_sphere`), and
 //! what the scheme keeps: `|q| = 1`, the rolling constraint, bounded energy, no allocation.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
 use mechanism::models::{body_angular_velocity, rotation_matrix, RollingSphere};
 use mechanism::runtime::reference::rolling_sphere::{self as reference, RollingState};
 use mechanism::runtime::{
@@ -13,9 +10,6 @@ use mechanism::runtime::{
     State,
 };
 use nalgebra::Vector3;
-
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 type Dla = MidpointLagrangeDAlembert<7, 4>;
 
@@ -144,7 +138,14 @@ fn error_at(
     exact: &RollingState,
 ) -> f64 {
     let mut dla = Dla::new(h).unwrap();
-    let s = common::run(&mut dla, model, start, common::steps_to(t_end, h), |_| {}).unwrap();
+    let s = crate::support::run(
+        &mut dla,
+        model,
+        start,
+        crate::support::steps_to(t_end, h),
+        |_| {},
+    )
+    .unwrap();
     (0..7)
         .map(|i| (s.q[i] - exact[i]).abs())
         .fold(0.0, f64::max)
@@ -163,7 +164,7 @@ fn midpoint_dla_is_second_order() {
         .iter()
         .map(|&h| error_at(h, 2.0, &model, start, &exact))
         .collect();
-    let slope = common::report("midpoint DLA, Routh's sphere, T = 2", &hs, &errors);
+    let slope = crate::support::report("midpoint DLA, Routh's sphere, T = 2", &hs, &errors);
     assert!((slope - 2.0).abs() < 0.15, "slope {slope}");
 }
 
@@ -177,7 +178,7 @@ fn norm_rolling_and_energy_are_kept() {
     let shape = reference::RollingSphere::routh();
     let (mut norm, mut roll, mut height, mut de) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let mut dla = Dla::new(0.01).unwrap();
-    common::run(&mut dla, &model, start, 10_000, |s| {
+    crate::support::run(&mut dla, &model, start, 10_000, |s| {
         let q = &s.q.as_slice()[3..7];
         norm = norm.max((q.iter().map(|x| x * x).sum::<f64>().sqrt() - 1.0).abs());
         roll = roll.max(rows(&model, s).amax());
@@ -200,11 +201,11 @@ fn a_step_does_not_allocate() {
     let mut state = model.routh_state();
     let mut dla = Dla::new(0.01).unwrap();
     dla.step(&model, &mut state).unwrap();
-    let before = common::allocations();
+    let before = crate::support::allocations();
     for _ in 0..100 {
         dla.step(&model, &mut state).unwrap();
     }
-    assert_eq!(common::allocations() - before, 0);
+    assert_eq!(crate::support::allocations() - before, 0);
 }
 
 /// A failed step (a non-finite parameter) leaves the state unchanged.

@@ -4,9 +4,6 @@
 //! (`runtime::reference::PendulumChain`) in its mass blocks, potential, gradient, constraint
 //! values and Jacobian (pattern and values) at random states, and in trajectories.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
 use std::collections::HashMap;
 
 use mechanism::mechanism;
@@ -22,9 +19,6 @@ use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
     SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError, StepReport,
 };
-
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
 
 mechanism! {
     /// A periodic ring of anharmonic springs (Fermi–Pasta–Ulam–Tsingou) with an on-site
@@ -291,12 +285,12 @@ fn generated_and_hand_written_ladders_step_alike() {
 /// Takes one warm-up `step`, then asserts that 20 more allocate nothing.
 fn assert_steps_allocate_nothing(what: &str, mut step: impl FnMut()) {
     step();
-    let before = common::allocations();
+    let before = crate::support::allocations();
     for _ in 0..20 {
         step();
     }
     assert_eq!(
-        common::allocations() - before,
+        crate::support::allocations() - before,
         0,
         "a step of {what} allocated"
     );
@@ -388,9 +382,9 @@ fn pair_sums_run_over_every_pair_once() {
         let values = {
             let mut h = vec![f64::NAN; cloud.hessian_pattern().len()];
             cloud.potential_hessian(&q, &mut h);
-            common::dense_symmetric(cloud.hessian_pattern(), &h, 2 * n)
+            crate::support::dense_symmetric(cloud.hessian_pattern(), &h, 2 * n)
         };
-        let fd = common::central_differences(
+        let fd = crate::support::central_differences(
             &|q: &[f64]| {
                 let mut g = vec![0.0; 2 * n];
                 cloud.potential_gradient(q, &mut g);
@@ -612,7 +606,7 @@ fn the_generated_chain_penalty_equals_the_hand_written_one() {
         let matrix = |pattern: &[(usize, usize)], f: &dyn Fn(&mut [f64])| {
             let mut values = vec![f64::NAN; pattern.len()];
             f(&mut values);
-            common::dense_symmetric(pattern, &values, 2 * n)
+            crate::support::dense_symmetric(pattern, &values, 2 * n)
         };
         assert_close_all(
             &matrix(generated.penalized_hessian_pattern(), &|h| {
@@ -681,7 +675,7 @@ fn the_generated_ring_derivatives_match_finite_differences() {
         let hessian = |q: &[f64]| {
             let mut values = vec![f64::NAN; ring.hessian_pattern().len()];
             ring.potential_hessian(q, &mut values);
-            common::dense_symmetric(ring.hessian_pattern(), &values, n)
+            crate::support::dense_symmetric(ring.hessian_pattern(), &values, n)
         };
         let quadratic = |q: &[f64]| {
             let h = hessian(q);
@@ -694,12 +688,12 @@ fn the_generated_ring_derivatives_match_finite_differences() {
             vec![s]
         };
         let d = 1e-5;
-        let fd_gradient: Vec<f64> = common::central_differences(&energy, &q, d)
+        let fd_gradient: Vec<f64> = crate::support::central_differences(&energy, &q, d)
             .into_iter()
             .map(|column| column[0])
             .collect();
-        let fd_hessian = common::central_differences(&gradient, &q, d);
-        let fd_third: Vec<f64> = common::central_differences(&quadratic, &q, d)
+        let fd_hessian = crate::support::central_differences(&gradient, &q, d);
+        let fd_third: Vec<f64> = crate::support::central_differences(&quadratic, &q, d)
             .into_iter()
             .map(|column| column[0])
             .collect();

@@ -26,13 +26,10 @@
 //! `t = 1` and its log-log slope over `h = 0.0025 … 0.0003125` (the shared `loglog_slope`; the
 //! first-order accessors are not yet asymptotic at `h = 0.01`, where SPOOK's stabilization and
 //! RATTLE's `O(h²)` terms still show) must be within 0.15 of the documented order, as the order
-//! tests of `tests/harness.rs`.
-//! `cargo test --release --test multipliers -- --nocapture` prints the table.
+//! tests of `tests/it/harness.rs`.
+//! `cargo test --release --test it multipliers:: -- --nocapture` prints the table.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
-use common::steps_to;
+use crate::support::steps_to;
 use mechanism::mechanism;
 use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::ode::rk4;

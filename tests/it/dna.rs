@@ -4,9 +4,6 @@
 //! Verlet's `O(h²)` energy error, the same bytes from the same seed, and the energy guard that
 //! stops the runs at `h = 2` that blow up.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-
 use mechanism::ensemble::member_seed;
 use mechanism::models::DnaChain;
 use mechanism::runtime::model::{
@@ -95,7 +92,7 @@ fn generated_derivatives_match_the_closed_forms() {
             let pattern = chain.hessian_pattern();
             let mut values = vec![f64::NAN; pattern.len()];
             chain.potential_hessian(&theta, &mut values);
-            let hessian = common::dense_symmetric(pattern, &values, n);
+            let hessian = crate::support::dense_symmetric(pattern, &values, n);
             for i in 0..n {
                 for j in 0..n {
                     // K: 2 on the diagonal, −1 per spring joining i and j (two for N = 2).
@@ -168,13 +165,13 @@ fn full_zhang_skeel_is_second_order() {
                 .with_beta(0.3)
                 .unwrap();
             let mut state = start.clone();
-            for _ in 0..common::steps_to(t_end, h) {
+            for _ in 0..crate::support::steps_to(t_end, h) {
                 zs.step(&chain, &mut state).unwrap();
             }
             (0..N).fold(0.0f64, |m, k| m.max((state.q[k] - reference[k]).abs()))
         })
         .collect();
-    let slope = common::report("full Z&S, DNA chain N = 20, T = 20", &hs, &errors);
+    let slope = crate::support::report("full Z&S, DNA chain N = 20, T = 20", &hs, &errors);
     assert!(
         (1.9..=2.1).contains(&slope),
         "order {slope}, errors {errors:?}"
@@ -208,7 +205,7 @@ fn verlet_energy_error_is_bounded_and_second_order() {
         let mut verlet = SparseVerlet::new(&chain, h).unwrap();
         let mut state = start.clone();
         let mut worst = 0.0f64;
-        for _ in 0..common::steps_to(200.0, h) {
+        for _ in 0..crate::support::steps_to(200.0, h) {
             verlet.step(&chain, &mut state).unwrap();
             worst = worst.max((chain.energy(&state.q, &state.v) - e0).abs());
         }

@@ -3,11 +3,6 @@
 //! Newton's third law of its pair forces, exact conservation of total linear momentum by stiff
 //! Z&Ss, and a hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms.
 
-#[path = "../runtime/tests/it/support/mod.rs"]
-mod common;
-#[path = "support/water_clusters.rs"]
-mod water_clusters;
-
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::{
     SparseHolonomic, SparseInertia, SparsePenalizedPotential, SparsePenaltyHessian, SparsePotential,
@@ -16,10 +11,7 @@ use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseLangevin, SparseRattle, SparseZhangSkeelStiff,
 };
 
-use water_clusters::{max_abs, perturbed_cluster, BETA_T};
-
-#[global_allocator]
-static GLOBAL: common::CountingAllocator = common::CountingAllocator;
+use crate::support::water_clusters::{max_abs, perturbed_cluster, BETA_T};
 
 /// `∇V` against central differences of `V` at a random 3-molecule cluster. Step `1e-5` Å:
 /// truncation `~d²|V‴|/6 ~ 1e-8` (the closest sites are ~1.8 Å apart, `|V‴| ≲ 1e3`), rounding
@@ -30,7 +22,7 @@ fn the_potential_gradient_matches_central_differences() {
     let q = perturbed_cluster(&model, 0.05, 7);
     let mut grad = vec![0.0; q.len()];
     model.potential_gradient(&q, &mut grad);
-    let fd = common::central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
+    let fd = crate::support::central_differences(&|x| vec![model.potential(x)], &q, 1e-5);
     let scale = max_abs(&grad);
     assert!(scale > 1.0, "the pair forces are not trivial: {scale}");
     let mut worst = 0.0f64;
@@ -63,7 +55,7 @@ fn the_penalty_hessian_matches_central_differences_and_is_block_diagonal() {
     assert!(pattern.len() <= 3 * 45, "{} entries", pattern.len());
     let mut values = vec![0.0; pattern.len()];
     model.penalty_hessian(omega, &q, &mut values);
-    let hess = common::dense_symmetric(pattern, &values, n);
+    let hess = crate::support::dense_symmetric(pattern, &values, n);
     let penalty_gradient = |x: &[f64]| {
         let (mut w, mut v) = (vec![0.0; n], vec![0.0; n]);
         model.penalized_potential_gradient(omega, x, &mut w);
@@ -72,7 +64,7 @@ fn the_penalty_hessian_matches_central_differences_and_is_block_diagonal() {
     };
     // The penalty is a quartic polynomial: truncation `d²|W‴|/6 ~ 1e-8`, rounding of the
     // difference `∇W − ∇V` `~ε|∇V|/d ~ 1e-9`.
-    let fd = common::central_differences(&penalty_gradient, &q, 1e-5);
+    let fd = crate::support::central_differences(&penalty_gradient, &q, 1e-5);
     let scale = max_abs(&hess);
     assert!(scale > 100.0, "ω² = 400 sets the scale: {scale}");
     let mut worst = 0.0f64;
@@ -183,10 +175,7 @@ fn stiff_zss_conserves_linear_momentum_to_round_off() {
     );
 }
 
-#[path = "support/water_pairs.rs"]
-mod water_pairs;
-
-use water_pairs::{hand_written, KC};
+use crate::support::water_pairs::{hand_written, KC};
 
 /// The generated potential and forces equal the hand-written all-pairs loop to `1e-12`
 /// relative (the energy relative to the sum of the terms' magnitudes would be tighter; the
@@ -264,7 +253,7 @@ fn forces_and_steps_at_n_100_allocate_nothing() {
     );
     zss.step(&penalized, &mut a).expect("a step");
     rattle.step(&model, &mut b).expect("a step");
-    let before = common::allocations();
+    let before = crate::support::allocations();
     for _ in 0..3 {
         model.potential_gradient(&a.q, &mut grad);
         model.penalized_potential_gradient(20.0, &a.q, &mut grad);
@@ -273,7 +262,7 @@ fn forces_and_steps_at_n_100_allocate_nothing() {
         rattle.step(&model, &mut b).expect("a step");
     }
     assert_eq!(
-        common::allocations() - before,
+        crate::support::allocations() - before,
         0,
         "forces or steps allocated"
     );

@@ -2,11 +2,8 @@
 //! included here rather than run as a process) is reproducible: the same seed writes the same
 //! CSV bytes and the same statistics bits, another seed a different path.
 
-#[path = "../examples/langevin_oscillator/sampling.rs"]
-mod sampling;
-
+use crate::support::sampling::{self, Inner, Settings};
 use mechanism::runtime::simulation::CsvSink;
-use sampling::{Inner, Settings};
 
 /// A short run of the example's defaults, one CSV row per step.
 fn settings(seed: u64, inner: Inner, h: f64) -> Settings {

@@ -5,16 +5,13 @@
 //! rows of any schedule to every K-th and the last. The kill tests stop a streamed run with
 //! signals; the command-line test runs every example binary with each bad value.
 
-#[path = "../examples/common/mod.rs"]
-mod common;
-#[path = "../examples/langevin_oscillator/sampling.rs"]
-#[allow(dead_code)] // the test uses the oscillator run only
-mod sampling;
+#[path = "../../examples/common/mod.rs"]
+mod examples_common;
 
+use crate::support::sampling::{self, Inner, Settings};
 use mechanism::models::{RobotArmParabola, RobotArmSine};
 use mechanism::runtime::integrators::stabilized::{Dopri5, PostStabilization, DOPRI5};
 use mechanism::runtime::simulation::{CsvSink, Schedule};
-use sampling::{Inner, Settings};
 
 /// The `t` column of a CSV.
 fn times(csv: &[u8]) -> Vec<f64> {
@@ -87,7 +84,7 @@ fn fixed_step_rows_fall_exactly_on_the_requested_times() {
         message.contains("whole multiple of the step size"),
         "{message}"
     );
-    let error = common::plan(0.01, 1.0, Some(0.015))
+    let error = examples_common::plan(0.01, 1.0, Some(0.015))
         .err()
         .unwrap()
         .to_string();
@@ -104,15 +101,15 @@ fn adaptive_rows_fall_exactly_on_the_requested_times_through_dense_output() {
             .with_post_stabilization(PostStabilization::BothTwice)
     };
     let run = |rtol, schedule| {
-        common::simulate_adaptive(
+        examples_common::simulate_adaptive(
             dopri(rtol),
             &model,
             RobotArmParabola::initial_state(),
             10.0,
             Vec::new(),
-            &common::Plan {
+            &examples_common::Plan {
                 schedule,
-                ..common::adaptive_plan(None).unwrap()
+                ..examples_common::adaptive_plan(None).unwrap()
             },
         )
         .unwrap()
@@ -133,7 +130,7 @@ fn adaptive_rows_fall_exactly_on_the_requested_times_through_dense_output() {
     assert!(!accepted.contains(&5.0));
     let tight = run(1e-9, Schedule::Every(1.0));
     let tight_at_steps = run(1e-9, Schedule::At(accepted));
-    let worst = |a: &common::Trajectory, b: &common::Trajectory| {
+    let worst = |a: &examples_common::Trajectory, b: &examples_common::Trajectory| {
         ["q.theta1", "q.theta2"]
             .iter()
             .flat_map(|name| {
@@ -158,18 +155,18 @@ fn adaptive_rows_fall_exactly_on_the_requested_times_through_dense_output() {
 
 /// The kill tests: a child process (this test binary again, running only
 /// [`kill_child_streams_a_long_run`]) runs SPOOK on the double pendulum through the examples'
-/// harness (`common::simulate` with `Plan::stream_to`, its signal handlers and exit code) for
+/// harness (`examples_common::simulate` with `Plan::stream_to`, its signal handlers and exit code) for
 /// far longer than the test waits, throttled to about 5 000 rows a second by a column that
 /// sleeps. The parent waits until the CSV holds a flushed row, waits a random time up to a
 /// second, and sends a signal.
 ///
 /// The child is the test binary rather than the `double_pendulum` example: `cargo test
-/// --test save_every` does not build the examples, and an example found in `target/` could be
+/// --test it` does not build the examples, and an example found in `target/` could be
 /// a stale build; the test binary is the code under test, with the harness included as the
 /// examples include it.
 #[cfg(unix)]
 mod kill {
-    use super::common;
+    use super::examples_common;
     use mechanism::models::DoublePendulum;
     use mechanism::runtime::Spook;
     use std::hash::{BuildHasher, RandomState};
@@ -193,12 +190,12 @@ mod kill {
         };
         let result = (|| -> Result<(), Box<dyn std::error::Error>> {
             let model = DoublePendulum::default();
-            let plan = common::plan(H, 1.0e4, None)?.stream_to(PathBuf::from(out));
-            let throttle = common::Column::new("throttle", |_, _| {
+            let plan = examples_common::plan(H, 1.0e4, None)?.stream_to(PathBuf::from(out));
+            let throttle = examples_common::Column::new("throttle", |_, _| {
                 std::thread::sleep(Duration::from_micros(200));
                 0.0
             });
-            let trajectory = common::simulate(
+            let trajectory = examples_common::simulate(
                 Spook::new(H)?,
                 &model,
                 &model,
@@ -208,7 +205,7 @@ mod kill {
             )?;
             Ok(trajectory.outcome()?)
         })();
-        std::process::exit(common::exit_status(result).into());
+        std::process::exit(examples_common::exit_status(result).into());
     }
 
     /// Returns a random duration below one second (a fresh `RandomState` is seeded by the OS).
@@ -218,7 +215,11 @@ mod kill {
 
     /// Starts the child writing to `out` and returns it once `out` holds a complete row.
     fn start(out: &Path) -> Child {
-        start_child("kill::kill_child_streams_a_long_run", CHILD, out)
+        start_child(
+            "save_every::kill::kill_child_streams_a_long_run",
+            CHILD,
+            out,
+        )
     }
 
     /// Starts the child test `test` (with `variable` set to `out`) and returns it once `out`
@@ -325,7 +326,8 @@ mod kill {
         throttled: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let model = DoublePendulum::default();
-        let mut plan = common::plan(H, CHECKPOINT_T_END, None)?.stream_to(out.to_path_buf());
+        let mut plan =
+            examples_common::plan(H, CHECKPOINT_T_END, None)?.stream_to(out.to_path_buf());
         plan.progress = false;
         plan.checkpoint = checkpoint.map(|file| {
             (
@@ -334,13 +336,13 @@ mod kill {
             )
         });
         plan.resume = resume.map(Path::to_path_buf);
-        let throttle = common::Column::new("throttle", move |_, _| {
+        let throttle = examples_common::Column::new("throttle", move |_, _| {
             if throttled {
                 std::thread::sleep(Duration::from_micros(200));
             }
             0.0
         });
-        let trajectory = common::simulate(
+        let trajectory = examples_common::simulate(
             Spook::new(H)?,
             &model,
             &model,
@@ -360,7 +362,7 @@ mod kill {
         let out = PathBuf::from(out);
         let checkpoint = out.with_extension("ckpt");
         let result = checkpointed_run(&out, Some(&checkpoint), None, true);
-        std::process::exit(common::exit_status(result).into());
+        std::process::exit(examples_common::exit_status(result).into());
     }
 
     /// A child checkpointing every few steps is killed with SIGKILL at a random moment (often
@@ -372,7 +374,11 @@ mod kill {
         std::fs::create_dir_all(&dir).unwrap();
         let (out, whole) = (dir.join("run.csv"), dir.join("whole.csv"));
         let checkpoint = out.with_extension("ckpt");
-        let child = start_child("kill::kill_child_checkpoints_a_run", CHECKPOINT_CHILD, &out);
+        let child = start_child(
+            "save_every::kill::kill_child_checkpoints_a_run",
+            CHECKPOINT_CHILD,
+            &out,
+        );
         let started = Instant::now();
         while !checkpoint.exists() && started.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(5));
@@ -426,17 +432,17 @@ mod kill {
     }
 }
 
-/// `--every K` ([`common::Thin`]): every K-th row of the schedule from the first, and the
+/// `--every K` ([`examples_common::Thin`]): every K-th row of the schedule from the first, and the
 /// last even when it is not among them; its rows are the unthinned run's, bit for bit.
 #[test]
 fn every_keeps_every_kth_row_of_the_schedule_and_the_last() {
     let model = mechanism::models::DoublePendulum::default();
     let run = |every: usize, save_every: Option<f64>| {
-        let plan = common::Plan {
+        let plan = examples_common::Plan {
             every,
-            ..common::plan(0.01, 1.01, save_every).unwrap()
+            ..examples_common::plan(0.01, 1.01, save_every).unwrap()
         };
-        let trajectory = common::simulate(
+        let trajectory = examples_common::simulate(
             mechanism::runtime::Spook::new(0.01).unwrap(),
             &model,
             &model,
@@ -481,7 +487,7 @@ fn every_keeps_every_kth_row_of_the_schedule_and_the_last() {
 /// The binaries are those `cargo test` builds next to this test's (`target/<profile>/examples/`);
 /// the list of examples is the `examples/` directory, so that a new example is not forgotten.
 /// An example whose binary is missing (built without its required features, or `cargo test
-/// --test save_every` alone, which does not build the examples) is skipped; none at all fails.
+/// --test it` alone, which does not build the examples) is skipped; none at all fails.
 mod command_line {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output, Stdio};
@@ -1120,14 +1126,14 @@ mod checkpoint {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// `--every K` ([`crate::common::Thin`]) holds the last row back for the end of the run:
+    /// `--every K` ([`examples_common::Thin`](super::examples_common::Thin)) holds the last row back for the end of the run:
     /// an interrupted run's checkpoint is written before that row reaches the file (the resume
     /// cuts it and thins on from the checkpoint's row of the schedule), and a finished run's
     /// after (a resume from it leaves the file as it is). Either way the file is the
     /// uninterrupted run's, byte for byte, at a random stop.
     #[test]
     fn a_thinned_run_interrupted_and_resumed_writes_the_uninterrupted_rows() {
-        use crate::common::Thin;
+        use crate::save_every::examples_common::Thin;
         use std::sync::atomic::{AtomicBool, Ordering};
         static STOP: AtomicBool = AtomicBool::new(false);
         let model = DoublePendulum::default();

@@ -1,4 +1,4 @@
-// Shared by `tests/compiled_integrators.rs` and the `tests/pass/*.rs` models (through
+// Shared by `tests/it/compiled_integrators.rs` and the `tests/pass/*.rs` models (through
 // `include!`): steps a generated model with every integrator family it is compiled for.
 
 /// Asserts that `$Model::INTEGRATORS` is exactly `[$family, …]` and steps `$state` ten times
