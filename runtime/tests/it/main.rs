@@ -21,6 +21,7 @@ mod sparse_stabilized;
 mod sparse_zhang_skeel;
 mod spook;
 mod stabilized;
+mod statistics;
 mod zhang_skeel;
 
 /// Counts the heap allocations of each thread, for the tests that a step does not allocate
