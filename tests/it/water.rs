@@ -175,7 +175,7 @@ fn stiff_zss_conserves_linear_momentum_to_round_off() {
     );
 }
 
-use crate::support::water_pairs::{hand_written, KC};
+use mechanism::runtime::reference::water_pairs::{hand_written, KC};
 
 /// The generated potential and forces equal the hand-written all-pairs loop to `1e-12`
 /// relative (the energy relative to the sum of the terms' magnitudes would be tighter; the

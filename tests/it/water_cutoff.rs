@@ -6,11 +6,11 @@
 //! hand-written switched all-pairs loop, bad parameters, and no allocation.
 
 use crate::support::water_clusters::{max_abs, perturbed_cluster, BETA_T};
-use crate::support::water_pairs::{hand_written_switched, KC};
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::{
     SparseInertia, SparsePenalizedHessian, SparsePenaltyHessian, SparsePotential,
 };
+use mechanism::runtime::reference::water_pairs::{hand_written_switched, KC};
 use mechanism::runtime::switch::quintic;
 use mechanism::runtime::{
     DynState, Penalized, SparseIntegrator, SparseRattle, SparseZhangSkeelStiff, StepError,
@@ -187,8 +187,8 @@ fn switched_pair_forces_obey_newtons_third_law() {
 }
 
 /// The generated switched potential and forces equal the hand-written switched loop
-/// (`tests/it/support/water_pairs.rs`) to `1e-12` of their scales (the potential's: its largest
-/// Coulomb term), for 12 molecules with pairs inside, in and beyond the region.
+/// (`mechanism::runtime::reference::water_pairs`) to `1e-12` of their scales (the potential's:
+/// its largest Coulomb term), for 12 molecules with pairs inside, in and beyond the region.
 #[test]
 fn the_switched_potential_equals_a_hand_written_switched_loop() {
     let mut model = WaterCluster::new(12).expect("12 molecules");

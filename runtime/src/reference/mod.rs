@@ -18,6 +18,7 @@ pub mod robot_arm;
 pub mod rolling_sphere;
 pub mod spherical_pendulum;
 pub mod spook_ladder;
+pub mod water_pairs;
 
 #[cfg(test)]
 mod sparse_derivatives;

@@ -1,5 +1,5 @@
 //! The support module of the root package's tests: the shared harness
-//! (`mechanism-test-support`) and the water cluster's references. `steps.rs` is not a module:
+//! (`mechanism-test-support`) and the water cluster's starting clusters. `steps.rs` is not a module:
 //! it is `include!`d by `compiled_integrators` and the `tests/pass/*.rs` models.
 #![allow(dead_code)]
 
@@ -8,6 +8,5 @@
 #[path = "../../../examples/langevin_oscillator/sampling.rs"]
 pub mod sampling;
 pub mod water_clusters;
-pub mod water_pairs;
 
 pub use mechanism_test_support::*;

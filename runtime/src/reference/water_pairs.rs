@@ -1,12 +1,15 @@
-//! A plain hand-written all-pairs loop of the TIP3P cluster's potential (Tao–Owhadi 2014 eq. 24:
-//! 9 Coulomb site pairs and the O–O Lennard-Jones per molecule pair), sharing nothing with the
-//! generated `models::WaterCluster` but the parameter values: the reference of `tests/it/water.rs`
-//! and `benches/water_forces.rs`, with and without a smooth cutoff
-//! (`tests/it/water_cutoff.rs`); each includer uses its share.
-#![allow(dead_code)]
+//! A plain hand-written all-pairs loop of the TIP3P water cluster's potential (Tao–Owhadi 2014
+//! eq. 24: 9 Coulomb site pairs and the O–O Lennard-Jones per molecule pair), sharing nothing
+//! with the generated `mechanism::models::WaterCluster` but the parameter values: the reference
+//! of the root package's water tests and of `benches/water_forces.rs`, with and without a
+//! smooth cutoff.
+//!
+//! Coordinates are 9 per molecule (O, H, H, each `x, y, z`); the loops use the first
+//! `9 n` entries with `n = min(q.len(), grad.len()) / 9`, so a short gradient shortens the
+//! cluster instead of panicking.
 
-/// The TIP3P parameters, written again here so that the hand-written loop shares nothing with
-/// the model but the values.
+/// The Coulomb constant of the TIP3P parameters (kcal Å / (mol e²)), written again here so that
+/// the hand-written loop shares nothing with the model but the values.
 pub const KC: f64 = 332.0636;
 const CHARGES: [f64; 3] = [-0.834, 0.417, 0.417];
 const A: f64 = 582000.0;
@@ -14,10 +17,10 @@ const C: f64 = 595.0;
 
 /// A plain all-pairs loop: `V` and `∇V` of the 9 Coulomb site pairs and the O–O
 /// Lennard-Jones pair of every molecule pair, in closed form (`∂(1/r)/∂x = −d/r³`,
-/// `∂(A/r¹² − C/r⁶)/∂x = (−12A/r¹⁴ + 6C/r⁸) d`).
+/// `∂(A/r¹² − C/r⁶)/∂x = (−12A/r¹⁴ + 6C/r⁸) d`); returns `V` and writes `∇V` to `grad`.
 pub fn hand_written(q: &[f64], grad: &mut [f64]) -> f64 {
     grad.fill(0.0);
-    let n = q.len() / 9;
+    let n = q.len().min(grad.len()) / 9;
     let mut energy = 0.0;
     for a in 0..n {
         for b in a + 1..n {
@@ -78,9 +81,10 @@ fn pair(q: &[f64], a: usize, b: usize, grad: &mut [f64; 18]) -> f64 {
 /// the model and of `mechanism::runtime::switch`: each molecule pair's `E` times the quintic
 /// switch `S = 1 − 10x³ + 15x⁴ − 6x⁵`, `x = (r − on)/(off − on)` (`S = 1` below `on`, pairs
 /// at `r ≥ off` skipped), its gradient `S ∇E + E S'(r) ∇r` with `∇r = ±d/r` on the oxygens.
+/// Returns `V` and writes `∇V` to `grad`.
 pub fn hand_written_switched(q: &[f64], grad: &mut [f64], on: f64, off: f64) -> f64 {
     grad.fill(0.0);
-    let n = q.len() / 9;
+    let n = q.len().min(grad.len()) / 9;
     let mut energy = 0.0;
     let mut local = [0.0; 18];
     for a in 0..n {
