@@ -19,15 +19,13 @@
 //! The macro's expansion time and code do not depend on the sizes:
 //! `cargo run -p mechanism-dsl --release --example chains`.
 
-#[path = "../runtime/tests/common/mod.rs"]
-mod common;
-
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mechanism::models::{Ladder, PendulumChain as Chain};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia, SparseNonholonomic};
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{DynState, SparseIntegrator, SparseSpook};
 
@@ -223,7 +221,7 @@ fn print_table(title: &str, size: &str, rows: &[Row]) {
     let sizes: Vec<f64> = rows.iter().map(|r| r.size as f64).collect();
     let fit = |cost: fn(&Row) -> f64| {
         let costs: Vec<f64> = rows.iter().map(cost).collect();
-        common::loglog_slope(&sizes, &costs)
+        loglog_slope(&sizes, &costs).unwrap_or(f64::NAN)
     };
     println!(
         "\nexponent of cost against {size} (least squares in log-log): hand-written {:.3}, generated {:.3}",

@@ -2,7 +2,7 @@
 //! 4 950 molecule pairs, 900 coordinates): the generated `models::WaterCluster`'s
 //! `potential_gradient` (one pair-sum kernel looped over the pairs) against a plain
 //! hand-written all-pairs loop of closed-form Coulomb and Lennard-Jones terms
-//! (`tests/support/water_pairs.rs`), at the same configuration.
+//! (`mechanism::runtime::reference::water_pairs`), at the same configuration.
 //!
 //! ```sh
 //! cargo bench --bench water_forces
@@ -16,15 +16,13 @@
 //! cutoff on the O–O distance from [`CUTOFF`]`.0` to [`CUTOFF`]`.1` Å against the
 //! hand-written loop with the same quintic switch (`hand_written_switched`).
 
-#[path = "../tests/support/water_pairs.rs"]
-mod water_pairs;
-
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mechanism::models::WaterCluster;
 use mechanism::runtime::model::SparsePotential;
+use mechanism::runtime::reference::water_pairs;
 
 /// Molecules of the cluster (the paper's large case).
 const MOLECULES: usize = 100;

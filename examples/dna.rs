@@ -13,7 +13,7 @@
 //! ```
 //!
 //! The model is `mechanism::models::DnaChain`, written with `mechanism!` families;
-//! `tests/dna.rs` checks its derivatives against the closed forms of
+//! `tests/it/dna.rs` checks its derivatives against the closed forms of
 //! `runtime::reference::dna_chain` and Z&S's order. The paper's parameters are the defaults
 //! (`a = 7`, `x0 = 0.3`, `ε = 1/1400`, `β = 0.3`); its choices and ambiguities are resolved as
 //! in `shared/EXPERIMENTS-M2.md` §E: periodic ends (E1), `T = 3000` (E2), `θ_k(0) = 0.8 +
@@ -68,7 +68,7 @@
 //! the typed `StepError::EnergyDiverged` once `|H − H(0)|` exceeds ten times the run's energy
 //! scale (`EnergyGuard`), long before the state overflows: from seed 1, Z&Ss at `t = 43 298`
 //! with `H` at most `195 H(0)` before the refused step, full Z&S at `t = 5972` with at most
-//! `72 H(0)` (`tests/dna.rs`). The blow-up is fast — about
+//! `72 H(0)` (`tests/it/dna.rs`). The blow-up is fast — about
 //! 20–50 time units from `H > 10 H(0)` to overflow — and it is nonlinear: each of these `β`
 //! is in the linearly unconditionally stable range `β ≥ ¼`, and the simplified method, which
 //! differs only by the correction `−½β²h⁴ M⁻¹(a·V‴·a)`, stayed below `1.04 H(0)`. So, to run

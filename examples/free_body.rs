@@ -13,7 +13,7 @@
 //! `residual.position`, `residual.velocity`, then `omega.x`, `omega.y`, `omega.z` (body frame),
 //! `R.xx` … `R.zz` (world from body, row by row), `L.x`, `L.y`, `L.z` (the world angular
 //! momentum, conserved) and `q.norm`. `Ω(t)` has a closed form in Jacobi elliptic functions
-//! (Landau–Lifshitz §37; `k² = 1/3`, `τ = t` here), which `tests/rigid_body.rs` checks
+//! (Landau–Lifshitz §37; `k² = 1/3`, `τ = t` here), which `tests/it/rigid_body.rs` checks
 //! against. RATTLE, SHAKE and SPOOK are not offered: they assume a constant mass matrix (see
 //! `mechanism::models::FreeBody`).
 

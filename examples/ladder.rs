@@ -3,7 +3,7 @@
 //! closed loops), pinned at one corner, released horizontally at rest and stepped by SPOOK with
 //! one sparse `LDLᵀ` per step (`runtime::SparseSpook`). The model is `mechanism::models::Ladder`,
 //! written with `mechanism!` families (rows for the joints by filters and bindings, `L` an
-//! argument of its `new`), which `tests/families.rs` checks against the hand-written
+//! argument of its `new`), which `tests/it/families.rs` checks against the hand-written
 //! `runtime::reference::SpookLadder`.
 //!
 //! ```sh
@@ -52,6 +52,7 @@ use mechanism::models::Ladder;
 use mechanism::pictures::{draw_panels, Frame, Panel, Scale, Series, Sketch};
 use mechanism::runtime::integrators::stabilized::{Baumgarte, SparseStabilizedRk, RK4};
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia};
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::simulation::{
     family, Column, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
 };
@@ -350,7 +351,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         })?;
         averages.push(sum / steps as f64);
     }
-    let slope = common::loglog_slope(&hs, &averages);
+    let slope = loglog_slope(&hs, &averages).unwrap_or(f64::NAN);
     println!("## (b) Fig. 6: average violation ⟨‖g‖⟩ over T = 10, L = 20\n");
     println!("| h | ⟨‖g‖⟩ ours | ⟨‖g‖⟩ pilot (SciPy, EXPERIMENTS-M2 §A.7) |\n|---|---|---|");
     for ((h, a), p) in hs.iter().zip(&averages).zip(pilot) {
@@ -397,7 +398,7 @@ fn tables() -> Result<(), Box<dyn Error>> {
         );
     }
     let xs: Vec<f64> = links.iter().map(|&l| l as f64).collect();
-    let exponent = common::loglog_slope(&xs, &times);
+    let exponent = loglog_slope(&xs, &times).unwrap_or(f64::NAN);
     println!("\nfitted exponent: **{exponent:.2}** (paper: \"linear as it should\")\n");
     let fig7 = loglog_panel(
         "Fig. 7: time per SPOOK step against the number of links",

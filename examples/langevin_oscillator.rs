@@ -23,7 +23,7 @@
 //! (derived in the docs of `sampling::GibbsMarginal`; for `kT/ω² ≪ l⁴`). The distance
 //! `d = |q| − l` has the "stiff spring" variance `kT/(ω²|∇g|²)`, `|∇g| = 2l`.
 //!
-//! The same `--seed` gives the same CSV bytes (`tests/langevin_examples.rs`). The CSV holds
+//! The same `--seed` gives the same CSV bytes (`tests/it/langevin_examples.rs`). The CSV holds
 //! every `--every`-th step (default 100), so that 10⁶ steps stay a few MB; the statistics use
 //! every step after `--burn-in`. `--plot` draws the sampled second moments against their
 //! targets (oscillator) or the histogram of `g` against its Gibbs marginal (pendulum).

@@ -39,6 +39,7 @@ use clap::{Parser, ValueEnum};
 use common::{Column, Plan, RunOptions, Trajectory};
 use mechanism::models::{OscillatorOnCircle, PlanarOscillator};
 use mechanism::pictures::{Animation, Sketch};
+use mechanism::runtime::reference::fit;
 use mechanism::runtime::{
     DiscreteLagrangeDAlembert, Holonomic, Inertia, Integrator, Nonholonomic, Potential, Rk4,
     SMatrix, SVector, Spook, State,
@@ -227,19 +228,6 @@ where
     common::simulate(integrator, model, model, initial, plan, columns)
 }
 
-/// Least-squares slope of `values` against `x`: the fitted drift.
-fn slope(x: &[f64], values: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / n, values.iter().sum::<f64>() / n);
-    let sxy: f64 = x.iter().zip(values).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
-    if sxx > 0.0 {
-        sxy / sxx
-    } else {
-        0.0
-    }
-}
-
 /// Prints the relative range, the fitted drift (in units of the initial value per run) and the
 /// final ratio of a quantity that the exact flow conserves.
 fn print_invariant(name: &str, times: &[f64], values: &[f64]) {
@@ -255,7 +243,7 @@ fn print_invariant(name: &str, times: &[f64], values: &[f64]) {
         "  {name}: max |X - X0|/|X0| = {:.3e}, range X/X0 in [{lo:.6}, {hi:.6}], fitted drift \
          {:+.3e} X0 per run, final X/X0 = {:.6}",
         common::max_deviation(values) / scale,
-        slope(times, &ratios),
+        fit::slope(times, &ratios).unwrap_or(0.0),
         ratios.last().copied().unwrap_or(1.0)
     );
 }

@@ -43,9 +43,13 @@ use mechanism::pictures::{Frame, Sketch};
 use mechanism::runtime::integrators::stabilized::{
     drift, Baumgarte, Dopri5, Drift, PostStabilization, StabilizedRk, Tableau, DOPRI5, HEUN, RK4,
 };
+use mechanism::runtime::reference::robot_arm::{
+    self, FixedStepTable, STABILIZATIONS, STEP_SIZES, TABLE_6_1, TABLE_6_2, TABLE_6_3,
+    TABLE_6_3_ROWS,
+};
 use mechanism::runtime::simulation::{Schedule, Simulation, SimulationError};
 use mechanism::runtime::{
-    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Potential, State, StepError,
+    AppliedForces, Configuration, HolonomicKinematics, InertiaGradient, Potential, State,
 };
 
 /// Which constraint the free end obeys.
@@ -366,13 +370,18 @@ enum Outcome {
 
 /// Runs Heun's method at step `h` to `t_end` with the row's stabilization; returns the maximum
 /// drift.
-fn heun_drift<Model: ArmModel>(model: &Model, row: &Row, h: f64, t_end: f64) -> Outcome {
+fn heun_drift<Model: ArmModel>(
+    model: &Model,
+    row: &robot_arm::Stabilization,
+    h: f64,
+    t_end: f64,
+) -> Outcome {
     let steps = (t_end / h).round() as usize;
-    let rk = match StabilizedRk::<2, 1, 2>::new(HEUN, h) {
-        Ok(rk) => rk
-            .with_baumgarte(row.baumgarte)
+    let rk = match (StabilizedRk::<2, 1, 2>::new(HEUN, h), row.baumgarte()) {
+        (Ok(rk), Ok(baumgarte)) => rk
+            .with_baumgarte(baumgarte)
             .with_post_stabilization(row.post),
-        Err(error) => return Outcome::BlewUp(error.to_string()),
+        (Err(error), _) | (_, Err(error)) => return Outcome::BlewUp(error.to_string()),
     };
     let worst = Cell::new(Drift::default());
     let initial = RobotArmParabola::initial_state();
@@ -394,15 +403,15 @@ fn heun_drift<Model: ArmModel>(model: &Model, row: &Row, h: f64, t_end: f64) -> 
 /// and NSTEP (accepted plus rejected).
 fn dopri5_drift<Model: ArmModel>(
     model: &Model,
-    row: &Row,
+    row: &robot_arm::Stabilization,
     (rtol, atol): (f64, f64),
     t_end: f64,
 ) -> (Outcome, usize) {
-    let dopri = match Dopri5::<2, 1>::new(DOPRI5, rtol, atol) {
-        Ok(d) => d
-            .with_baumgarte(row.baumgarte)
+    let dopri = match (Dopri5::<2, 1>::new(DOPRI5, rtol, atol), row.baumgarte()) {
+        (Ok(d), Ok(baumgarte)) => d
+            .with_baumgarte(baumgarte)
             .with_post_stabilization(row.post),
-        Err(error) => return (Outcome::BlewUp(error.to_string()), 0),
+        (Err(error), _) | (_, Err(error)) => return (Outcome::BlewUp(error.to_string()), 0),
     };
     let worst = Cell::new(Drift::default());
     let initial = RobotArmParabola::initial_state();
@@ -420,104 +429,6 @@ fn dopri5_drift<Model: ArmModel>(
     };
     (outcome, run.stepper().0.statistics().steps())
 }
-
-/// One stabilization of the paper's tables.
-struct Row {
-    label: &'static str,
-    baumgarte: Baumgarte,
-    post: PostStabilization,
-}
-
-/// Returns the rows of Tables 6.1–6.2 (the first two and S-both² are those of Table 6.3).
-fn rows() -> Result<[Row; 7], StepError> {
-    let row = |label, baumgarte, post| Row {
-        label,
-        baumgarte,
-        post,
-    };
-    Ok([
-        row("Baum(0,0)", Baumgarte::NONE, PostStabilization::None),
-        row(
-            "Baum(12,70)",
-            Baumgarte::new(12.0, 70.0)?,
-            PostStabilization::None,
-        ),
-        row("S-full", Baumgarte::NONE, PostStabilization::Full),
-        row("S-both", Baumgarte::NONE, PostStabilization::Both),
-        row("S-both²", Baumgarte::NONE, PostStabilization::BothTwice),
-        row("S-vel", Baumgarte::NONE, PostStabilization::Velocity),
-        row("S-pos", Baumgarte::NONE, PostStabilization::Position),
-    ])
-}
-
-/// The paper's `(drift-velocity, drift-position)` per row, `None` for `*`: Table 6.1 (Case I,
-/// t_f = 40) at h = .01 and .001.
-const TABLE_6_1: [[Option<(f64, f64)>; 7]; 2] = [
-    [
-        Some((0.33e-2, 0.17e-2)),
-        Some((0.72e-2, 0.14e-2)),
-        Some((0.12e-7, 0.61e-9)),
-        Some((0.16e-3, 0.39e-9)),
-        Some((0.67e-8, 0.15e-13)),
-        Some((0.36e-14, 0.84e-3)),
-        None,
-    ],
-    [
-        Some((0.32e-4, 0.17e-4)),
-        Some((0.70e-4, 0.14e-4)),
-        Some((0.15e-13, 0.40e-14)),
-        Some((0.16e-6, 0.39e-14)),
-        Some((0.18e-13, 0.31e-14)),
-        Some((0.36e-14, 0.81e-5)),
-        Some((0.48e-2, 0.76e-11)),
-    ],
-];
-
-/// Table 6.2 (Case II, ω = ½, t_f = 10) at h = .01 and .001, as [`TABLE_6_1`].
-const TABLE_6_2: [[Option<(f64, f64)>; 7]; 2] = [
-    [
-        None,
-        Some((0.51, 0.25e-1)),
-        Some((0.72e-5, 0.63e-6)),
-        Some((0.31e-1, 0.68e-5)),
-        Some((0.20e-3, 0.68e-6)),
-        Some((0.60e-14, 0.78e-2)),
-        Some((0.73, 0.28e-2)),
-    ],
-    [
-        Some((0.66e-4, 0.56e-4)),
-        Some((0.60e-3, 0.38e-4)),
-        Some((0.39e-10, 0.53e-11)),
-        Some((0.41e-4, 0.46e-11)),
-        Some((0.20e-9, 0.78e-15)),
-        Some((0.43e-14, 0.58e-4)),
-        Some((0.44e-2, 0.88e-10)),
-    ],
-];
-
-/// One entry of Table 6.3: `(NSTEP, drift-position, drift-velocity)`.
-type AdaptiveEntry = (f64, f64, f64);
-
-/// Table 6.3 (Case II, DOPRI5, TOL = 1e-5, t_f = 100): per ω, the entries of Baum(0,0),
-/// Baum(12,70), S-both².
-const TABLE_6_3: [(f64, [AdaptiveEntry; 3]); 2] = [
-    (
-        0.5,
-        [
-            (10864.0, 0.96, 0.22e-1),
-            (4197.0, 0.81e-5, 0.11e-3),
-            (3767.0, 0.66e-10, 0.17e-6),
-        ],
-    ),
-    (
-        1.0,
-        [
-            (15408.0, 1.38, 0.36e-1),
-            (12826.0, 0.42e-4, 0.52e-3),
-            (5381.0, 0.36e-9, 0.54e-6),
-        ],
-    ),
-];
 
 /// Formats a drift like the tables: two significant digits.
 fn number(x: f64) -> String {
@@ -550,18 +461,17 @@ type Measured = (String, &'static str, Outcome);
 /// the ratios ours/paper of the entries the paper gives above round-off (`> 1e-13`).
 fn print_drift_table<Model: ArmModel>(
     model: &Model,
-    t_end: f64,
-    paper: &[[Option<(f64, f64)>; 7]; 2],
-) -> Result<(Vec<Measured>, Vec<f64>), StepError> {
+    paper: &FixedStepTable,
+) -> (Vec<Measured>, Vec<f64>) {
     println!(
         "| h | stabilization | drift-velocity | paper | ratio | drift-position | paper | ratio |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     let mut ratios = Vec::new();
-    for (h, paper) in [0.01, 0.001].into_iter().zip(paper) {
-        for (row, theirs) in rows()?.iter().zip(paper) {
-            let outcome = heun_drift(model, row, h, t_end);
+    for (h, drifts) in STEP_SIZES.into_iter().zip(&paper.drifts) {
+        for (row, theirs) in STABILIZATIONS.iter().zip(drifts) {
+            let outcome = heun_drift(model, row, h, paper.t_end);
             let ours = match &outcome {
                 Outcome::Bounded(d) => Some(*d),
                 Outcome::BlewUp(_) => None,
@@ -569,19 +479,19 @@ fn print_drift_table<Model: ArmModel>(
             println!(
                 "| {h} | {} | {} | {} |",
                 row.label,
-                compared(ours.map(|d| d.velocity), theirs.map(|p| p.0)),
-                compared(ours.map(|d| d.position), theirs.map(|p| p.1)),
+                compared(ours.map(|d| d.velocity), theirs.map(|p| p.velocity)),
+                compared(ours.map(|d| d.position), theirs.map(|p| p.position)),
             );
-            if let (Some(d), Some((velocity, position))) = (ours, theirs) {
+            if let (Some(d), Some(p)) = (ours, theirs) {
                 ratios.extend(above_round_off(&[
-                    (d.velocity, *velocity),
-                    (d.position, *position),
+                    (d.velocity, p.velocity),
+                    (d.position, p.position),
                 ]));
             }
             results.push((format!("h = {h}"), row.label, outcome));
         }
     }
-    Ok((results, ratios))
+    (results, ratios)
 }
 
 /// Returns the ratios ours/paper of the pairs `(ours, paper)` whose paper value is above
@@ -623,7 +533,7 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
         "## Table 6.1: maximum drifts for Case I (y2 = x2² − β, β = {:.10}), Heun, t_f = 40\n",
         parabola.beta
     );
-    let (results, ratios) = print_drift_table(&parabola, 40.0, &TABLE_6_1)?;
+    let (results, ratios) = print_drift_table(&parabola, &TABLE_6_1);
     println!();
     print_blow_ups(&results);
     print_ratio_range(&ratios);
@@ -631,7 +541,7 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
 
     let sine = RobotArmSine::default();
     println!("## Table 6.2: maximum drifts for Case II (y2 = sin²(t/2)), Heun, t_f = 10\n");
-    let (results, ratios) = print_drift_table(&sine, 10.0, &TABLE_6_2)?;
+    let (results, ratios) = print_drift_table(&sine, &TABLE_6_2);
     println!();
     print_blow_ups(&results);
     print_ratio_range(&ratios);
@@ -642,16 +552,18 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
         "| ω | stabilization | NSTEP | paper | ratio | drift-position | paper | ratio | drift-velocity | paper | ratio |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let all = rows()?;
-    let adaptive_rows = [&all[0], &all[1], &all[4]];
+    let adaptive_rows = TABLE_6_3_ROWS.map(|i| &STABILIZATIONS[i]);
     let mut blow_ups = Vec::new();
-    for (omega, paper) in TABLE_6_3 {
+    for (omega, paper) in TABLE_6_3.entries {
         let model = RobotArmSine {
             omega,
             ..RobotArmSine::default()
         };
-        for (row, (nstep, position, velocity)) in adaptive_rows.iter().zip(paper) {
-            let (outcome, steps) = dopri5_drift(&model, row, (1e-5, 0.1 * 1e-5), 100.0);
+        for (row, entry) in adaptive_rows.iter().zip(paper) {
+            let (nstep, position, velocity) =
+                (entry.nstep, entry.drift.position, entry.drift.velocity);
+            let tolerances = (TABLE_6_3.rtol, TABLE_6_3.atol);
+            let (outcome, steps) = dopri5_drift(&model, row, tolerances, TABLE_6_3.t_end);
             let ours = match &outcome {
                 Outcome::Bounded(d) => Some(*d),
                 Outcome::BlewUp(_) => None,
@@ -659,7 +571,7 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
             println!(
                 "| {omega} | {} | {steps} | {nstep} | {} | {} | {} |",
                 row.label,
-                ratio(steps as f64 / nstep),
+                ratio(steps as f64 / nstep as f64),
                 compared(ours.map(|d| d.position), Some(position)),
                 compared(ours.map(|d| d.velocity), Some(velocity)),
             );
@@ -675,7 +587,8 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
             omega,
             ..RobotArmSine::default()
         };
-        let (outcome, steps) = dopri5_drift(&model, &all[0], (1e-5, 1e-6), 100.0);
+        let (outcome, steps) =
+            dopri5_drift(&model, &STABILIZATIONS[0], (1e-5, 1e-6), TABLE_6_3.t_end);
         if let Outcome::Bounded(d) = outcome {
             println!(
                 "- Baum(0,0), ω = {omega}, with atol = 1e-6 (one ulp below 0.1 · 1e-5 = {:e}): \
@@ -693,7 +606,7 @@ fn print_tables() -> Result<(), Box<dyn Error>> {
 const NOTES_6_1: &str = "\
 - Method: Heun's method, the paper's \"explicit Runge–Kutta scheme of order 2\" (the explicit
   midpoint rule gives other values, e.g. over 10× the paper's S-full drift in Case II, as
-  `runtime/tests/stabilized.rs` checks), on the model
+  `runtime/tests/it/stabilized.rs` checks), on the model
   generated by `mechanism!`. Drifts are max over all steps of |g| and |G v + g_t| (max norms);
   S-both, S-both², S-vel and S-pos use F of eq. 5.6 (D = Gᵀ), S-full D = H of eq. 4.4.
 - `*` is a run that ends in a typed error: the state overflows to non-finite values.

@@ -34,6 +34,7 @@ use clap::{Parser, ValueEnum};
 use common::{RunOptions, Thin};
 use mechanism::models::{body_angular_velocity, RollingSphere};
 use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
+use mechanism::runtime::reference::fit;
 use mechanism::runtime::reference::rolling_sphere::{self as reference, RollingState};
 use mechanism::runtime::simulation::{Schedule, SimulationError, Sink};
 use mechanism::runtime::{Inertia, Integrator, MidpointLagrangeDAlembert, Potential, State};
@@ -328,15 +329,6 @@ fn unit(values: impl Iterator<Item = f64>) -> (f64, String) {
     (10f64.powi(k), format!("1e{k}"))
 }
 
-/// Least-squares slope of `y` against `t`.
-fn fitted_slope(t: &[f64], y: &[f64]) -> f64 {
-    let n = t.len() as f64;
-    let (mt, my) = (t.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    let sty: f64 = t.iter().zip(y).map(|(a, b)| (a - mt) * (b - my)).sum();
-    let stt: f64 = t.iter().map(|a| (a - mt) * (a - mt)).sum();
-    sty / stt
-}
-
 fn print_table(title: &str, rows: &[Row]) {
     let t: Vec<f64> = rows.iter().map(|r| r.t).collect();
     let e0 = rows[0].energy;
@@ -349,8 +341,8 @@ fn print_table(title: &str, rows: &[Row]) {
     println!("| --- | --- | --- |");
     println!(
         "| energy drift slope (fitted dE/dt) | {:.3e} | {:.3e} |",
-        fitted_slope(&t, &de),
-        fitted_slope(&t, &de_ref)
+        fit::slope(&t, &de).unwrap_or(f64::NAN),
+        fit::slope(&t, &de_ref).unwrap_or(f64::NAN)
     );
     println!(
         "| max abs(E − E0) | {:.3e} | {:.3e} |",
@@ -359,8 +351,9 @@ fn print_table(title: &str, rows: &[Row]) {
     );
     println!(
         "| omega2 drift slope (fitted) | {:.3e} | {:.3e} |",
-        fitted_slope(&t, &w2),
-        fitted_slope(&t, &rows.iter().map(|r| r.reference[8]).collect::<Vec<_>>())
+        fit::slope(&t, &w2).unwrap_or(f64::NAN),
+        fit::slope(&t, &rows.iter().map(|r| r.reference[8]).collect::<Vec<_>>())
+            .unwrap_or(f64::NAN)
     );
     println!(
         "| max abs(Δω2) vs reference | {:.3e} | — |",

@@ -15,7 +15,7 @@
 //! `--h` (default 1e-5). `--stabilization`: `none`, `baumgarte` (`--alpha1`, `--alpha0`,
 //! default 200 and 10000 as in Table 6.4), `s-full`, `s-both`, `s-both2` (default), `s-vel`,
 //! `s-pos`. `--t-end` defaults to the paper's 0.3 s (the literature's usual interval is 0.03 s;
-//! `tests/squeezer.rs` checks the run against the IVP test set's reference solution there).
+//! `tests/it/squeezer.rs` checks the run against the IVP test set's reference solution there).
 //!
 //! Extra CSV columns: `drift.position` = `|g|`, `drift.velocity` = `|G v|` (the paper's drifts,
 //! max norms over the six rows; they equal the common `residual.*` columns, the constraints

@@ -43,6 +43,7 @@ use common::{max_deviation, plan, Trajectory};
 use mechanism::ensemble::{grid, verify_shard, Cell, Ensemble, EnsembleCsv, Shard, ShardManifest};
 use mechanism::models::DoublePendulum;
 use mechanism::pictures::{draw_panels, Corner, Panel, Scale, Series};
+use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::simulation::SimulationError;
 use methods::{simulate, Method};
 
@@ -292,7 +293,11 @@ fn tail_slope(points: &[(f64, f64)]) -> Option<f64> {
     let [(h0, e0), (h1, e1), ..] = sorted[..] else {
         return None;
     };
-    (e0 > 1e-12 && e1 > 1e-12).then(|| (e1 / e0).ln() / (h1 / h0).ln())
+    if e0 > 1e-12 && e1 > 1e-12 {
+        loglog_slope(&[h0, h1], &[e0, e1]).ok()
+    } else {
+        None
+    }
 }
 
 /// Draws the energy error against h on log-log axes, one line per method, with the slope `h²`

@@ -18,7 +18,7 @@
 //! temperature `50` (`k_B = 1`) is 10.1 K, a cold cluster with sharp O–O peaks. The widths and
 //! heights of the peaks depend on this choice. The model is `mechanism::models::WaterCluster`
 //! (TIP3P of Jorgensen et al. 1983; O–O Lennard-Jones only; no cutoff unless `--cutoff`),
-//! checked by `tests/water.rs` and `tests/water_cutoff.rs`.
+//! checked by `tests/it/water.rs` and `tests/it/water_cutoff.rs`.
 //!
 //! **Choices (EXPERIMENTS-M2 §D.8):** the start is a hexagonal ring of six molecules plus one
 //! above its centre (`n = 7`) or a simple-cubic grid (`n = 100`), random orientations at the

@@ -392,18 +392,6 @@ pub fn adaptive_plan(save_every: Option<f64>) -> Result<Plan, Box<dyn Error>> {
     })
 }
 
-/// Returns the least-squares slope of `ln y` against `ln x`: an observed order of convergence or
-/// a scaling exponent.
-pub fn loglog_slope(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
-    let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
-    let (mx, my) = (lx.iter().sum::<f64>() / n, ly.iter().sum::<f64>() / n);
-    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
-    sxy / sxx
-}
-
 /// Returns the number of steps of size `h` that reach `t_end` (rounded to the nearest
 /// integer), or an error if `h` or `t_end` is not usable.
 pub fn step_count(h: f64, t_end: f64) -> Result<usize, Box<dyn Error>> {

@@ -92,13 +92,10 @@ mechanism! {
 ///
 /// Consistent with Case II at every `ω` (`y2 = l1 s1 + l2 s12 = 0 = sin² 0` when `l1 = l2`, and
 /// `g_t = −ω sin 2ωt = 0` at `t = 0`) and with Case I for `β` from
-/// [`RobotArmParabola::consistent_beta`].
+/// [`RobotArmParabola::consistent_beta`]. The paper's data, with its tables, is
+/// [`crate::runtime::reference::robot_arm`].
 fn initial_state() -> State<2> {
-    State::new(
-        0.0,
-        [70f64.to_radians(), (-140f64).to_radians()],
-        [0.0, 0.0],
-    )
+    crate::runtime::reference::robot_arm::initial_state()
 }
 
 impl RobotArmParabola {

@@ -11,7 +11,7 @@ mechanism! {
     /// The kinetic energy is `½ q̇ᵀ M(q) q̇` with Hairer–Wanner's mass matrix (eq. 7.7): blocks
     /// `(β, θ)`, `γ`, `(φ, δ)` and `(Ω, ε)`, depending on `θ`, `φ` and `Ω`. Its velocity terms
     /// `∂T/∂q − Ṁ q̇` are exactly the quadratic velocity terms of their `f` (checked in
-    /// `tests/squeezer.rs`). The spring of stiffness `c0` and rest length `l0` between the
+    /// `tests/it/squeezer.rs`). The spring of stiffness `c0` and rest length `l0` between the
     /// fixed point `C = (xc, yc)` and the point `D = (xb + sd cos γ + sc sin γ,
     /// yb + sd sin γ − sc cos γ)` of body 3 is the potential `½ c0 (|D − C| − l0)²`, whose
     /// `−∂V/∂γ` is their spring term; the driving torque `mom` acts on `β` through `forces`.

@@ -39,7 +39,7 @@ mechanism! {
     }
 }
 
-include!("../support/steps.rs");
+include!("../it/support/steps.rs");
 
 fn main() {
     ten_steps!(Everything, mechanism::runtime::State::new(0.0, [0.0, 0.0, 0.3], [0.0, 0.0, 0.5]),

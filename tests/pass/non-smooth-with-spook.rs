@@ -27,7 +27,7 @@ mechanism! {
     }
 }
 
-include!("../support/steps.rs");
+include!("../it/support/steps.rs");
 
 fn main() {
     let state = mechanism::runtime::State::new(0.0, [0.5], [0.0]);

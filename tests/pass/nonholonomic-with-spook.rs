@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../support/steps.rs");
+include!("../it/support/steps.rs");
 
 fn main() {
     ten_steps!(KnifeEdge, State::new(0.0, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]),

@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../support/steps.rs");
+include!("../it/support/steps.rs");
 
 fn main() {
     assert_eq!(Keyword::new().r#in, 2.0);

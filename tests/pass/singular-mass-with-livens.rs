@@ -17,7 +17,7 @@ mechanism! {
     }
 }
 
-include!("../support/steps.rs");
+include!("../it/support/steps.rs");
 
 fn main() {
     ten_steps!(SingularMassSpring,

@@ -1,0 +1,43 @@
+//! The integration tests of `mechanism`, one binary (`cargo test --test it`; the trybuild
+//! cases are `tests/ui.rs`): one module per subject, the shared harness and test models in
+//! [`support`]. The modules that need an optional feature are compiled only with it.
+
+mod support;
+
+mod compiled_integrators;
+mod cuell_models;
+mod discrete_gradients;
+#[cfg(feature = "ensembles")]
+mod dna;
+#[cfg(feature = "ensembles")]
+mod ensemble;
+mod families;
+mod finite_differences;
+mod generated_solves;
+mod generated_vs_hand;
+mod generated_vs_interpreter;
+mod harness;
+mod langevin_examples;
+mod livens_models;
+mod multipliers;
+mod no_alloc;
+#[cfg(feature = "parquet")]
+mod parquet;
+#[cfg(feature = "pictures")]
+mod pictures;
+mod rigid_body;
+mod robot_arm;
+mod rolling_sphere;
+#[cfg(all(feature = "pictures", feature = "parquet"))]
+mod save_every;
+mod spook_models;
+mod squeezer;
+mod stability;
+mod step_robustness;
+mod water;
+mod water_cutoff;
+
+/// Counts the heap allocations of each thread, for the tests that a step does not allocate
+/// (per thread, so that tests running in parallel do not disturb each other's counts).
+#[global_allocator]
+static GLOBAL: support::CountingAllocator = support::CountingAllocator;

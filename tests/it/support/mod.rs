@@ -1,0 +1,12 @@
+//! The support module of the root package's tests: the shared harness
+//! (`mechanism-test-support`) and the water cluster's starting clusters. `steps.rs` is not a module:
+//! it is `include!`d by `compiled_integrators` and the `tests/pass/*.rs` models.
+#![allow(dead_code)]
+
+/// The `langevin_oscillator` example's sampling runs, which `langevin_examples` and `save_every`
+/// run as the example does (the example's file, until its logic moves into the library).
+#[path = "../../../examples/langevin_oscillator/sampling.rs"]
+pub mod sampling;
+pub mod water_clusters;
+
+pub use mechanism_test_support::*;
