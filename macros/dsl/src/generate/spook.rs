@@ -75,7 +75,7 @@ impl Code<'_> {
     }
 
     /// Returns the body of `Holonomic::spook_step` for a constant diagonal mass matrix: the
-    /// generic SPOOK step (`DenseSpook`'s `evaluate`, `solve` and `configuration_after`) in
+    /// generic SPOOK step (`SpookDense`'s `evaluate`, `solve` and `configuration_after`) in
     /// one function, with its operations in its order.
     ///
     /// `M`, `∇V`, the applied force `f` (dissipation and `forces`, where the model has them),
@@ -260,7 +260,7 @@ struct SchurInputs<'a> {
 /// `__x_0 …` (`λ`): the generic Cholesky of the diagonal `M` (its pivots, with their test),
 /// `M⁻¹ Gᵀ` row by row, `S = G M⁻¹ Gᵀ + Σ` on its nonzeros, an `LDLᵀ` of `S` unrolled over them
 /// and their fill ([`ldlt_solve`]), `λ = S⁻¹ (t − G M⁻¹ r)` and `v = M⁻¹ r + M⁻¹ Gᵀ λ` —
-/// `DenseSpook`'s Schur complement without its structural zeros. A pivot that is not clearly
+/// `SpookDense`'s Schur complement without its structural zeros. A pivot that is not clearly
 /// positive returns `Declined` from the enclosing function.
 fn schur_solve(
     pattern: &[Vec<usize>],

@@ -217,14 +217,14 @@ impl<const N: usize, const M: usize> Livens<N, M> {
     /// approximation of the exact multiplier at `t_{n+½}`: the constraint is imposed at the
     /// step's end points only, which leaves an `O(h)` error that alternates in sign from step
     /// to step (a period-two mode; measured on the pendulum's rod tension in
-    /// `tests/multipliers.rs`). The mean of two consecutive steps cancels it:
+    /// `tests/it/multipliers.rs`). The mean of two consecutive steps cancels it:
     /// [`averaged_multipliers`](Self::averaged_multipliers) is second order.
     ///
     /// **Floor.** `λ` is a difference of momenta over `h`, and `v^{n+1} = 2Δq/h − v^n` a
     /// difference of positions over `h`, so an error `δ` in `q^{n+1}` (the round-off `ε|q|` of
     /// `q^{n+1}`, and Newton's stopping error, see "Newton's method") reaches `λ` amplified by
     /// about `4|M|/h²`. Below some `h` that floor, not the `O(h)` or `O(h²)` truncation error,
-    /// limits the multiplier (not the positions): on the pendulum of `tests/multipliers.rs`
+    /// limits the multiplier (not the positions): on the pendulum of `tests/it/multipliers.rs`
     /// (`|M| = 1.5`, `|q| = 0.8`) at `h = 1e-5` the averaged multiplier's error is `4e-7` with
     /// the default tolerance `1e-12` and `2.5e-6` with `1e-9`, against a truncation error of
     /// `3e-9`. For accurate constraint forces at small `h`, keep `tol ≲ h² · accuracy / (|M| |q|)`

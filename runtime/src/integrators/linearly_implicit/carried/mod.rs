@@ -70,7 +70,7 @@ pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result
 /// analysed when the integrator is built for a model, and a factor of the mass blocks for `M⁻¹`.
 /// Rather than expressing the fixed-size tier through the sparse traits, the fixed-size tier
 /// keeps its `SMatrix` model traits (what `mechanism!` generates) and its stack storage; the two
-/// tiers are checked against each other step by step in `runtime/tests/sparse_zhang_skeel.rs`.
+/// tiers are checked against each other step by step in `runtime/tests/it/sparse_zhang_skeel.rs`.
 ///
 /// Where `mechanism!` generated the rule's linear algebra for the model (the unrolled `LDLᵀ`
 /// of `M + βh² H`, the solve with a constant diagonal `M`), a step first runs a fast path: the
@@ -79,7 +79,7 @@ pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result
 /// carried acceleration, a declined pivot, a value that is not finite) reruns the step on the
 /// checked path, which gives the same bits (it calls the same generated solve) or the error
 /// with its culprit; one step with and without the generated code agrees to rounding
-/// (`tests/generated_solves.rs`).
+/// (`tests/it/generated_solves.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct CarriedScheme<S: CarriedTier, R> {
     pub(crate) h: f64,

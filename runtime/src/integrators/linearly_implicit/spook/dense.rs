@@ -113,7 +113,7 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M
     ///
     /// **Accuracy.** `λ/h` is a **first-order** approximation of the exact multiplier over the
     /// step `[t_k, t_{k+1}]`: its error is `O(h)` (measured against the pendulum's rod tension
-    /// at `t_{k+1}` in `tests/multipliers.rs`), on top of the model change the regularization
+    /// at `t_{k+1}` in `tests/it/multipliers.rs`), on top of the model change the regularization
     /// makes (`ε`, `τ`). At coarse steps the stabilization's transient (`τ = 2h`) still shows.
     pub fn multipliers(&self) -> &SVector<f64, M> {
         &self.system.multipliers

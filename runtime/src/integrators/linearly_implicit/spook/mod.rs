@@ -189,7 +189,7 @@ pub type SparseSpook = SpookScheme<SpookSparse>;
 /// stored and solved: small models keep the Schur complements of eq. 30 on stack arrays (no
 /// heap, no pattern, and the elimination of the multipliers when `M` is singular), large ones
 /// factor the whole quasi-definite matrix on a pattern analysed once. Both tiers are checked
-/// against each other in `runtime/tests/sparse_spook.rs`. (The dense Schur path is O(N³): on
+/// against each other in `runtime/tests/it/sparse_spook.rs`. (The dense Schur path is O(N³): on
 /// the chain of 10 pendula the sparse tier is already about 4× faster, see
 /// `benches/sparse_scaling.rs`, unless the model has the solve or the whole step `mechanism!`
 /// generates, see [`Spook`].)
