@@ -61,7 +61,7 @@ pub const MIDPOINT: Tableau<2> = Tableau {
 /// This is the "explicit Runge–Kutta scheme of order 2" of Ascher et al. (1995) Tables 6.1–6.2,
 /// which the paper does not name: with it every drift of both tables is reproduced to about two
 /// digits (S-both² to a factor 2), while the explicit midpoint rule misses several entries by
-/// orders of magnitude (`runtime/tests/it/stabilized.rs`).
+/// orders of magnitude (`runtime/tests/it/stabilized/`).
 pub const HEUN: Tableau<2> = Tableau {
     name: "Heun",
     order: 2,
