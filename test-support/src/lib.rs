@@ -6,6 +6,8 @@
 //! size that does not divide the time, a pair listed twice) rather than return errors.
 #![warn(missing_docs)]
 
+mod steps;
+
 use mechanism_runtime::reference::fit::loglog_slope;
 use mechanism_runtime::{Integrator, State, StepError};
 

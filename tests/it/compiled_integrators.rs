@@ -1,13 +1,10 @@
 //! Every model of the test suite steps with every integrator family it is compiled for: the
 //! compile-time checks, the default set and the run-time `Unsupported` checks read one table
 //! (`mechanism::runtime::capabilities`), so a model that compiles for a family never fails
-//! with `Unsupported` (issue 9, item 1). The models of `tests/pass/` run the same check in
+//! with `Unsupported` (issue 9, item 1). The models of `ui-tests/tests/pass/` run the same check in
 //! their `main`.
 
-#[macro_use]
-mod support {
-    include!("support/steps.rs");
-}
+use mechanism_test_support::ten_steps;
 
 include!("../models/exotic.rs");
 
@@ -197,7 +194,7 @@ fn language_docs_agree_with_the_table() {
 }
 
 /// The run-time side of the table, the second line behind the `ConstantMass` bound (which
-/// makes stepping `PolarParticle` with these families a compile error, `tests/ui/integrators/
+/// makes stepping `PolarParticle` with these families a compile error, `ui-tests/tests/ui/integrators/
 /// varying-mass-stepped-with-spook.rs`): a hand-written model whose two declarations disagree
 /// (`ConstantMass` implemented, `CONSTANT_MASS` false) is refused with `Unsupported`, whose
 /// text names the families the table says can step a varying mass.

@@ -1,5 +1,5 @@
 //! The integration tests of `mechanism`, one binary (`cargo test --test it`; the trybuild
-//! cases are `tests/ui.rs`): one module per subject, the shared harness and test models in
+//! cases are the package `ui-tests`): one module per subject, the shared harness and test models in
 //! [`support`]. The modules that need an optional feature are compiled only with it.
 
 mod support;

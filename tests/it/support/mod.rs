@@ -1,6 +1,6 @@
 //! The support module of the root package's tests: the shared harness
-//! (`mechanism-test-support`) and the water cluster's starting clusters. `steps.rs` is not a module:
-//! it is `include!`d by `compiled_integrators` and the `tests/pass/*.rs` models.
+//! (`mechanism-test-support`, which also exports `ten_steps!`) and the water cluster's starting
+//! clusters.
 #![allow(dead_code)]
 
 /// The `langevin_oscillator` example's sampling runs, which `langevin_examples` and `save_every`

@@ -39,7 +39,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     ten_steps!(Everything, mechanism::runtime::State::new(0.0, [0.0, 0.0, 0.3], [0.0, 0.0, 0.5]),

@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     assert_eq!(Keyword::new().r#in, 2.0);

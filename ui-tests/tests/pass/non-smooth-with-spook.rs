@@ -27,7 +27,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     let state = mechanism::runtime::State::new(0.0, [0.5], [0.0]);

@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     ten_steps!(Redundant, mechanism::runtime::State::new(0.0, [0.6, -0.8], [0.8, 0.6]),

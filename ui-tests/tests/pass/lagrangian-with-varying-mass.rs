@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     ten_steps!(SpringPendulum, mechanism::runtime::State::new(0.0, [1.0, 0.5, 0.0], [0.0, 1.0, 1.0]),

@@ -17,7 +17,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     ten_steps!(SingularMassSpring,

@@ -16,7 +16,7 @@ mechanism! {
     }
 }
 
-include!("../it/support/steps.rs");
+use mechanism_test_support::ten_steps;
 
 fn main() {
     ten_steps!(KnifeEdge, State::new(0.0, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]),
