@@ -11,6 +11,7 @@
 //! | [`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme) | [`SpookSystem`], [`SpookOverrides`] | [`SpookDense`] | [`SpookSparse`] |
 //! | [`ShakeScheme`](crate::integrators::projection::ShakeScheme), [`RattleScheme`](crate::integrators::projection::RattleScheme) | [`ProjectionSystem`], [`ProjectionModel`], [`ProjectionAcceleration`] | [`ProjectionDense`] | [`ProjectionSparse`] |
 //! | [`CarriedScheme`](crate::integrators::linearly_implicit::CarriedScheme) | [`CarriedTier`], [`AccelerationRule`] and the rules' [`EnergyTerms`], [`MassSolve`], [`ImplicitSolve`], [`NewtonIterate`], [`ThirdContraction`], [`SparseHessian`] | [`CarriedDense`] | [`CarriedSparse`] |
+//! | [`NewmarkScheme`](crate::integrators::linearly_implicit::NewmarkScheme) | [`NewmarkCorrector`], [`NewmarkCheckpoint`], [`NewmarkSystem`] and the correctors' [`NewtonIterate`] | [`CarriedDense`] | [`CarriedSparse`] |
 //! | [`RkScheme`](crate::integrators::stabilized::RkScheme) | [`IndexOneTier`], [`IndexOneSystem`] | [`IndexOneDense`] | [`IndexOneSparse`] |
 //!
 //! A system of a tier is named `<Family>Dense` or `<Family>Sparse`; its buffers are a tier's
@@ -21,9 +22,10 @@
 pub use crate::integrators::linearly_implicit::carried::dense::CarriedDense;
 pub use crate::integrators::linearly_implicit::carried::sparse::{CarriedSparse, SparseHessian};
 pub use crate::integrators::linearly_implicit::carried::{
-    AccelerationRule, CarriedTier, EnergyTerms, ImplicitSolve, MassSolve, NewtonIterate,
-    RuleDefaults, RuleName, ThirdContraction, UsesBeta,
+    AccelerationRule, CarriedTier, EnergyTerms, ImplicitSolve, MassSolve, NewmarkSystem,
+    NewtonIterate, RuleDefaults, RuleName, ThirdContraction, UsesBeta,
 };
+pub use crate::integrators::linearly_implicit::newmark::{NewmarkCheckpoint, NewmarkCorrector};
 pub use crate::integrators::linearly_implicit::spook::dense::SpookDense;
 pub use crate::integrators::linearly_implicit::spook::sparse::SpookSparse;
 pub use crate::integrators::linearly_implicit::spook::{SpookOverrides, SpookRows, SpookSystem};

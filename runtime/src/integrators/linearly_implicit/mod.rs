@@ -2,19 +2,20 @@
 //! family) and the Newmark family they are compared with (Newton on the same linear systems).
 
 pub(crate) mod carried;
-mod newmark;
+pub(crate) mod newmark;
+mod one_iteration;
 mod push_forward;
-mod sparse_newmark;
 pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;
 
 pub use carried::{CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
-pub use newmark::{Newmark, NewmarkOneIteration};
-pub use push_forward::{NewtonAcceleration, PushForwardNewmark};
-pub use sparse_newmark::{
-    SparseNewmarkFirstIterate, SparseNewmarkOneIteration, SparseNewmarkOneIterationStiff,
+pub use newmark::{Newmark, NewmarkScheme, NewtonSolved};
+pub use one_iteration::{
+    FirstIterate, NewmarkOneIteration, SparseNewmarkFirstIterate, SparseNewmarkOneIteration,
+    SparseNewmarkOneIterationStiff,
 };
+pub use push_forward::{NewtonAcceleration, PushForwardNewmark};
 pub use spook::{SparseSpook, Spook, SpookScheme};
 pub use stiff::{SparseZhangSkeelStiff, ZhangSkeelStiff};
 pub use zhang_skeel::{
@@ -22,5 +23,5 @@ pub use zhang_skeel::{
     ZhangSkeelSimplified,
 };
 
-use super::checks::{check_finite, check_state, check_step_size};
+use super::checks::{check_finite, check_state};
 use super::mass_factor::MassFactor;

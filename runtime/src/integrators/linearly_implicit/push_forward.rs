@@ -3,10 +3,11 @@
 
 use nalgebra::SVector;
 
+use super::carried::dense::newton_solve;
 use super::carried::{
     AccelerationRule, CarriedDense, CarriedScheme, RuleDefaults, UsesBeta, DEFAULT_BETA,
 };
-use super::newmark::{newton_solve, tolerance_rule, Stop, DEFAULT_NEWTON};
+use super::newmark::{tolerance_rule, DEFAULT_NEWTON};
 use super::{check_finite, check_state, MassFactor};
 use crate::error::StepError;
 use crate::integrators::newton::{newton_builders, Newton};
@@ -82,8 +83,7 @@ where
     ) -> Result<StepReport, StepError> {
         let guess = guess.map_or_else(SVector::zeros, SVector::from_column_slice);
         let x = SVector::<f64, N>::from_column_slice(x);
-        let stop = Stop::Converged(self.newton);
-        let solve = newton_solve(model, &x, beta_h2, guess, stop, t)?;
+        let solve = newton_solve(model, &x, beta_h2, guess, self.newton, t)?;
         out.copy_from_slice(solve.a.as_slice());
         Ok(StepReport {
             factorizations: solve.factorizations,
@@ -135,8 +135,7 @@ impl<const N: usize> PushForwardNewmark<N> {
         let guess = self
             .carried_at(state.q.as_slice())
             .map_or_else(SVector::zeros, SVector::from_column_slice);
-        let stop = Stop::Converged(self.rule.newton);
-        let solve = newton_solve(model, &state.q, beta_h2, guess, stop, state.t)?;
+        let solve = newton_solve(model, &state.q, beta_h2, guess, self.rule.newton, state.t)?;
         let q = state.q + solve.a * beta_h2;
         check_finite(&q, "q", state.t)?;
         Ok(State { q, ..*state })

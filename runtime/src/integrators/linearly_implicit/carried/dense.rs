@@ -4,8 +4,8 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::{
-    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, RuleDefaults,
-    StiffHessian, ThirdContraction,
+    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, NewmarkSystem,
+    NewtonIterate, RuleDefaults, StiffHessian, ThirdContraction,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -13,6 +13,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::energy_guard;
 use crate::integrators::mass_factor::MassFactor;
+use crate::integrators::newton::Newton;
 use crate::integrators::{Integrator, StepReport};
 use crate::linalg::{LinearSolver, SymmetricFactor};
 use crate::model::{
@@ -229,6 +230,165 @@ where
             model.stiff_implicit_acceleration(&SVector::from_column_slice(x), beta_h2, &mut a);
         written_if_solved(solved, &a, out)
     }
+}
+
+impl<Model, const N: usize> NewtonIterate<Model, FullHessian> for CarriedDense<N>
+where
+    Model: Inertia<N> + PotentialHessian<N> + ?Sized,
+{
+    fn newton_iterate(
+        &mut self,
+        model: &Model,
+        y: &[f64],
+        a: &[f64],
+        beta_h2: f64,
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        let (y, a) = (SVector::from_column_slice(y), SVector::from_column_slice(a));
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        let mut grad = SVector::<f64, N>::zeros();
+        let (_, residual) = newton_residual(model, &y, &a, &mut mass, &mut grad);
+        check_finite(&grad, "gradient", t)?;
+        let correction =
+            newton_correction(model, &y, &mass, residual, beta_h2, &mut self.implicit, t)?;
+        out.copy_from_slice((a - correction).as_slice());
+        Ok(1)
+    }
+}
+
+/// The fixed-size tier's hooks keep the arithmetic of the fixed-size Newmark steppers from
+/// before the tiers shared the scheme: a Cholesky solve with `M` (cached while a constant `M`
+/// is unchanged) rather than the generated scaling, and `β·(h·h)`.
+impl<Model, const N: usize> NewmarkSystem<Model> for CarriedDense<N>
+where
+    Model: Inertia<N> + Potential<N> + ?Sized,
+{
+    fn start_acceleration(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        let q = SVector::<f64, N>::from_column_slice(q);
+        let (chol, factorizations) = self.mass.factor_at(model, &q, t)?;
+        let mut grad = SVector::<f64, N>::zeros();
+        model.potential_gradient(&q, &mut grad);
+        check_finite(&grad, "gradient", t)?;
+        let a = -chol.solve(&grad);
+        check_finite(&a, "acceleration", t)?;
+        out.copy_from_slice(a.as_slice());
+        Ok(factorizations)
+    }
+
+    #[inline(always)]
+    fn corrector_coefficient(beta: f64, h: f64) -> f64 {
+        beta * (h * h)
+    }
+}
+
+/// Writes `M(y)` and `∇V(y)` into `mass` and `grad` and returns `(M(y) a, M(y) a + ∇V(y))`:
+/// the inertial term and the residual of `M a + ∇V(y) = 0`.
+fn newton_residual<Model, const N: usize>(
+    model: &Model,
+    y: &SVector<f64, N>,
+    a: &SVector<f64, N>,
+    mass: &mut SMatrix<f64, N, N>,
+    grad: &mut SVector<f64, N>,
+) -> (SVector<f64, N>, SVector<f64, N>)
+where
+    Model: Inertia<N> + Potential<N> + ?Sized,
+{
+    model.mass_matrix(y, mass);
+    model.potential_gradient(y, grad);
+    let inertial = *mass * a;
+    (inertial, inertial + *grad)
+}
+
+/// Returns the Newton correction `(M(y) + βh² Hess V(y))⁻¹ residual`, factoring the Jacobian
+/// into `jacobian`.
+fn newton_correction<Model, const N: usize>(
+    model: &Model,
+    y: &SVector<f64, N>,
+    mass: &SMatrix<f64, N, N>,
+    residual: SVector<f64, N>,
+    beta_h2: f64,
+    jacobian: &mut Option<SymmetricFactor<N>>,
+    t: f64,
+) -> Result<SVector<f64, N>, StepError>
+where
+    Model: PotentialHessian<N> + ?Sized,
+{
+    let mut hess = SMatrix::<f64, N, N>::zeros();
+    model.potential_hessian(y, &mut hess);
+    let wrap = StepError::linear_algebra(IMPLICIT_MATRIX, t);
+    jacobian.factor(&(mass + hess * beta_h2)).map_err(&wrap)?;
+    let mut correction = residual;
+    jacobian
+        .solve_in_place(correction.as_mut_slice())
+        .map_err(&wrap)?;
+    Ok(correction)
+}
+
+/// An acceleration and what it cost.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Solve<const N: usize> {
+    pub(crate) a: SVector<f64, N>,
+    pub(crate) factorizations: u32,
+    pub(crate) iterations: u32,
+}
+
+/// Solves `r(a) = M(y) a + ∇V(y) = 0`, `y = base + βh² a`, by Newton from `guess` with the
+/// Jacobian `M(y) + βh² Hess V(y)`, until the residual or the correction meets the tolerance
+/// of `newton`; an error past its iteration limit or on a residual that is not finite.
+pub(crate) fn newton_solve<Model, const N: usize>(
+    model: &Model,
+    base: &SVector<f64, N>,
+    beta_h2: f64,
+    guess: SVector<f64, N>,
+    newton: Newton,
+    t: f64,
+) -> Result<Solve<N>, StepError>
+where
+    Model: Inertia<N> + PotentialHessian<N> + ?Sized,
+{
+    let mut a = guess;
+    let mut iterations = 0usize;
+    let mut mass = SMatrix::<f64, N, N>::zeros();
+    let mut grad = SVector::<f64, N>::zeros();
+    let mut jacobian: Option<SymmetricFactor<N>> = None;
+    loop {
+        let y = base + a * beta_h2;
+        let (inertial, residual) = newton_residual(model, &y, &a, &mut mass, &mut grad);
+        if iterations == 0 {
+            check_finite(&grad, "gradient", t)?;
+        }
+        let norm = residual.amax();
+        if norm <= newton.tolerance() * inertial.amax().max(grad.amax()) {
+            break;
+        }
+        if !norm.is_finite() || iterations >= newton.max_iterations() {
+            return Err(StepError::NewtonDiverged {
+                iterations,
+                residual: norm,
+                t,
+            });
+        }
+        let correction = newton_correction(model, &y, &mass, residual, beta_h2, &mut jacobian, t)?;
+        a -= correction;
+        iterations += 1;
+        // The residual of a stiff ∇V stalls at its rounding error, O(ε ω² |g| |∇g|), which
+        // may exceed tol·|∇V|; a correction below tol·|a| means Newton has converged.
+        if correction.amax() <= newton.tolerance() * a.amax() {
+            break;
+        }
+    }
+    Ok(Solve {
+        a,
+        factorizations: iterations as u32,
+        iterations: iterations as u32,
+    })
 }
 
 impl<Model, const N: usize> ThirdContraction<Model> for CarriedDense<N>

@@ -248,6 +248,41 @@ pub trait NewtonIterate<Model: ?Sized, Which> {
     ) -> Result<u32, StepError>;
 }
 
+/// The seam of the Newmark scheme ([`NewmarkScheme`](super::NewmarkScheme)) besides the
+/// corrector's: the consistent acceleration a run starts (and restarts) from, and the rounding
+/// of `βh²` in `q_{k+1} = q̃ + βh² a_{k+1}`.
+///
+/// Both hooks exist so that each tier keeps, bit for bit, the arithmetic it had before the two
+/// tiers shared the scheme: the fixed-size tier started from a Cholesky solve with `M` (never
+/// the generated scaling by a constant diagonal's reciprocals, which rounds differently) and
+/// multiplied `a_{k+1}` by `β·(h·h)`; the sparse tier solves with its factor of the mass
+/// blocks and multiplies by `(β·h)·h`, as in the predictor of the Newton iterate.
+pub trait NewmarkSystem<Model: ?Sized>: MassSolve<Model> + EnergyTerms<Model> {
+    /// Writes the consistent acceleration `a = −M(q)⁻¹ ∇V(q)` into `out`; returns the
+    /// factorizations of `M` it took (0 while a constant `M` is unchanged, else 1). Fails if
+    /// `∇V(q)` is not finite or `M` cannot be factored.
+    fn start_acceleration(
+        &mut self,
+        model: &Model,
+        q: &[f64],
+        out: &mut [f64],
+        t: f64,
+    ) -> Result<u32, StepError> {
+        self.gradient(model, q, out);
+        check_finite_slice(out, "gradient", t)?;
+        let factorizations = self.solve_mass(model, q, out, t)?;
+        out.iter_mut().for_each(|a| *a = -*a);
+        Ok(factorizations)
+    }
+
+    /// Returns `βh²` as the corrector `q_{k+1} = q̃ + βh² a_{k+1}` multiplies it (default
+    /// `(β·h)·h`).
+    #[inline(always)]
+    fn corrector_coefficient(beta: f64, h: f64) -> f64 {
+        beta * h * h
+    }
+}
+
 /// The seam of full Z&S: `a·V‴(x)·a` as a vector.
 pub trait ThirdContraction<Model: ?Sized> {
     /// Writes `a·V‴(x)·a` into `out`.

@@ -21,8 +21,8 @@
 //! scale should use a smaller step, or the fixed-size tier.
 
 use super::{
-    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, NewtonIterate,
-    StiffHessian, ThirdContraction,
+    CarriedScheme, CarriedTier, EnergyTerms, FullHessian, ImplicitSolve, MassSolve, NewmarkSystem,
+    NewtonIterate, StiffHessian, ThirdContraction,
 };
 use crate::error::StepError;
 use crate::integrators::block_mass::BlockMass;
@@ -307,6 +307,12 @@ where
         Which::gradient_hessian(model, y, out, &mut self.hessian);
         self.newton_iterate_from(model, y, a, beta_h2, Which::MATRIX, out, t)
     }
+}
+
+/// The defaults: a solve with the factor of the mass blocks, and `(β·h)·h`.
+impl<Model> NewmarkSystem<Model> for CarriedSparse where
+    Model: SparseInertia + SparsePotential + ?Sized
+{
 }
 
 impl<Model> EnergyTerms<Model> for CarriedSparse
