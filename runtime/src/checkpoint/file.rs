@@ -38,6 +38,30 @@ pub struct OutputPosition {
     pub parts: Option<u64>,
 }
 
+/// When [`Simulation`](crate::simulation::Simulation) writes a row of output.
+///
+/// Every schedule writes the initial state. The step-based schedules write after steps and
+/// always write the last step; the time-based ones write at requested times only: a fixed-step
+/// method must land on each of them (within
+/// [`grid_tolerance`](crate::simulation::grid_tolerance)), an adaptive method with dense
+/// output ([`Dopri5`](crate::Dopri5)) evaluates its continuous extension there, and an adaptive
+/// method without one shortens its step to land there.
+///
+/// Named `mechanism_runtime::simulation::Schedule`; it is defined here, with the checkpoint
+/// format that stores it, so that the checkpoint layer does not import from the driver above it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Schedule {
+    /// After every step.
+    EveryStep,
+    /// After every `k`-th step (`k ≥ 1`) and after the last one.
+    EveryNthStep(usize),
+    /// At `t_0, t_0 + Δt, t_0 + 2Δt, …` (each computed as `t_0 + iΔt`, not by summation) and at
+    /// the end time.
+    Every(f64),
+    /// At the listed times: increasing, finite, within `[t_0, t_end]`.
+    At(Vec<f64>),
+}
+
 /// The schedule's position: the next requested time's index, and whether the end time was
 /// written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +96,7 @@ pub struct Checkpoint {
     /// The number of steps taken.
     pub steps: u64,
     /// The output schedule, as given to the run.
-    pub schedule: crate::simulation::Schedule,
+    pub schedule: Schedule,
     /// The schedule's position.
     pub schedule_position: SchedulePosition,
     /// The column names.

@@ -54,7 +54,7 @@
 
 mod carried;
 mod error;
-mod file;
+pub(crate) mod file;
 mod identity;
 
 pub(crate) use carried::carried_access;
@@ -84,7 +84,7 @@ mod tests {
             q: vec![1.0],
             v: vec![2.0],
             steps: 10,
-            schedule: crate::simulation::Schedule::EveryStep,
+            schedule: file::Schedule::EveryStep,
             schedule_position: SchedulePosition::default(),
             columns: vec!["t".into()],
             output: OutputPosition::default(),

@@ -190,7 +190,7 @@ pub(crate) fn same_bits<const R: usize, const C: usize>(
 /// check is the second line, kept because a hand-written model declares the two separately and
 /// can contradict itself (the marker implemented, the constant false; on the sparse tier,
 /// `constant_mass()` is a run-time answer): it costs one constant branch per step.
-pub(crate) fn check_constant_mass<Model: crate::ConstantMass<N>, const N: usize>(
+pub(crate) fn check_constant_mass<Model: crate::model::ConstantMass<N>, const N: usize>(
     integrator: &'static str,
 ) -> Result<(), StepError> {
     check_mass_is_constant(Model::CONSTANT_MASS, integrator)

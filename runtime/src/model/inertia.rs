@@ -37,14 +37,14 @@ pub trait Inertia<const N: usize> {
     /// diagonal mass matrix (point masses): `b_i · (1/M_ii)`, the generic root-free Cholesky's
     /// operations on the diagonal, so the result is the generic one bit for bit, with no factor
     /// to cache and compare. `b` is written only when the result is
-    /// [`GeneratedSolve::Solved`](crate::GeneratedSolve::Solved); a pivot that is not positive
-    /// and finite is [`Declined`](crate::GeneratedSolve::Declined), and the integrator's
+    /// [`GeneratedSolve::Solved`](super::GeneratedSolve::Solved); a pivot that is not positive
+    /// and finite is [`Declined`](super::GeneratedSolve::Declined), and the integrator's
     /// generic Cholesky then reports it. The default has no such code and returns
-    /// [`NotGenerated`](crate::GeneratedSolve::NotGenerated).
+    /// [`NotGenerated`](super::GeneratedSolve::NotGenerated).
     #[inline]
-    fn mass_solve(&self, q: &SVector<f64, N>, b: &mut SVector<f64, N>) -> crate::GeneratedSolve {
+    fn mass_solve(&self, q: &SVector<f64, N>, b: &mut SVector<f64, N>) -> super::GeneratedSolve {
         let _ = (q, b);
-        crate::GeneratedSolve::NotGenerated
+        super::GeneratedSolve::NotGenerated
     }
 
     /// Returns the kinetic energy `½ vᵀ M(q) v`.

@@ -2,25 +2,9 @@
 
 use super::SimulationError;
 
-/// When [`Simulation`](super::Simulation) writes a row of output.
-///
-/// Every schedule writes the initial state. The step-based schedules write after steps and
-/// always write the last step; the time-based ones write at requested times only: a fixed-step
-/// method must land on each of them (within [`grid_tolerance`]), an adaptive method with dense
-/// output ([`Dopri5`](crate::Dopri5)) evaluates its continuous extension there, and an adaptive
-/// method without one shortens its step to land there.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum Schedule {
-    /// After every step.
-    EveryStep,
-    /// After every `k`-th step (`k ≥ 1`) and after the last one.
-    EveryNthStep(usize),
-    /// At `t_0, t_0 + Δt, t_0 + 2Δt, …` (each computed as `t_0 + iΔt`, not by summation) and at
-    /// the end time.
-    Every(f64),
-    /// At the listed times: increasing, finite, within `[t_0, t_end]`.
-    At(Vec<f64>),
-}
+// The schedule is data a checkpoint stores, so it is defined with the checkpoint's format
+// (`checkpoint/file.rs`, below the driver); the driver's behaviour for it is here.
+pub use crate::checkpoint::file::Schedule;
 
 impl Schedule {
     /// Checks that a fixed-step method of step `h` lands on every time of an

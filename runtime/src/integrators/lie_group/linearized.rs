@@ -11,13 +11,13 @@ use crate::integrators::checks::{
 };
 use crate::integrators::linearly_implicit::carried::{AccelerationRule, CarriedDense};
 use crate::integrators::linearly_implicit::FullAcceleration;
+use crate::integrators::linearly_implicit::ZhangSkeel;
 use crate::integrators::{Integrator, StepReport};
 use crate::model::{
     Configuration, ConstantMass, Inertia, Potential, PotentialHessian, PotentialThirdDerivative,
     RigidBody, RigidBodyHessians,
 };
 use crate::state::State;
-use crate::ZhangSkeel;
 
 /// A rigid body relaxed from `SO(3)` to `ℝ³ˣ³` with the penalty `½ω²‖RᵀR − I‖²_F`: a
 /// fixed-size model on `ℝ⁹` (`q = R`, `v = Ṙ`, row by row) that any integrator of the
