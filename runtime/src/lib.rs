@@ -111,14 +111,10 @@ pub mod simulation;
 pub mod state;
 pub mod switch;
 
-pub use discrete_gradient::{
-    ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,
-    KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
-};
 pub use error::StepError;
 pub use integrators::energy_momentum::Livens;
 pub use integrators::explicit::{Rk4, SparseVerlet, SymplecticEuler, Verlet};
-pub use integrators::langevin::{Langevin, LangevinScheme, SparseLangevin};
+pub use integrators::langevin::{Langevin, SparseLangevin};
 pub use integrators::linearly_implicit::{
     Newmark, NewmarkOneIteration, PushForwardNewmark, SparseNewmarkOneIteration,
     SparseNewmarkOneIterationStiff, SparseSpook, SparseZhangSkeel, SparseZhangSkeelSimplified,
@@ -133,12 +129,27 @@ pub use integrators::stabilized::{
 };
 pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
 pub use model::{
-    AppliedForces, Configuration, ConstantMass, Dissipation, Forces, GeneratedSolve, Holonomic,
-    HolonomicHessians, HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic,
-    NonholonomicDerivative, Penalized, PenalizedHessian, PenalizedPotential,
-    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, SpookCoefficients,
+    AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,
+    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, NonholonomicDerivative, Penalized,
+    PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, PenaltyHessian, Potential,
+    PotentialHessian, PotentialThirdDerivative, Regularization, Relaxation, SplitPotential,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;
 pub use state::{DynState, State};
+
+// Kept at the root, out of its docs, for the code `mechanism!` generates
+// (`::mechanism::runtime::{GeneratedSolve, SpookCoefficients}`) and for code written before
+// they moved; each is documented where it lives: the generated solves' outcome and SPOOK's
+// coefficients in `model`, the discrete gradients in `discrete_gradient` (what energy-consistent
+// integrators are built from), the Langevin scheme behind `Langevin`/`SparseLangevin` in
+// `integrators::langevin`.
+#[doc(hidden)]
+pub use discrete_gradient::{
+    ConstraintDiscreteGradient, ConstraintDiscreteGradientJacobians, KineticDiscreteGradient,
+    KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
+};
+#[doc(hidden)]
+pub use integrators::langevin::LangevinScheme;
+#[doc(hidden)]
+pub use model::{GeneratedSolve, SpookCoefficients};
