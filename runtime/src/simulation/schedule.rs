@@ -45,8 +45,9 @@ impl Schedule {
 /// arithmetic (each addition rounds by at most half an ulp of its result, and the rounding of
 /// `h` adds up to as much again); the `4` covers the rounding of the requested time. The
 /// tolerance is a few ulps of `t` for short runs and grows with the bound for long ones (the
-/// summed `t` of 10⁴ steps of `h = 0.1` is 715 ε|t| off the grid, `runtime/tests/it/simulation.rs`),
-/// staying far below any step size a run can afford.
+/// summed `t` of 10⁴ steps of `h = 0.1` is 715 ε|t| off the grid,
+/// `runtime/tests/it/simulation/schedules.rs`), staying far below any step size a run can
+/// afford.
 pub fn grid_tolerance(steps: usize, t: f64, requested: f64) -> f64 {
     (steps as f64 + 4.0) * f64::EPSILON * t.abs().max(requested.abs())
 }
