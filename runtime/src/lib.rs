@@ -60,11 +60,12 @@
 //! behind [`linalg::LinearSolver`] (dense kernels, or a sparse `LDLᵀ` on faer analysed once and
 //! refilled in place, with no heap allocation per step). On the sparse tier run [`SparseSpook`],
 //! [`SparseShake`], [`SparseRattle`], [`SparseVerlet`], [`SparseZhangSkeel`],
-//! [`SparseZhangSkeelSimplified`], [`SparseZhangSkeelStiff`], [`SparseStabilizedRk`] and
-//! [`SparseLangevin`]; [`reference::PendulumChain`] and [`reference::SpookLadder`] are
-//! hand-written models of it (penalized through [`Penalized`] for the Z&S family). Newmark,
-//! Livens, the nonholonomic integrators and the adaptive Runge–Kutta method are fixed-size
-//! only.
+//! [`SparseZhangSkeelSimplified`], [`SparseZhangSkeelStiff`], [`SparseNewmarkOneIteration`],
+//! [`SparseNewmarkOneIterationStiff`], [`SparseStabilizedRk`] and [`SparseLangevin`];
+//! [`reference::PendulumChain`] and [`reference::SpookLadder`] are hand-written models of it
+//! (penalized through [`Penalized`] for the Z&S family). Newmark solved to convergence,
+//! push-forward Newmark, Livens, the nonholonomic integrators and the adaptive Runge–Kutta
+//! method are fixed-size only.
 //!
 //! ```
 //! use mechanism_runtime::reference::PendulumChain;
