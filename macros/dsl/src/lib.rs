@@ -19,6 +19,7 @@ pub mod family;
 pub mod generate;
 pub mod identity;
 pub mod integrators;
+pub mod ir;
 pub mod lower;
 pub mod model;
 pub mod orientation;
@@ -49,14 +50,14 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Runs the pipeline after parsing: validate, plan, derive, simplify, generate.
+/// Runs the pipeline after parsing, the same for every model: desugar the orientations,
+/// validate, plan, derive, simplify, generate. A fixed-size model and a model with families
+/// differ in the data of [`ir::Ir`], which each stage dispatches on.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
-    if family::resolve::has_families(ast) {
-        return family::expand(ast);
-    }
-    let mut model = validate::validate(ast)?;
-    let plan = plan::Plan::for_model(&model);
-    let mut derived = derive::derive(&mut model, &plan);
-    simplify::simplify_outputs(&mut model.store, &mut derived, &simplify::limits());
-    Ok(generate::generate(&model, &derived))
+    let desugared = orientation::desugar(ast)?;
+    let mut model = validate::model(&desugared)?;
+    let plan = model.plan();
+    let mut derived = derive::outputs(&mut model, &plan);
+    simplify::simplify_model(&mut model, &mut derived);
+    generate::generate(&model, &derived)
 }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use mechanism_cas::Store;
 use syn::{Expr, Ident};
 
-use crate::ast::{Index, Mechanism, Named, SectionBody};
+use crate::ast::{Index, Mechanism, Named};
 use crate::errors::Errors;
 use crate::family::index;
 use crate::family::kernels::{size_name, Scope};
@@ -29,21 +29,6 @@ use crate::model::Parameter;
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind};
 use crate::symbols::Symbols;
-
-/// Returns whether `ast` uses families (a `sizes` section or an indexed declaration), i.e.
-/// whether the family pipeline compiles it.
-pub fn has_families(ast: &Mechanism) -> bool {
-    ast.sections.iter().any(|section| {
-        section.keyword == SectionKind::Sizes.keyword()
-            || match &section.body {
-                SectionBody::Names(names) => names.iter().any(|n| n.index.is_some()),
-                SectionBody::Rows(rows) | SectionBody::Assignments(rows) => {
-                    rows.iter().any(|n| n.index.is_some())
-                }
-                _ => false,
-            }
-    })
-}
 
 /// Resolves a model with families, reporting every error at the user's tokens.
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {

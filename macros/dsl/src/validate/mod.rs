@@ -17,16 +17,46 @@ use syn::{Expr, Ident};
 use crate::ast::{Mechanism, Named};
 use crate::errors::Errors;
 use crate::integrators::{self as families, Family};
+use crate::ir::Ir;
 use crate::lower::{Context, Lowerer};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
+use crate::orientation::Desugared;
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind, Sections};
 use crate::symbols::{Name, Symbols};
 
-/// Validates a parsed mechanism, after desugaring its orientations
-/// ([`orientation::desugar`](crate::orientation::desugar)).
+/// Validates a model of either kind, its orientations desugared
+/// ([`orientation::desugar`](crate::orientation::desugar)), into the [`Ir`] that every later
+/// stage takes: fixed-size ([`fixed`]) or with families ([`families`]), as
+/// [`ModelKind::of`] tells.
+pub fn model(desugared: &Desugared) -> syn::Result<Ir> {
+    match ModelKind::of(&desugared.ast) {
+        ModelKind::Fixed => fixed(desugared).map(Ir::Fixed),
+        ModelKind::Families => families(&desugared.ast),
+    }
+}
+
+/// Validates a parsed fixed-size mechanism, after desugaring its orientations.
 pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
-    let desugared = crate::orientation::desugar(ast)?;
+    fixed(&crate::orientation::desugar(ast)?)
+}
+
+/// Validates a model with families: resolves its names into kernels
+/// ([`family::resolve`](crate::family::resolve)), checks their inertia and their terms and
+/// rows against the default sizes and the integrators
+/// ([`family::checks`](crate::family::checks)).
+pub fn families(ast: &Mechanism) -> syn::Result<Ir> {
+    let model = crate::family::resolve::resolve(ast)?;
+    crate::family::checks::inertia(&model)?;
+    let bodies = crate::family::checks::terms(&model)?;
+    Ok(Ir::Runtime {
+        model: Box::new(model),
+        bodies,
+    })
+}
+
+/// Validates a fixed-size model whose orientations are desugared.
+pub fn fixed(desugared: &Desugared) -> syn::Result<Model> {
     let ast = &desugared.ast;
     let mut errors = Errors::new();
     let sections = sections::read(ast, ModelKind::Fixed, &mut errors);
