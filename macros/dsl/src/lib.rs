@@ -2,11 +2,13 @@
 //! tested without the compiler.
 //!
 //! ```text
-//! tokens ─parse→ ast ─validate→ Model ─plan→ Plan ─derive→ Derived ─simplify→ ─generate→ tokens
+//! tokens ─parse→ ast ─desugar→ ast ─validate→ Ir ─plan→ Plan ─derive→ Outputs ─simplify→ ─generate→ tokens
 //! ```
 //!
-//! Validation starts by desugaring rigid-body orientations ([`orientation`]) into plain
-//! coordinates, constraints and expressions, so that every later stage sees the plain language.
+//! Every model runs these stages, with or without families: [`ir::Ir`] holds a fixed-size
+//! model or one whose sizes are known at `new`, and each stage dispatches on it inside.
+//! Desugaring turns rigid-body orientations ([`orientation`]) into plain coordinates,
+//! constraints and expressions, so that every later stage sees the plain language.
 //!
 //! Each stage is a plain function on plain data. Validation reports every error of a model at
 //! once, at the user's tokens; after an error the expansion is a stub type plus the errors.
@@ -22,6 +24,7 @@ pub mod integrators;
 pub mod ir;
 pub mod lower;
 pub mod model;
+pub mod names;
 pub mod orientation;
 pub mod parse;
 pub mod plan;

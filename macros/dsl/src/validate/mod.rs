@@ -5,7 +5,6 @@
 mod degenerate;
 mod inertia;
 mod integrators;
-mod names;
 mod options;
 mod structure;
 
@@ -16,10 +15,10 @@ use syn::{Expr, Ident};
 
 use crate::ast::{Mechanism, Named};
 use crate::errors::Errors;
-use crate::integrators::{self as families, Family};
 use crate::ir::Ir;
 use crate::lower::{Context, Lowerer};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
+use crate::names;
 use crate::orientation::Desugared;
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind, Sections};
@@ -42,12 +41,14 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
 }
 
 /// Validates a model with families: resolves its names into kernels
-/// ([`family::resolve`](crate::family::resolve)), checks their inertia and their terms and
-/// rows against the default sizes and the integrators
+/// ([`family::resolve`](crate::family::resolve)), checks their inertia (the one inertia check
+/// of both kinds) and their terms and rows against the default sizes and the integrators
 /// ([`family::checks`](crate::family::checks)).
 pub fn families(ast: &Mechanism) -> syn::Result<Ir> {
     let model = crate::family::resolve::resolve(ast)?;
-    crate::family::checks::inertia(&model)?;
+    let mut errors = Errors::new();
+    inertia::check(inertia::Inertial::Runtime(&model), &mut errors);
+    errors.finish()?;
     let bodies = crate::family::checks::terms(&model)?;
     Ok(Ir::Runtime {
         model: Box::new(model),
@@ -92,9 +93,10 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Model> {
         "constraint",
         &mut errors,
     );
-    let requested = requested_integrators(
+    let requested = crate::integrators::requested(
         sections.integrators,
         sections.values.get(&SectionKind::Integrators).copied(),
+        ModelKind::Fixed,
         &mut errors,
     );
     let names_are_sound = errors.is_empty();
@@ -175,7 +177,7 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Model> {
         potential: energy.potential,
     };
     let mut errors = Errors::new();
-    inertia::check(&model, &sections, &mut errors);
+    inertia::check(inertia::Inertial::Fixed(&model, &sections), &mut errors);
     degenerate::check(&mut model, &sections, &mut errors);
     errors.barrier()?;
     let non_smooth = integrators::NonSmooth {
@@ -340,29 +342,4 @@ fn lower_forces(
         }
     }
     forces
-}
-
-/// Resolves `integrators: [..]`; `None` when the section is absent.
-fn requested_integrators(
-    names: Option<&[Named<()>]>,
-    span: Option<proc_macro2::Span>,
-    errors: &mut Errors,
-) -> Option<Vec<(Family, Ident)>> {
-    let names = names?;
-    let mut requested: Vec<(Family, Ident)> = Vec::new();
-    for named in names {
-        match families::from_ident(&named.name) {
-            Some(integrator) if requested.iter().any(|(i, _)| *i == integrator) => errors
-                .error_spanned(
-                    &named.name,
-                    format!("integrator `{}` is listed twice", named.name),
-                ),
-            Some(integrator) => requested.push((integrator, named.name.clone())),
-            None => errors.error_spanned(&named.name, families::unknown(&named.name)),
-        }
-    }
-    if names.is_empty() {
-        sections::empty_integrators(span.unwrap_or_else(proc_macro2::Span::call_site), errors);
-    }
-    Some(requested)
 }
