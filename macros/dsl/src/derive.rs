@@ -86,7 +86,7 @@ pub struct Derived {
 /// The derived quantities of a model, by its kind.
 pub enum Outputs {
     /// Every expression the plan asks for, over all coordinates.
-    Fixed(Derived),
+    Fixed(Box<Derived>),
     /// A model with families: each kernel is differentiated in its local slots as its output
     /// is emitted ([`family::emit`](crate::family::emit) through
     /// [`family::assembly`](crate::family::assembly)), so there is nothing to hold here.
@@ -96,7 +96,7 @@ pub enum Outputs {
 /// Computes the derived quantities of a model of either kind that `plan` asks for.
 pub fn outputs(model: &mut Ir, plan: &Plan) -> Outputs {
     match model {
-        Ir::Fixed(model) => Outputs::Fixed(derive(model, plan)),
+        Ir::Fixed(model) => Outputs::Fixed(Box::new(derive(model, plan))),
         Ir::Runtime { .. } => Outputs::Runtime,
     }
 }

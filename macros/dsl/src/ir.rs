@@ -14,7 +14,7 @@ use crate::plan::Plan;
 /// A validated model.
 pub enum Ir {
     /// Every size known at expansion: one symbolic expression per coordinate.
-    Fixed(Model),
+    Fixed(Box<Model>),
     /// Sizes known at `new` (`sizes: { N = 10 }`, `x[N]`): one kernel per term and row.
     Runtime {
         /// The resolved families, terms and rows.

@@ -365,8 +365,7 @@ fn an_orientation_family_is_refused_at_its_declaration() {
             kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
         }
     })
-    .err()
-    .expect("an indexed orientation is refused");
+    .expect_err("an indexed orientation is refused");
     let messages: Vec<String> = error.into_iter().map(|e| e.to_string()).collect();
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(

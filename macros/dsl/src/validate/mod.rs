@@ -1,5 +1,5 @@
-//! Turns the syntax tree into a [`Model`], reporting every ill-posed part of it at the user's
-//! tokens. All checks of a stage run and accumulate; stages are separated by barriers
+//! Turns the (desugared) syntax tree into an [`Ir`] — a fixed-size [`Model`] or a model with
+//! families — reporting every ill-posed part of it at the user's tokens. All checks of a stage run and accumulate; stages are separated by barriers
 //! ([`Errors::finish`]), so that later checks only ever see well-formed input.
 
 mod degenerate;
@@ -30,12 +30,14 @@ use crate::symbols::{Name, Symbols};
 /// [`ModelKind::of`] tells.
 pub fn model(desugared: &Desugared) -> syn::Result<Ir> {
     match ModelKind::of(&desugared.ast) {
-        ModelKind::Fixed => fixed(desugared).map(Ir::Fixed),
+        ModelKind::Fixed => fixed(desugared).map(|model| Ir::Fixed(Box::new(model))),
         ModelKind::Families => families(&desugared.ast),
     }
 }
 
-/// Validates a parsed fixed-size mechanism, after desugaring its orientations.
+/// Validates a parsed fixed-size mechanism, after desugaring its orientations: the entry for
+/// code that inspects a fixed-size model's symbolic expressions (the root's
+/// `generated_vs_interpreter` test, `examples/chains.rs`).
 pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
     fixed(&crate::orientation::desugar(ast)?)
 }
