@@ -147,7 +147,7 @@ fn measure(label: String, tokens: &TokenStream) -> Result<Row, Box<dyn Error>> {
         );
         t.simplify = start.elapsed();
         let start = Instant::now();
-        let generated = mechanism_dsl::generate::generate(&model, &derived);
+        let generated = mechanism_dsl::generate::fixed(&model, &derived);
         t.generate = start.elapsed();
         // The e-graph runs have a wall-clock limit, so when one hits it (debug builds) the
         // staged run may simplify differently; mark the row instead of failing.

@@ -4,6 +4,7 @@ use mechanism_cas::{
     derivative, gradient, hessian, jacobian, third_contraction, Id, Store, Symbol,
 };
 
+use crate::ir::Ir;
 use crate::model::Model;
 use crate::plan::Plan;
 
@@ -80,6 +81,24 @@ pub struct Derived {
     /// Whether to emit the linear solves specialized to the structural nonzeros (for each
     /// Hessian above).
     pub linear_solve: bool,
+}
+
+/// The derived quantities of a model, by its kind.
+pub enum Outputs {
+    /// Every expression the plan asks for, over all coordinates.
+    Fixed(Box<Derived>),
+    /// A model with families: each kernel is differentiated in its local slots as its output
+    /// is emitted ([`family::emit`](crate::family::emit) through
+    /// [`family::assembly`](crate::family::assembly)), so there is nothing to hold here.
+    Runtime,
+}
+
+/// Computes the derived quantities of a model of either kind that `plan` asks for.
+pub fn outputs(model: &mut Ir, plan: &Plan) -> Outputs {
+    match model {
+        Ir::Fixed(model) => Outputs::Fixed(Box::new(derive(model, plan))),
+        Ir::Runtime { .. } => Outputs::Runtime,
+    }
 }
 
 /// Computes every derived expression of `model` that `plan` asks for.

@@ -2,7 +2,12 @@
 //! ([`mechanism_runtime::capabilities`]), which every check, hint and default of the macro reads.
 
 pub use mechanism_runtime::capabilities::{Capabilities, Family};
+use proc_macro2::Span;
 use syn::Ident;
+
+use crate::ast::Named;
+use crate::errors::Errors;
+use crate::sections::{self, ModelKind};
 
 /// Looks a name of `integrators: [..]` up.
 pub fn from_ident(ident: &Ident) -> Option<Family> {
@@ -29,4 +34,52 @@ pub fn unknown(ident: &Ident) -> String {
             Family::list(Family::ALL)
         ),
     }
+}
+
+/// Returns the families that can step a model of `kind`: every family for a fixed-size model;
+/// for a model with families, those of the runtime table with a sparse tier
+/// ([`Family::SPARSE`]), which are also its default set.
+pub fn supported(kind: ModelKind) -> &'static [Family] {
+    match kind {
+        ModelKind::Fixed => &Family::ALL,
+        ModelKind::Families => &Family::SPARSE,
+    }
+}
+
+/// Resolves `integrators: [..]` (whose value is at `span`) for a model of `kind`, the one
+/// resolution of both kinds: reports, at the name, an unknown integrator ([`unknown`]), one
+/// listed twice, and one that cannot step a model of this kind ([`supported`]); and an empty
+/// list. Returns the families with the names that requested them, or `None` when the section
+/// is absent (the caller picks the default set).
+pub fn requested(
+    names: Option<&[Named<()>]>,
+    span: Option<Span>,
+    kind: ModelKind,
+    errors: &mut Errors,
+) -> Option<Vec<(Family, Ident)>> {
+    let names = names?;
+    let supported = supported(kind);
+    let mut requested: Vec<(Family, Ident)> = Vec::new();
+    for named in names {
+        match from_ident(&named.name) {
+            Some(family) if requested.iter().any(|(f, _)| *f == family) => errors.error_spanned(
+                &named.name,
+                format!("integrator `{}` is listed twice", named.name),
+            ),
+            Some(family) if !supported.contains(&family) => errors.error_spanned(
+                &named.name,
+                format!(
+                    "`{}` does not step models with families yet; use {}",
+                    named.name,
+                    Family::list(supported.iter().copied())
+                ),
+            ),
+            Some(family) => requested.push((family, named.name.clone())),
+            None => errors.error_spanned(&named.name, unknown(&named.name)),
+        }
+    }
+    if names.is_empty() {
+        sections::empty_integrators(span.unwrap_or_else(Span::call_site), errors);
+    }
+    Some(requested)
 }

@@ -2,11 +2,13 @@
 //! tested without the compiler.
 //!
 //! ```text
-//! tokens ─parse→ ast ─validate→ Model ─plan→ Plan ─derive→ Derived ─simplify→ ─generate→ tokens
+//! tokens ─parse→ ast ─desugar→ ast ─validate→ Ir ─plan→ Plan ─derive→ Outputs ─simplify→ ─generate→ tokens
 //! ```
 //!
-//! Validation starts by desugaring rigid-body orientations ([`orientation`]) into plain
-//! coordinates, constraints and expressions, so that every later stage sees the plain language.
+//! Every model runs these stages, with or without families: [`ir::Ir`] holds a fixed-size
+//! model or one whose sizes are known at `new`, and each stage dispatches on it inside.
+//! Desugaring turns rigid-body orientations ([`orientation`]) into plain coordinates,
+//! constraints and expressions, so that every later stage sees the plain language.
 //!
 //! Each stage is a plain function on plain data. Validation reports every error of a model at
 //! once, at the user's tokens; after an error the expansion is a stub type plus the errors.
@@ -19,8 +21,10 @@ pub mod family;
 pub mod generate;
 pub mod identity;
 pub mod integrators;
+pub mod ir;
 pub mod lower;
 pub mod model;
+pub mod names;
 pub mod orientation;
 pub mod parse;
 pub mod plan;
@@ -49,14 +53,14 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Runs the pipeline after parsing: validate, plan, derive, simplify, generate.
+/// Runs the pipeline after parsing, the same for every model: desugar the orientations,
+/// validate, plan, derive, simplify, generate. A fixed-size model and a model with families
+/// differ in the data of [`ir::Ir`], which each stage dispatches on.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
-    if family::resolve::has_families(ast) {
-        return family::expand(ast);
-    }
-    let mut model = validate::validate(ast)?;
-    let plan = plan::Plan::for_model(&model);
-    let mut derived = derive::derive(&mut model, &plan);
-    simplify::simplify_outputs(&mut model.store, &mut derived, &simplify::limits());
-    Ok(generate::generate(&model, &derived))
+    let desugared = orientation::desugar(ast)?;
+    let mut model = validate::model(&desugared)?;
+    let plan = model.plan();
+    let mut derived = derive::outputs(&mut model, &plan);
+    simplify::simplify_model(&mut model, &mut derived);
+    generate::generate(&model, &derived)
 }

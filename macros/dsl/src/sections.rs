@@ -19,6 +19,28 @@ pub enum ModelKind {
     Families,
 }
 
+impl ModelKind {
+    /// Returns the kind of `ast`: with families if it has a `sizes` section or an indexed
+    /// declaration (`x[N]`, `m[N] = …`, `rod[i in 1..N]: …`), otherwise fixed-size.
+    pub fn of(ast: &Mechanism) -> ModelKind {
+        let families = ast.sections.iter().any(|section| {
+            section.keyword == SectionKind::Sizes.keyword()
+                || match &section.body {
+                    SectionBody::Names(names) => names.iter().any(|n| n.index.is_some()),
+                    SectionBody::Rows(rows) | SectionBody::Assignments(rows) => {
+                        rows.iter().any(|n| n.index.is_some())
+                    }
+                    _ => false,
+                }
+        });
+        if families {
+            ModelKind::Families
+        } else {
+            ModelKind::Fixed
+        }
+    }
+}
+
 /// The sections a model with families takes.
 pub const FAMILY_SECTIONS: [SectionKind; 7] = [
     SectionKind::Sizes,

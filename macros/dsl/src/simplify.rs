@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use mechanism_cas::{simplify, Id, SimplifyLimits, SimplifyReport, Store};
 
-use crate::derive::{Derived, ScalarDerivatives};
+use crate::derive::{Derived, Outputs, ScalarDerivatives};
+use crate::ir::Ir;
 
 /// Returns the limits of the clean-up. The iteration and node limits are the ones meant to
 /// bind, so that a model compiles to the same code on any machine and under any load; the time
@@ -16,6 +17,15 @@ pub fn limits() -> SimplifyLimits {
         iter_limit: 8,
         node_limit: 20_000,
         time_limit: Duration::from_secs(10),
+    }
+}
+
+/// Simplifies the derived quantities of a model of either kind in place (a model with families
+/// simplifies each kernel's outputs as they are emitted, through
+/// [`KernelCopy::simplified`](crate::family::kernel_code::KernelCopy::simplified)).
+pub fn simplify_model(model: &mut Ir, outputs: &mut Outputs) {
+    if let (Ir::Fixed(model), Outputs::Fixed(derived)) = (model, outputs) {
+        simplify_outputs(&mut model.store, derived, &limits());
     }
 }
 

@@ -1,129 +1,20 @@
-//! Checks of a resolved model with families that the fixed pipeline makes in `validate`: the
-//! kinetic energy describes inertia — each term positive semidefinite, and every body's block
-//! of the mass matrix positive definite, as SPOOK, RATTLE and SHAKE need `M⁻¹` — at sample
-//! points with the parameters at their defaults; and the checks of its terms and rows against
-//! the default sizes and the integrators ([`terms`]).
+//! Checks of a resolved model with families against the default sizes and the integrators
+//! ([`terms`]): member indices in range, no cutoff where full Z&S needs `a·V‴·a`, and each
+//! kinetic term on one body. (Their inertia is checked with the fixed-size models' in
+//! [`crate::validate`]'s one inertia check.)
 
 use std::collections::HashMap;
 
-use mechanism_cas::hessian;
 use quote::ToTokens;
 use syn::Ident;
 
 use crate::errors::Errors;
 use crate::family::index::{self, Value};
 use crate::family::model::{Cutoff, FamilyModel, Slot};
-use crate::sample::{indefinite, points};
 
 /// How many instances at each end of a range the macro evaluates with the default sizes to
 /// report an out-of-range literal offset at compile time (the constructor checks them all).
 const CHECKED_AT_EACH_END: i64 = 64;
-
-/// Reports kinetic energy terms that are not positive semidefinite, and bodies whose mass
-/// block is singular (a family or scalar coordinate without inertia).
-pub fn inertia(model: &FamilyModel) -> syn::Result<()> {
-    let mut errors = Errors::new();
-    let defaults: Vec<f64> = model.parameters.iter().map(|p| p.default).collect();
-    // Per group (and the scalars, as group `None`), the summed block at one sample point per
-    // term: its size is the group's width.
-    let width = |group: Option<usize>| match group {
-        None => model.scalars.len(),
-        Some(g) => model.groups[g].families.len(),
-    };
-    let mut blocks: Vec<(Option<usize>, Vec<Vec<f64>>)> = Vec::new();
-    for term in &model.kinetic {
-        let kernel = &term.kernel;
-        let mut store = kernel.store.clone();
-        let h = hessian(&mut store, kernel.values[0], &kernel.symbols.v);
-        if h.iter().flatten().all(|&e| store.is_zero(e)) {
-            errors.error_spanned(
-                &term.source,
-                "this kinetic energy term does not depend on the velocities; write each body's kinetic energy in terms of `dot(..)` of its coordinates",
-            );
-            continue;
-        }
-        // The scalar parameters' defaults, then those of the parameter family members read.
-        let defaults: Vec<f64> = defaults
-            .iter()
-            .copied()
-            .chain(
-                kernel
-                    .parameter_slots
-                    .iter()
-                    .map(|p| model.parameter_families[p.family].default),
-            )
-            .collect();
-        let samples = points(&kernel.symbols, Some(&defaults), 8);
-        if samples
-            .iter()
-            .any(|p| p.eval_matrix(&store, &h).is_some_and(|m| indefinite(&m)))
-        {
-            errors.error_spanned(
-                &term.source,
-                "this kinetic energy term is not positive semidefinite: some velocities give it a negative value; check the signs of the masses and of the terms in `dot(..)`",
-            );
-            continue;
-        }
-        let Some(values) = samples.first().and_then(|p| p.eval_matrix(&store, &h)) else {
-            continue;
-        };
-        // Add the term's block into its body's (slots with velocities share one body, as
-        // `generate` checks).
-        for (a, row) in values.iter().enumerate() {
-            for (b, &value) in row.iter().enumerate() {
-                if value == 0.0 {
-                    continue;
-                }
-                let (group, la) = locate(model, &kernel.slots[a]);
-                let (_, lb) = locate(model, &kernel.slots[b]);
-                let index = match blocks.iter().position(|(g, _)| *g == group) {
-                    Some(i) => i,
-                    None => {
-                        let n = width(group);
-                        blocks.push((group, vec![vec![0.0; n]; n]));
-                        blocks.len() - 1
-                    }
-                };
-                blocks[index].1[la][lb] += value;
-            }
-        }
-    }
-    errors.barrier()?;
-    let groups = (!model.scalars.is_empty())
-        .then_some(None)
-        .into_iter()
-        .chain((0..model.groups.len()).map(Some));
-    for group in groups {
-        let block = blocks.iter().find(|(g, _)| *g == group).map(|(_, b)| b);
-        for k in (0..width(group)).filter(|&k| block.is_none_or(|b| b[k][k] <= 0.0)) {
-            let (declared, shown) = match group {
-                None => (&model.scalars[k], model.scalars[k].to_string()),
-                Some(g) => {
-                    let family = &model.families[model.groups[g].families[k]].name;
-                    (family, format!("{family}[…]"))
-                }
-            };
-            errors.error_spanned(
-                declared,
-                format!(
-                    "`{shown}` has no inertia: the kinetic energy has no `dot(..)` of it, so the mass matrix is singular and SPOOK, RATTLE and SHAKE cannot solve for its acceleration; add its kinetic energy"
-                ),
-            );
-        }
-    }
-    errors.finish()
-}
-
-/// Returns a slot's body group (`None` for the scalars) and its position in the body's block.
-fn locate(model: &FamilyModel, slot: &Slot) -> (Option<usize>, usize) {
-    match slot {
-        Slot::Scalar(k) => (None, *k),
-        Slot::Member { family, .. } => {
-            let f = &model.families[*family];
-            (Some(f.group), f.position)
-        }
-    }
-}
 
 /// Checks the terms and rows against the default sizes and the integrators, reporting every
 /// error at the user's tokens: member indices in range with the default sizes, no pair-sum

@@ -1,11 +1,15 @@
-//! The pipeline of models with families (`sizes`, `x[N]`, `sum(0..N, |i| …)`, row families):
-//! sizes are run-time values, every family's body is differentiated once in its local slots,
-//! and the generated code implements the sparse tier's traits with loops over instances, so
-//! that the macro's work and the emitted code do not depend on `N`.
+//! Models with families (`sizes`, `x[N]`, `sum(0..N, |i| …)`, row families): sizes are
+//! run-time values, every family's body is differentiated once in its local slots, and the
+//! generated code implements the sparse tier's traits with loops over instances, so that the
+//! macro's work and the emitted code do not depend on `N`.
+//!
+//! Such a model runs the same stages as every other ([`crate::expand_model`]); these modules
+//! are what the stages call when the [`Ir`](crate::ir::Ir) has run-time sizes:
 //!
 //! ```text
-//! ast ─resolve→ FamilyModel (sizes, coordinates, parameter families, kernels)
-//!     ─checks::inertia→ ─checks::terms→ ─emit::generate→ tokens
+//! validate: resolve → FamilyModel (sizes, coordinates, parameter families, kernels)
+//!           checks::inertia, checks::terms
+//! generate: emit::generate → tokens
 //! ```
 //!
 //! `resolve` resolves names and extracts each term's and row's kernel in its local slots into
@@ -29,15 +33,3 @@ pub mod model;
 pub mod resolve;
 pub mod sums;
 pub mod switch;
-
-use proc_macro2::TokenStream;
-
-use crate::ast::Mechanism;
-
-/// Expands a model with families: resolve, check, then emit.
-pub fn expand(ast: &Mechanism) -> syn::Result<TokenStream> {
-    let model = resolve::resolve(ast)?;
-    checks::inertia(&model)?;
-    let bodies = checks::terms(&model)?;
-    emit::generate(&model, &bodies)
-}

@@ -18,32 +18,18 @@ use std::collections::HashMap;
 use mechanism_cas::Store;
 use syn::{Expr, Ident};
 
-use crate::ast::{Index, Mechanism, Named, SectionBody};
+use crate::ast::{Index, Mechanism, Named};
 use crate::errors::Errors;
 use crate::family::index;
 use crate::family::kernels::{size_name, Scope};
 use crate::family::model::{CoordinateFamily, FamilyModel, Group, ParameterFamily, Size};
-use crate::integrators::{self as families, Family};
+use crate::integrators;
 use crate::lower::{Context, Lowerer};
 use crate::model::Parameter;
+use crate::names;
 use crate::parse::SectionKind;
-use crate::sections::{self, ModelKind};
+use crate::sections::{self, ModelKind, Sections};
 use crate::symbols::Symbols;
-
-/// Returns whether `ast` uses families (a `sizes` section or an indexed declaration), i.e.
-/// whether the family pipeline compiles it.
-pub fn has_families(ast: &Mechanism) -> bool {
-    ast.sections.iter().any(|section| {
-        section.keyword == SectionKind::Sizes.keyword()
-            || match &section.body {
-                SectionBody::Names(names) => names.iter().any(|n| n.index.is_some()),
-                SectionBody::Rows(rows) | SectionBody::Assignments(rows) => {
-                    rows.iter().any(|n| n.index.is_some())
-                }
-                _ => false,
-            }
-    })
-}
 
 /// Resolves a model with families, reporting every error at the user's tokens.
 pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
@@ -69,23 +55,18 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         resolve_coordinates(sections.coordinates, &size_index, &ast.name, &mut errors);
     let (parameters, parameter_families) =
         resolve_parameters(sections.parameters, &size_index, &mut errors);
-    let integrators = resolve_integrators(sections.integrators, &mut errors);
-    if let (Some(names), Some(&span)) = (
+    let integrators = integrators::requested(
         sections.integrators,
-        sections.values.get(&SectionKind::Integrators),
-    ) {
-        if names.is_empty() {
-            sections::empty_integrators(span, &mut errors);
-        }
-    }
-    unique_names(
-        &sizes,
-        &scalars,
-        &families,
-        &parameters,
-        &parameter_families,
+        sections.values.get(&SectionKind::Integrators).copied(),
+        ModelKind::Families,
         &mut errors,
+    )
+    .map_or_else(
+        || integrators::supported(ModelKind::Families).to_vec(),
+        |requested| requested.into_iter().map(|(family, _)| family).collect(),
     );
+    names::unique(&declared(&sections), &mut errors);
+    size_arguments(&sizes, &mut errors);
     errors.barrier()?;
 
     let scope = Scope {
@@ -144,7 +125,7 @@ fn resolve_sizes(section: Option<&[Named<Expr>]>, model: &Ident, errors: &mut Er
     let mut env = HashMap::new();
     for row in rows {
         if sizes.iter().any(|s| s.name == row.name) {
-            errors.error_spanned(&row.name, format!("size `{}` is declared twice", row.name));
+            // Reported by `names::unique`.
             continue;
         }
         let base = matches!(&row.value, Expr::Lit(_));
@@ -214,10 +195,7 @@ fn resolve_coordinates(
     for named in names {
         let name = named.name.to_string();
         if seen.contains(&name) {
-            errors.error_spanned(
-                &named.name,
-                format!("coordinate `{name}` is declared twice; remove one"),
-            );
+            // Reported by `names::unique`.
             continue;
         }
         seen.push(name.clone());
@@ -260,45 +238,28 @@ fn resolve_coordinates(
     (scalars, families, groups)
 }
 
-/// Reports a name declared twice across sizes, coordinates and parameters (they share one
-/// scope), a reserved name, and two base sizes whose constructor arguments (the lower-cased
-/// names) would clash.
-fn unique_names(
-    sizes: &[Size],
-    scalars: &[Ident],
-    families: &[CoordinateFamily],
-    parameters: &[Parameter],
-    parameter_families: &[ParameterFamily],
-    errors: &mut Errors,
-) {
-    let names = sizes
-        .iter()
-        .map(|s| (&s.name, "size"))
-        .chain(scalars.iter().map(|c| (c, "coordinate")))
-        .chain(families.iter().map(|f| (&f.name, "coordinate family")))
-        .chain(parameters.iter().map(|p| (&p.name, "parameter")))
-        .chain(
-            parameter_families
-                .iter()
-                .map(|p| (&p.name, "parameter family")),
-        );
-    let mut seen: HashMap<String, &str> = HashMap::new();
-    for (name, kind) in names {
-        let text = name.to_string();
-        if matches!(text.as_str(), "dot" | "t" | "sum") || text.starts_with("__") {
-            errors.error_spanned(
-                name,
-                format!("`{text}` is reserved in a mechanism; choose another name"),
-            );
-        } else if let Some(previous) = seen.insert(text.clone(), kind) {
-            if previous != "coordinate" || kind != "coordinate" {
-                errors.error_spanned(
-                    name,
-                    format!("{kind} `{text}` has the name of a {previous}; rename one of them"),
-                );
-            }
+/// Returns every name a model with families declares, with what it declares, in source order:
+/// sizes, coordinates and parameters share one scope ([`names::unique`]).
+fn declared<'a>(sections: &Sections<'a>) -> Vec<(&'a Ident, &'static str)> {
+    let kind = |index: &Option<Index>, scalar, family| {
+        if index.is_some() {
+            family
+        } else {
+            scalar
         }
-    }
+    };
+    let sizes = sections.sizes.unwrap_or_default().iter();
+    let coordinates = sections.coordinates.unwrap_or_default().iter();
+    let parameters = sections.parameters.unwrap_or_default().iter();
+    sizes
+        .map(|s| (&s.name, "size"))
+        .chain(coordinates.map(|c| (&c.name, kind(&c.index, "coordinate", "coordinate family"))))
+        .chain(parameters.map(|p| (&p.name, kind(&p.index, "parameter", "parameter family"))))
+        .collect()
+}
+
+/// Reports two base sizes whose constructor arguments (the lower-cased names) would clash.
+fn size_arguments(sizes: &[Size], errors: &mut Errors) {
     let mut arguments: HashMap<String, &Ident> = HashMap::new();
     for size in sizes.iter().filter(|s| s.base) {
         let argument = size.name.to_string().to_lowercase();
@@ -382,28 +343,4 @@ fn resolve_parameters(
         }
     }
     (parameters, families)
-}
-
-/// Resolves `integrators: [..]` against the runtime table's [`Family::SPARSE`], which is also the
-/// default.
-fn resolve_integrators(section: Option<&[Named<()>]>, errors: &mut Errors) -> Vec<Family> {
-    let Some(names) = section else {
-        return Family::SPARSE.to_vec();
-    };
-    let mut integrators = Vec::new();
-    for named in names {
-        match families::from_ident(&named.name) {
-            Some(family) if Family::SPARSE.contains(&family) => integrators.push(family),
-            Some(_) => errors.error_spanned(
-                &named.name,
-                format!(
-                    "`{}` does not step models with families yet; use {}",
-                    named.name,
-                    Family::list(Family::SPARSE)
-                ),
-            ),
-            None => errors.error_spanned(&named.name, families::unknown(&named.name)),
-        }
-    }
-    integrators
 }

@@ -26,7 +26,8 @@ use mechanism_cas::{emit, EmitOptions, Id, Output, Store, Symbol};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::derive::Derived;
+use crate::derive::{Derived, Outputs};
+use crate::ir::Ir;
 use crate::model::Model;
 
 /// The path under which generated code reaches the runtime crate.
@@ -39,8 +40,22 @@ fn allow_lints() -> TokenStream {
     quote!(#[allow(unused_variables, clippy::all, clippy::pedantic, clippy::nursery)])
 }
 
-/// Generates the model's struct and trait implementations.
-pub fn generate(model: &Model, derived: &Derived) -> TokenStream {
+/// Generates the struct and trait implementations of a model of either kind: the fixed-size
+/// traits with straight-line code ([`fixed`]), or the sparse tier's traits with loops over
+/// instances around each kernel's code ([`family::emit`](crate::family::emit)).
+pub fn generate(model: &Ir, outputs: &Outputs) -> syn::Result<TokenStream> {
+    match (model, outputs) {
+        (Ir::Fixed(model), Outputs::Fixed(derived)) => Ok(fixed(model, derived)),
+        (Ir::Runtime { model, bodies }, _) => crate::family::emit::generate(model, bodies),
+        (Ir::Fixed(model), Outputs::Runtime) => Err(syn::Error::new_spanned(
+            &model.name,
+            "internal: a fixed-size model without derived quantities",
+        )),
+    }
+}
+
+/// Generates a fixed-size model's struct and trait implementations.
+pub fn fixed(model: &Model, derived: &Derived) -> TokenStream {
     let code = Code::new(model);
     let definition = code.definition();
     let inertia = code.inertia(derived);

@@ -325,3 +325,51 @@ fn misused_orientations_say_what_to_write() {
         );
     }
 }
+
+/// Expands a model of either kind through the one pipeline.
+fn expanded(tokens: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
+    crate::expand_model(&syn::parse2(tokens)?)
+}
+
+#[test]
+fn a_model_with_families_desugars_a_named_orientation() {
+    let tokens = expanded(quote! {
+        pub struct Cluster {
+            sizes: { N = 3 },
+            coordinates: [x[N]],
+            orientations: { r: matrix },
+            kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)) + rigid_kinetic(r, 2.0, 3.0, 4.0),
+            potential: sum(0..N, |i| 0.5 * x[i].powi(2)) + r_zz,
+            integrators: [spook, rattle],
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}"))
+    .to_string();
+    // The sparse tier's traits, with the orientation's rows of `RᵀR = I` and a constant mass.
+    assert!(tokens.contains("SparseConstantMass for Cluster"));
+    for row in ["r_c11", "r_c22", "r_c33", "r_c12", "r_c13", "r_c23"] {
+        assert!(
+            tokens.contains(&format!("constraint `{row}`")),
+            "no row {row}"
+        );
+    }
+}
+
+#[test]
+fn an_orientation_family_is_refused_at_its_declaration() {
+    let error = expanded(quote! {
+        pub struct Cluster {
+            sizes: { N = 3 },
+            coordinates: [x[N]],
+            orientations: { r[N]: quaternion },
+            kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+        }
+    })
+    .expect_err("an indexed orientation is refused");
+    let messages: Vec<String> = error.into_iter().map(|e| e.to_string()).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("families of orientations are not supported"),
+        "{messages:?}"
+    );
+}

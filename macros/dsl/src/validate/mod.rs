@@ -1,11 +1,10 @@
-//! Turns the syntax tree into a [`Model`], reporting every ill-posed part of it at the user's
-//! tokens. All checks of a stage run and accumulate; stages are separated by barriers
+//! Turns the (desugared) syntax tree into an [`Ir`] — a fixed-size [`Model`] or a model with
+//! families — reporting every ill-posed part of it at the user's tokens. All checks of a stage run and accumulate; stages are separated by barriers
 //! ([`Errors::finish`]), so that later checks only ever see well-formed input.
 
 mod degenerate;
 mod inertia;
 mod integrators;
-mod names;
 mod options;
 mod structure;
 
@@ -16,17 +15,51 @@ use syn::{Expr, Ident};
 
 use crate::ast::{Mechanism, Named};
 use crate::errors::Errors;
-use crate::integrators::{self as families, Family};
+use crate::ir::Ir;
 use crate::lower::{Context, Lowerer};
 use crate::model::{Constraint, Model, NonholonomicRow, Parameter};
+use crate::names;
+use crate::orientation::Desugared;
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind, Sections};
 use crate::symbols::{Name, Symbols};
 
-/// Validates a parsed mechanism, after desugaring its orientations
-/// ([`orientation::desugar`](crate::orientation::desugar)).
+/// Validates a model of either kind, its orientations desugared
+/// ([`orientation::desugar`](crate::orientation::desugar)), into the [`Ir`] that every later
+/// stage takes: fixed-size ([`fixed`]) or with families ([`families`]), as
+/// [`ModelKind::of`] tells.
+pub fn model(desugared: &Desugared) -> syn::Result<Ir> {
+    match ModelKind::of(&desugared.ast) {
+        ModelKind::Fixed => fixed(desugared).map(|model| Ir::Fixed(Box::new(model))),
+        ModelKind::Families => families(&desugared.ast),
+    }
+}
+
+/// Validates a parsed fixed-size mechanism, after desugaring its orientations: the entry for
+/// code that inspects a fixed-size model's symbolic expressions (the root's
+/// `generated_vs_interpreter` test, `examples/chains.rs`).
 pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
-    let desugared = crate::orientation::desugar(ast)?;
+    fixed(&crate::orientation::desugar(ast)?)
+}
+
+/// Validates a model with families: resolves its names into kernels
+/// ([`family::resolve`](crate::family::resolve)), checks their inertia (the one inertia check
+/// of both kinds) and their terms and rows against the default sizes and the integrators
+/// ([`family::checks`](crate::family::checks)).
+pub fn families(ast: &Mechanism) -> syn::Result<Ir> {
+    let model = crate::family::resolve::resolve(ast)?;
+    let mut errors = Errors::new();
+    inertia::check(inertia::Inertial::Runtime(&model), &mut errors);
+    errors.finish()?;
+    let bodies = crate::family::checks::terms(&model)?;
+    Ok(Ir::Runtime {
+        model: Box::new(model),
+        bodies,
+    })
+}
+
+/// Validates a fixed-size model whose orientations are desugared.
+pub fn fixed(desugared: &Desugared) -> syn::Result<Model> {
     let ast = &desugared.ast;
     let mut errors = Errors::new();
     let sections = sections::read(ast, ModelKind::Fixed, &mut errors);
@@ -62,9 +95,10 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         "constraint",
         &mut errors,
     );
-    let requested = requested_integrators(
+    let requested = crate::integrators::requested(
         sections.integrators,
         sections.values.get(&SectionKind::Integrators).copied(),
+        ModelKind::Fixed,
         &mut errors,
     );
     let names_are_sound = errors.is_empty();
@@ -145,7 +179,7 @@ pub fn validate(ast: &Mechanism) -> syn::Result<Model> {
         potential: energy.potential,
     };
     let mut errors = Errors::new();
-    inertia::check(&model, &sections, &mut errors);
+    inertia::check(inertia::Inertial::Fixed(&model, &sections), &mut errors);
     degenerate::check(&mut model, &sections, &mut errors);
     errors.barrier()?;
     let non_smooth = integrators::NonSmooth {
@@ -310,29 +344,4 @@ fn lower_forces(
         }
     }
     forces
-}
-
-/// Resolves `integrators: [..]`; `None` when the section is absent.
-fn requested_integrators(
-    names: Option<&[Named<()>]>,
-    span: Option<proc_macro2::Span>,
-    errors: &mut Errors,
-) -> Option<Vec<(Family, Ident)>> {
-    let names = names?;
-    let mut requested: Vec<(Family, Ident)> = Vec::new();
-    for named in names {
-        match families::from_ident(&named.name) {
-            Some(integrator) if requested.iter().any(|(i, _)| *i == integrator) => errors
-                .error_spanned(
-                    &named.name,
-                    format!("integrator `{}` is listed twice", named.name),
-                ),
-            Some(integrator) => requested.push((integrator, named.name.clone())),
-            None => errors.error_spanned(&named.name, families::unknown(&named.name)),
-        }
-    }
-    if names.is_empty() {
-        sections::empty_integrators(span.unwrap_or_else(proc_macro2::Span::call_site), errors);
-    }
-    Some(requested)
 }
