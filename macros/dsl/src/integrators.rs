@@ -1,7 +1,7 @@
 //! The integrators a model can be compiled for: the runtime's capability table
-//! ([`mechanism_runtime::capabilities`]), which every check, hint and default of the macro reads.
+//! ([`mechanism_capabilities`]), which every check, hint and default of the macro reads.
 
-pub use mechanism_runtime::capabilities::{Capabilities, Family};
+pub use mechanism_capabilities::{Capabilities, Family};
 use proc_macro2::Span;
 use syn::Ident;
 
