@@ -3,11 +3,11 @@
 //!
 //! A run's rows go to a [`Sink`] of the driver: [`table_sink`] creates one for a path — the
 //! driver's [`CsvSink`] (flushed at least once a second) or, with the feature `parquet`, a
-//! [`ParquetDataset`](crate::parquet::ParquetDataset) directory of closed parts — so that a
-//! killed run leaves its rows readable; [`resume_sink`] continues the file of a checkpointed
-//! run; [`write_table`] writes a [`Table`] kept in memory. Every error is an [`OutputError`]
-//! that names the path. Without the feature `parquet`, a `.parquet` name is refused
-//! ([`OutputError::ParquetDisabled`]) rather than written as CSV.
+//! [`ParquetDataset`] directory of closed parts — so that a killed run leaves its rows readable;
+//! [`resume_sink`] continues the file of a checkpointed run; [`write_table`] writes a [`Table`]
+//! kept in memory. Every error is an [`OutputError`] that names the path. Without the feature
+//! `parquet`, a `.parquet` name is refused ([`OutputError::ParquetDisabled`]) rather than written
+//! as CSV.
 //!
 //! ```
 //! use mechanism::output::{is_parquet, write_table};
@@ -104,11 +104,11 @@ pub fn create_parent(path: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
-/// Returns a sink streaming rows to `path`, creating its directory: a Parquet dataset
-/// directory of closed parts ([`ParquetDataset`](crate::parquet::ParquetDataset)) if
-/// [`is_parquet`], the driver's CSV ([`CsvSink`], flushed at least once a second) otherwise,
-/// so that a killed run leaves its rows readable. Call [`Sink::finish`] after the run, also
-/// after a failed one: it flushes the CSV and closes the last Parquet part.
+/// Returns a sink streaming rows to `path`, creating its directory: a Parquet dataset directory of
+/// closed parts ([`ParquetDataset`]) if [`is_parquet`], the driver's CSV ([`CsvSink`], flushed at
+/// least once a second) otherwise, so that a killed run leaves its rows readable. Call
+/// [`Sink::finish`] after the run, also after a failed one: it flushes the CSV and closes the last
+/// Parquet part.
 pub fn table_sink(path: &Path) -> Result<Box<dyn Sink>, OutputError> {
     create_parent(path)?;
     let create = |source| OutputError::Create {
