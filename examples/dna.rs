@@ -86,28 +86,31 @@
 //!
 //! `--figure`'s CPU times are measured in the same run, best of `--repeat` (5) runs through the
 //! driver writing no rows; the paper's (Matlab) are Verlet 23.26 s and Z&S 3.24 s, ratio 7.2.
-
-mod common;
+use mechanism_examples as common;
+#[path = "dna/figure.rs"]
+mod figure;
+#[path = "dna/stability.rs"]
+mod stability;
 
 use std::cell::RefCell;
 use std::error::Error;
-use std::fs::File;
-use std::io::BufWriter;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use common::{create_parent, exit_code, RunOptions, Thin};
-use mechanism::ensemble::{Cell, EnsembleCsv, Shard};
 use mechanism::models::DnaChain;
-use mechanism::pictures::{draw_panels, Corner, Panel, Series};
+use mechanism::pictures::{draw_panels, Panel, Series};
 use mechanism::runtime::simulation::{
-    family, Column, Schedule, Simulation, SimulationError, Sink, SparseMechanics, Table,
+    family, Column, Schedule, Simulation, SimulationError, Sink, SparseMechanics,
 };
 use mechanism::runtime::{
     DynState, SparseIntegrator, SparseVerlet, SparseZhangSkeel, SparseZhangSkeelSimplified,
     StepError,
 };
+
+use common::{exit_code, RunOptions, Thin};
+use figure::figure;
+use stability::stability;
 
 /// Which integrator to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -267,6 +270,7 @@ impl Trace {
 
 /// `θ̄` above this counts as the open state `2π − θ* ≈ 5.49` (EXPERIMENTS-M2 §E.5).
 const OPEN: f64 = 4.3;
+
 /// `θ̄` below this counts as back in the closed state `θ* ≈ 0.795`, and above it as having
 /// left it: `θ* + 0.2`.
 const CLOSED: f64 = 1.0;
@@ -446,232 +450,4 @@ fn best_time(
 /// Formats an optional time, `—` for none.
 fn time(t: Option<f64>) -> String {
     t.map_or("—".into(), |t| format!("{t:.0}"))
-}
-
-/// Fig. 8: Z&S and Z&Ss at `h = 2` and Verlet at `h = 0.2` from the same seed: `θ̄(t)`, the
-/// phase portrait and `H(t)` of the three, the transition times, the energies and the CPU
-/// times beside the paper's.
-fn figure(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
-    let t_end = args.run.t_end_or(3000.0);
-    let start = chain.initial_state(args.seed);
-    let setups = [Method::Zs, Method::Zss, Method::Verlet].map(|method| Setup {
-        method,
-        h: method.paper_h(),
-        beta: args.beta,
-    });
-    let mut traces = Vec::new();
-    let mut seconds = Vec::new();
-    for setup in setups {
-        let steps = common::step_count(setup.h, t_end)?;
-        let schedule = Schedule::EveryNthStep(steps.max(1));
-        let outcome = simulate(
-            chain,
-            setup,
-            start.clone(),
-            steps,
-            schedule,
-            Table::default(),
-            true,
-            None,
-        )?;
-        if let Some(error) = &outcome.failure {
-            println!("{} stopped early: {error}", setup.label());
-        }
-        seconds.push(best_time(chain, setup, &start, steps, args.repeat)?);
-        traces.push(outcome.trace);
-    }
-    let labels = setups.map(|s| s.label());
-    let row = |name: &str, value: &dyn Fn(&Trace) -> String, pilot: &str| {
-        let cells: Vec<String> = traces.iter().map(value).collect();
-        println!("| {name} | {} | {pilot} |", cells.join(" | "));
-    };
-    println!(
-        "## Fig. 8: DNA chain, N = {}, seed {}, T = {t_end}, beta = {}\n",
-        args.n, args.seed, args.beta
-    );
-    println!(
-        "| quantity | {} | pilot / paper (EXPERIMENTS-M2 §E) |",
-        labels.join(" | ")
-    );
-    println!("|---|---|---|---|---|");
-    row(
-        "θ̄ leaves the closed state (first θ̄ > 1.0)",
-        &|t| time(t.first(0.0, CLOSED, true)),
-        "Verlet ≈ 45–47 (level not stated)",
-    );
-    let opens = |t: &Trace| t.first(0.0, OPEN, true);
-    let closes = |t: &Trace| opens(t).and_then(|o| t.first(o, OPEN, false));
-    row(
-        "first opening (θ̄ > 4.3)",
-        &|t| time(opens(t)),
-        "Verlet ≈ 134–142",
-    );
-    row("back below 4.3", &|t| time(closes(t)), "Verlet ≈ 235–242");
-    row(
-        "back in the closed state (θ̄ < 1.0)",
-        &|t| time(closes(t).and_then(|c| t.first(c, CLOSED, false))),
-        "Verlet ≈ 334–396",
-    );
-    row(
-        "openings (θ̄ > 4.3 after < 1.0)",
-        &|t| t.openings().to_string(),
-        "chaotic: statistics only",
-    );
-    row(
-        "time in the open state",
-        &|t| format!("{:.0}%", 100.0 * t.open_fraction()),
-        "",
-    );
-    row("H(0)", &|t| format!("{:.3}", t.energy[0]), "2.06–2.52");
-    row(
-        "H after the first step",
-        &|t| format!("{:.3}", t.energy.get(1).copied().unwrap_or(f64::NAN)),
-        "Z&S ≈ 0.63 from 2.06",
-    );
-    row(
-        "mean H",
-        &|t| format!("{:.3}", t.mean_energy()),
-        "Z&S below Verlet (fast modes damped)",
-    );
-    row(
-        "max \\|H − H(0)\\|",
-        &|t| format!("{:.3}", common::max_deviation(&t.energy)),
-        "Verlet 0.035–0.047 (T = 2·10⁴)",
-    );
-    println!(
-        "\n## CPU time, the same run (ours: best of {}, through the driver, no output)\n",
-        args.repeat.max(1)
-    );
-    println!("| run | ours (s) | paper (s, Matlab) | ours / Z&S | paper / Z&S |");
-    println!("|---|---|---|---|---|");
-    let paper = [Some(3.24), None, Some(23.26)];
-    for (k, label) in labels.iter().enumerate() {
-        let (paper_s, paper_ratio) = paper[k].map_or(("—".into(), "—".into()), |p: f64| {
-            (format!("{p}"), format!("{:.1}", p / 3.24))
-        });
-        println!(
-            "| {label} | {:.4} | {paper_s} | {:.2} | {paper_ratio} |",
-            seconds[k],
-            seconds[k] / seconds[0]
-        );
-    }
-
-    let mut angle = Panel::new(
-        format!(
-            "Fig. 8: DNA chain, N = {}, seed {}: mean angle (metastable at 0.795 and 5.49)",
-            args.n, args.seed
-        ),
-        "t",
-        "mean theta",
-    )
-    .legend(Corner::LowerRight);
-    let mut phase = Panel::new("phase portrait", "mean theta", "d(mean theta)/dt");
-    let mut energy = Panel::new("energy", "t", "H");
-    for (trace, label) in traces.iter().zip(&labels) {
-        angle = angle.series(Series::new(label, pairs(&trace.t, &trace.mean)));
-        phase = phase.series(Series::new(label, pairs(&trace.mean, &trace.rate)));
-        energy = energy.series(Series::new(label, pairs(&trace.t, &trace.energy)));
-    }
-    let png = args.run.png_or("dna_fig8");
-    draw_panels(&png, (1000, 1200), &[angle, phase, energy])?;
-    println!("\nwrote {}", png.display());
-
-    // The three runs' slow variables in one CSV, a row per run and step.
-    let csv = args.run.csv_or("dna_fig8");
-    create_parent(&csv)?;
-    let file = File::create(&csv).map_err(|e| format!("cannot write {}: {e}", csv.display()))?;
-    let columns = ["run", "t", "theta.mean", "theta.mean.rate", "energy"];
-    let mut out = EnsembleCsv::new(BufWriter::new(file), Shard::WHOLE, &columns)?;
-    for (k, trace) in traces.iter().enumerate() {
-        for i in 0..trace.t.len() {
-            let cells = [
-                Cell::Text(&labels[k]),
-                Cell::Number(trace.t[i]),
-                Cell::Number(trace.mean[i]),
-                Cell::Number(trace.rate[i]),
-                Cell::Number(trace.energy[i]),
-            ];
-            out.row(k, &cells)?;
-        }
-    }
-    out.into_inner()?;
-    println!("wrote {}", csv.display());
-    Ok(())
-}
-
-/// Runs full Z&S at `h = 2` and `h = 1`, Z&Ss at `h = 2` and full Z&S at `h = 2` with
-/// `β = 0.5` to `T = 2·10⁴` from `--seeds` seeds and reports, per run, whether and when it
-/// diverged: the driver's typed error and the first time `H > 10 H(0)`.
-fn stability(chain: &DnaChain, args: &Args) -> Result<(), Box<dyn Error>> {
-    let t_end = args.run.t_end_or(2e4);
-    let setups = [
-        (Method::Zs, 2.0, args.beta),
-        (Method::Zss, 2.0, args.beta),
-        (Method::Zs, 1.0, args.beta),
-        (Method::Zs, 2.0, 0.5),
-        (Method::Zs, 2.0, 0.25),
-    ];
-    println!(
-        "## Stability: DNA chain, N = {}, T = {t_end}, seeds {}–{}\n",
-        args.n,
-        args.seed,
-        args.seed + args.seeds.max(1) - 1
-    );
-    println!("| method | seed | stopped at t | driver's error | first H > 10 H(0) | max H / H(0) | open |");
-    println!("|---|---|---|---|---|---|---|");
-    for (method, h, beta) in setups {
-        let setup = Setup { method, h, beta };
-        let steps = common::step_count(h, t_end)?;
-        let mut diverged = Vec::new();
-        for seed in args.seed..args.seed + args.seeds.max(1) {
-            let outcome = simulate(
-                chain,
-                setup,
-                chain.initial_state(seed),
-                steps,
-                Schedule::EveryNthStep(steps.max(1)),
-                Table::default(),
-                true,
-                None,
-            )?;
-            let trace = &outcome.trace;
-            let error = match &outcome.failure {
-                Some(SimulationError::Step { step, source, .. }) => {
-                    format!("step {step}: {source}")
-                }
-                Some(other) => other.to_string(),
-                None => "—".into(),
-            };
-            let blow_up = trace.energy_exceeds(10.0);
-            if outcome.failure.is_some() || blow_up.is_some() {
-                diverged.push(blow_up.unwrap_or(*trace.t.last().unwrap_or(&0.0)));
-            }
-            let max_h = trace.energy.iter().fold(0.0f64, |m, &e| m.max(e)) / trace.energy[0];
-            println!(
-                "| {}, β = {beta} | {seed} | {} | {error} | {} | {} | {:.0}% |",
-                setup.label(),
-                if outcome.failure.is_some() {
-                    format!("{:.0}", trace.t.last().unwrap_or(&0.0))
-                } else {
-                    "— (reached T)".into()
-                },
-                time(blow_up),
-                if max_h < 1e3 {
-                    format!("{max_h:.3}")
-                } else {
-                    format!("{max_h:.1e}")
-                },
-                100.0 * trace.open_fraction()
-            );
-        }
-        let times: Vec<String> = diverged.iter().map(|t| format!("{t:.0}")).collect();
-        println!(
-            "| **{}, β = {beta}** | **{}/{} diverged** | {} | | | | |",
-            setup.label(),
-            diverged.len(),
-            args.seeds.max(1),
-            times.join(", ")
-        );
-    }
-    Ok(())
 }

@@ -19,7 +19,7 @@
 //! The model is `mechanism::models::DoublePendulum`, written with `mechanism!` in
 //! `src/models/double_pendulum.rs`.
 
-mod common;
+use mechanism_examples as common;
 #[path = "double_pendulum/compare.rs"]
 mod compare;
 #[path = "double_pendulum/methods.rs"]

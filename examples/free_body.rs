@@ -17,7 +17,7 @@
 //! against. RATTLE, SHAKE and SPOOK are not offered: they assume a constant mass matrix (see
 //! `mechanism::models::FreeBody`).
 
-mod common;
+use mechanism_examples as common;
 #[path = "rigid_body/run.rs"]
 mod rigid_body;
 

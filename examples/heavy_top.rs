@@ -21,7 +21,7 @@
 //! about the vertical) and, for a symmetric top, `omega.z`. RATTLE, SHAKE and SPOOK assume a
 //! constant mass matrix, so they step only the matrix form (see `mechanism::models`).
 
-mod common;
+use mechanism_examples as common;
 #[path = "rigid_body/run.rs"]
 mod rigid_body;
 

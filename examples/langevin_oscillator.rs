@@ -16,7 +16,7 @@
 //!
 //! With `--penalized` it samples a planar pendulum whose rod `g = x² + y² − l²` is the penalty
 //! `½ω²g²` (`Penalized<PlanarPendulum>`, Tao–Owhadi eq. 7; the model is written with
-//! `mechanism!` in `langevin_oscillator/sampling.rs`), writes the signed `g` (column
+//! `mechanism!` in `examples/common/sampling.rs`), writes the signed `g` (column
 //! `constraint.rod`; `residual.position` is `|g|`) and the distance `|q| − l` to the CSV, and
 //! prints the mean, the variance and a histogram of `g` against the exact marginal of the
 //! Gibbs measure `exp(−βW) dq` and its Gaussian approximation `N(m G I₁/I₀ / (2lω²), kT/ω²)`
@@ -28,9 +28,8 @@
 //! every step after `--burn-in`. `--plot` draws the sampled second moments against their
 //! targets (oscillator) or the histogram of `g` against its Gibbs marginal (pendulum).
 
-mod common;
-#[path = "langevin_oscillator/sampling.rs"]
-mod sampling;
+use mechanism_examples as common;
+use mechanism_examples::sampling;
 
 use std::error::Error;
 use std::path::Path;

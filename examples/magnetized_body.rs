@@ -34,7 +34,7 @@
 //! (`ω = 20` diverges), and writes `out/magnetized_body_fig9.png` and
 //! `out/magnetized_body_fig10.png`.
 
-mod common;
+use mechanism_examples as common;
 #[path = "magnetized_body/run.rs"]
 mod run;
 

@@ -23,7 +23,7 @@
 //! The model is `mechanism::models::NonholonomicParticle`, written with `mechanism!` in
 //! `src/models/nonholonomic_particle.rs`.
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::process::ExitCode;

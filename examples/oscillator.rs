@@ -29,7 +29,7 @@
 //! `radius`. The models are `mechanism::models::{PlanarOscillator, OscillatorOnCircle}`,
 //! written with `mechanism!` in `src/models/planar_oscillator.rs`.
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::f64::consts::TAU;

@@ -39,7 +39,7 @@
 //! the same run. SHAKE's positions are computed by RATTLE (the same positions, with velocities
 //! on the constraint manifold), Newton on the multipliers to `1e-12`.
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::fs::File;

@@ -24,7 +24,7 @@
 //! `I = 1`, `Ω = (0, 1, 0)`; case 2: `α = 0.2`, `I₃ = 0.8`, tilted about `e₂` by
 //! `θ = asin(0.199/0.2)`, at rest).
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::process::ExitCode;

@@ -14,7 +14,7 @@
 //! compares with Kinon–Betsch Fig. 3 (energy increments at round-off) and Fig. 4 (the
 //! constraint satisfied to the Newton tolerance).
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::process::ExitCode;

@@ -21,7 +21,7 @@
 //! that freeze `M` over a step (SPOOK, Z&S, SHAKE, …) refuse this model, at compile time in
 //! `mechanism!` and with `StepError::Unsupported` at run time.
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::process::ExitCode;

@@ -25,7 +25,7 @@
 //! The model is `mechanism::models::Squeezer`, written with `mechanism!` in
 //! `src/models/squeezer.rs`.
 
-mod common;
+use mechanism_examples as common;
 
 use std::error::Error;
 use std::process::ExitCode;

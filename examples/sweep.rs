@@ -28,7 +28,7 @@
 //! cargo run --release --example sweep -- --verify out/sweep-1.csv.manifest out/sweep-2.csv.manifest
 //! ```
 
-mod common;
+use mechanism_examples as common;
 #[path = "double_pendulum/methods.rs"]
 mod methods;
 

@@ -122,7 +122,7 @@
 //!   neglected tail falls like `r⁻³`), which changes the model; it is not a neighbour list
 //!   (every pair's distance is still computed).
 
-mod common;
+use mechanism_examples as common;
 #[path = "water/invariants.rs"]
 mod invariants;
 #[path = "water/multipliers.rs"]

@@ -95,6 +95,7 @@ extern crate self as mechanism;
 #[cfg(feature = "ensembles")]
 pub mod ensemble;
 pub mod models;
+pub mod output;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "pictures")]

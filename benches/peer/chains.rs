@@ -1,5 +1,6 @@
 //! The penalized chain of 50 links of the peer benchmark as a fixed-size model (the 10-link
-//! chain is in `chain10.rs`, which `tests/it/generated_solves.rs` shares): Tao–Owhadi's chain of
+//! chain is the library's `mechanism::models::Chain10`, which `tests/it/generated_solves.rs`
+//! checks): Tao–Owhadi's chain of
 //! pendula (2014, §4.2) with every bob, sum and rod written out, because the library's
 //! `models::PendulumChain` is a family (sizes at run time, the sparse tier). Bob `i` hangs from
 //! bob `i − 1` (bob 1 from the origin) on a rod with `|p_i − p_{i−1}|² − 5 = 0`; `M = I` and

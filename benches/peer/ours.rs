@@ -16,16 +16,14 @@
 //! state1000 q… v…             (after 1000 steps)
 //! ```
 
-mod chain10;
 mod chains;
 
 use std::error::Error;
 use std::hint::black_box;
 use std::time::Instant;
 
-use chain10::Chain10;
 use chains::Chain50;
-use mechanism::models::DoublePendulum;
+use mechanism::models::{Chain10, DoublePendulum};
 use mechanism::runtime::{
     Integrator, Penalized, Spook, State, StepError, ZhangSkeel, ZhangSkeelSimplified,
 };

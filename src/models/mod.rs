@@ -1,6 +1,7 @@
 //! Reference mechanisms from the papers, written with [`mechanism!`](macro@crate::mechanism) and
 //! shared by the examples, tests and benchmarks.
 
+mod chain10;
 mod dna;
 mod double_pendulum;
 mod families;
@@ -14,6 +15,10 @@ mod spring_pendulum;
 mod squeezer;
 mod water;
 
+/// Tao–Owhadi §4.2's chain of 10 pendula unrolled on the fixed-size tier (20 coordinates,
+/// 10 rods, `g = 1`, `L² = 5`), for the generated solves of penalized and stiff Z&Ss and SPOOK:
+/// the peer benchmark's model against CasADi.
+pub use chain10::Chain10;
 /// Tao–Owhadi §4.4's DNA Morse chain of `N` base pairs (eq. 31, periodic ends), written with
 /// families for the sparse tier, with the paper's seeded initial state.
 pub use dna::DnaChain;

@@ -1,11 +1,15 @@
 //! The harness the integration tests of `mechanism` and `mechanism-runtime` share: runs and
 //! step counts, convergence tables, finite differences and a per-thread counting allocator.
 //!
-//! Each package's tests reach it through their one support module (`tests/it/support`), which
-//! adds the package's own test models. It is test code: its helpers panic on misuse (a step
-//! size that does not divide the time, a pair listed twice) rather than return errors.
+//! Each package's tests reach it through their one support module (`tests/it/support`), which adds
+//! the package's own test models. With the feature `dsl-models`, `bodies` holds the `mechanism!`
+//! bodies that the compile pipeline's tests and its `chains` example share (`mechanism-dsl`'s
+//! dev-dependency turns it on). It is test code: its helpers panic on misuse (a step size that does
+//! not divide the time, a pair listed twice) rather than return errors.
 #![warn(missing_docs)]
 
+#[cfg(feature = "dsl-models")]
+pub mod bodies;
 mod steps;
 
 use mechanism_runtime::reference::fit::loglog_slope;

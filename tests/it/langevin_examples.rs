@@ -1,5 +1,5 @@
-//! The `langevin_oscillator` example's sampling code (`examples/langevin_oscillator/sampling.rs`,
-//! included here rather than run as a process) is reproducible: the same seed writes the same
+//! The `langevin_oscillator` example's sampling code (`examples/common/sampling.rs`,
+//! `mechanism_examples::sampling`, called here rather than run as a process) is reproducible: the same seed writes the same
 //! CSV bytes and the same statistics bits, another seed a different path.
 
 use crate::support::sampling::{self, Inner, Settings};

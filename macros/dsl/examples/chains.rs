@@ -21,12 +21,8 @@ use std::error::Error;
 use std::time::{Duration, Instant};
 
 use mechanism_dsl::ast::Mechanism;
+use mechanism_test_support::bodies::{chain, families};
 use proc_macro2::{TokenStream, TokenTree};
-
-#[path = "../tests/dsl/models/chain.rs"]
-mod chain;
-#[path = "../tests/dsl/models/families.rs"]
-mod families;
 
 const RUNS: usize = 3;
 

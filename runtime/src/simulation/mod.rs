@@ -55,8 +55,9 @@
 //! One file per stage: [`schedule`](Schedule) (when to write), `stepper` (the seam to the
 //! integrators), `observer` (what to write), `output` (where to write), `event` (when to stop
 //! early, and where the crossing was), `driver` (the loop), `driver/checkpointing`
-//! (checkpoints and resume), `progress` (the bar), and `statistics` (batch means over every
-//! step, for [`on_step`](Simulation::on_step) monitors).
+//! (checkpoints and resume), `progress` (the bar), `statistics` (batch means over every
+//! step, for [`on_step`](Simulation::on_step) monitors) and `summary` (a run's [`Summary`] over
+//! every step and its [`Trajectory`]).
 //!
 //! # What lives here and what does not
 //!
@@ -79,6 +80,7 @@ mod progress;
 mod schedule;
 mod statistics;
 mod stepper;
+mod summary;
 
 pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
@@ -87,3 +89,4 @@ pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLU
 pub use schedule::{grid_tolerance, Schedule};
 pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};
+pub use summary::{interruption_message, max_deviation, max_increment, Summary, Trajectory};

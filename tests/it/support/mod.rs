@@ -4,9 +4,8 @@
 #![allow(dead_code)]
 
 /// The `langevin_oscillator` example's sampling runs, which `langevin_examples` and `save_every`
-/// run as the example does (the example's file, until its logic moves into the library).
-#[path = "../../../examples/langevin_oscillator/sampling.rs"]
-pub mod sampling;
+/// run as the example does (from the examples' harness, `mechanism-examples`).
+pub use mechanism_examples::sampling;
 pub mod water_clusters;
 
 pub use mechanism_test_support::*;

@@ -1,5 +1,5 @@
 //! Model bodies shared by the tests: the unrolled chain, written out for any `n`, and the
-//! library's model files read as data.
+//! library's model files read as data. They live in `mechanism-test-support`
+//! (`bodies`, feature `dsl-models`), which `examples/chains.rs` uses too.
 
-pub mod chain;
-pub mod families;
+pub use mechanism_test_support::bodies::{chain, families};

@@ -1,7 +1,7 @@
 //! The unrolled chain of `n` pendula of Tao–Owhadi (2014), §4.2, as a `mechanism!` body.
 //!
-//! Shared by the tests (`tests/dsl/robustness.rs`) and `examples/chains.rs` (through
-//! `#[path]`).
+//! Shared by the dsl's tests (`macros/dsl/tests/dsl/robustness.rs`) and its
+//! `examples/chains.rs`.
 //!
 //! The paper's model: `n` unit point masses in the plane with Cartesian coordinates
 //! `(x_i, y_i)`, `M = I`, potential `V = −Σ y_i`, and one holonomic constraint per link,

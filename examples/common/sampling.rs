@@ -1,8 +1,8 @@
 //! The sampling runs of the `langevin_oscillator` example, apart from its command line so that
-//! `tests/it/langevin_examples.rs` runs exactly this code: GLA (Tao–Owhadi 2014 §4.3) on the
-//! planar harmonic oscillator and on a penalized planar pendulum, streamed to a sink (CSV or
-//! Parquet), with batch-means statistics and the Boltzmann–Gibbs predictions they are compared
-//! with.
+//! `tests/it/langevin_examples.rs` and `tests/it/save_every.rs` run exactly this code: GLA
+//! (Tao–Owhadi 2014 §4.3) on the planar harmonic oscillator and on a penalized planar pendulum,
+//! streamed to a sink (CSV or Parquet), with batch-means statistics and the Boltzmann–Gibbs
+//! predictions they are compared with.
 
 use std::error::Error;
 use std::f64::consts::PI;

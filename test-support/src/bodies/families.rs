@@ -3,12 +3,12 @@
 //! `tests/it/families.rs` checks against the hand-written references and `benches/families.rs`
 //! times), as `mechanism!` bodies with other default sizes.
 //!
-//! Shared by the tests (`tests/dsl/`) and `examples/chains.rs` (through `#[path]`).
+//! Shared by the dsl's tests (`macros/dsl/tests/dsl/`) and its `examples/chains.rs`.
 
 use proc_macro2::{Group, Literal, TokenStream, TokenTree};
 
 /// The workspace's family models: two `mechanism::mechanism! { … }` invocations.
-const SOURCE: &str = include_str!("../../../../../src/models/families.rs");
+const SOURCE: &str = include_str!("../../../src/models/families.rs");
 
 /// Returns the bodies of the chain with default size `N = n` and the ladder with default size
 /// `L = links`.

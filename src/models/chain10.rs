@@ -3,7 +3,7 @@
 //! `models::PendulumChain` is a family (sizes at run time, the sparse tier). Bob `i` hangs from
 //! bob `i − 1` (bob 1 from the origin) on a rod with `|p_i − p_{i−1}|² − 5 = 0`; `M = I` and
 //! `V = Σ y_i`, the signs of `models::PendulumChain` with `m = g = 1` and `l² = 5`. Shared by
-//! `benches/peer/ours.rs` and `tests/it/generated_solves.rs`.
+//! the peer benchmark (`benches/peer/ours.rs`) and `tests/it/generated_solves.rs`.
 
 use mechanism::mechanism;
 
