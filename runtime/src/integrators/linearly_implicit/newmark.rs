@@ -8,7 +8,7 @@ use nalgebra::SVector;
 
 use super::carried::dense::newton_solve;
 use super::carried::{
-    check_beta, CarriedDense, CarriedSparse, CarriedTier, NewmarkSystem, DEFAULT_BETA,
+    accept, check_beta, CarriedDense, CarriedSparse, CarriedTier, NewmarkSystem, DEFAULT_BETA,
 };
 use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
@@ -363,17 +363,15 @@ impl<S: CarriedTier, C> NewmarkScheme<S, C> {
         }
         check_finite_slice(self.q_next.as_slice(), "q", t)?;
         check_finite_slice(self.v_next.as_slice(), "v", t)?;
-        let (system, q_next, v_next) = (
+        accept(
             &mut self.system,
-            self.q_next.as_slice(),
-            self.v_next.as_slice(),
-        );
-        self.watch
-            .check_and_accept(|| system.energy(model, q_next, v_next), q_next, t)?;
-        q.copy_from_slice(self.q_next.as_slice());
-        v.copy_from_slice(self.v_next.as_slice());
-        std::mem::swap(&mut self.carried_q, &mut self.q_next);
-        std::mem::swap(&mut self.carried_a, &mut self.a_next);
+            &mut self.watch,
+            model,
+            t,
+            (q, v),
+            (&mut self.q_next, &self.v_next, &mut self.a_next),
+            (&mut self.carried_q, &mut self.carried_a),
+        )?;
         self.carried = true;
         Ok(report)
     }

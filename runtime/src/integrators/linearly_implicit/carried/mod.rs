@@ -493,20 +493,40 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
             *v_next = next_velocity(*v, *a, *b, h);
         }
         check_finite_slice(self.v_next.as_slice(), "v", t)?;
-        let (system, x_next, v_next) = (
+        accept(
             &mut self.system,
-            self.x_next.as_slice(),
-            self.v_next.as_slice(),
-        );
-        self.watch
-            .check_and_accept(|| system.energy(model, x_next, v_next), x_next, t)?;
-
-        q.copy_from_slice(self.x_next.as_slice());
-        v.copy_from_slice(self.v_next.as_slice());
-        std::mem::swap(&mut self.carried_x, &mut self.x_next);
-        std::mem::swap(&mut self.carried_a, &mut self.a_next);
+            &mut self.watch,
+            model,
+            t,
+            (q, v),
+            (&mut self.x_next, &self.v_next, &mut self.a_next),
+            (&mut self.carried_x, &mut self.carried_a),
+        )?;
         Ok(report)
     }
+}
+
+/// The accept tail of a carried step on tier `S`, shared by [`CarriedScheme`] and
+/// [`NewmarkScheme`](super::NewmarkScheme): checks the energy of `(x_next, v_next)` with the
+/// guard (on failure nothing is written), then writes them into `(q, v)` and makes
+/// `(x_next, a_next)` the carried configuration and acceleration (the old carried vectors
+/// become the next step's scratch).
+pub(crate) fn accept<Model: ?Sized, S: CarriedTier + EnergyTerms<Model>>(
+    system: &mut S,
+    watch: &mut EnergyWatch<S::Vector>,
+    model: &Model,
+    t: f64,
+    (q, v): (&mut [f64], &mut [f64]),
+    (x_next, v_next, a_next): (&mut S::Vector, &S::Vector, &mut S::Vector),
+    (carried_x, carried_a): (&mut S::Vector, &mut S::Vector),
+) -> Result<(), StepError> {
+    let (x, w) = (x_next.as_slice(), v_next.as_slice());
+    watch.check_and_accept(|| system.energy(model, x, w), x, t)?;
+    q.copy_from_slice(x);
+    v.copy_from_slice(w);
+    std::mem::swap(carried_x, x_next);
+    std::mem::swap(carried_a, a_next);
+    Ok(())
 }
 
 /// Returns `x_{k+1} = x_k + h v_k + ½ h² a_k` for one component, as `½h²·a + (h·v + x)`
