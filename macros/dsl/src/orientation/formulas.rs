@@ -51,13 +51,19 @@ impl Kind {
     }
 }
 
-/// A declared orientation: its name and kind.
+/// A declared orientation: its name and kind, and for a family (`r[N]`, one orientation per
+/// member) its size and the member a built-in reads.
 #[derive(Clone)]
 pub struct Orientation {
     /// The name, whose span every generated token carries.
     pub name: Ident,
     /// Quaternion or matrix.
     pub kind: Kind,
+    /// The bracket and size of a family of orientations (`r[N]`); `None` for one orientation.
+    pub size: Option<(syn::token::Bracket, Expr)>,
+    /// The index of the member a built-in reads (`i` of `omega_x(r[i])`); `None` outside a
+    /// built-in's call and for one orientation.
+    pub member: Option<Expr>,
 }
 
 /// The names of the three axes, as in `omega_x` and `rotate_x`.
@@ -73,10 +79,16 @@ impl Orientation {
             .collect()
     }
 
-    /// Returns the constraint rows `(name, doc, expression)` that keep it a rotation.
-    pub fn rows(&self) -> Vec<(Ident, String, TokenStream)> {
+    /// Returns the constraint rows `(name, doc, expression)` that keep it a rotation; for a
+    /// family, the body of a row family whose index is `index`.
+    pub fn rows(&self, index: &Ident) -> Vec<(Ident, String, TokenStream)> {
         let span = self.name.span();
-        let c = self.coordinates();
+        let member = self.size.as_ref().map(|_| quote_spanned!(span=> #index));
+        let c = self.members(member.as_ref(), span);
+        let name = match &self.size {
+            Some(_) => format!("{}[{index}]", self.name),
+            None => self.name.to_string(),
+        };
         let row = |suffix: &str, doc: String, expr: TokenStream| {
             (
                 format_ident!("{}_{}", self.name, suffix, span = span),
@@ -89,7 +101,7 @@ impl Orientation {
                 let (w, x, y, z) = (&c[0], &c[1], &c[2], &c[3]);
                 vec![row(
                     "unit",
-                    format!("The quaternion `{}` has unit length.", self.name),
+                    format!("The quaternion `{name}` has unit length."),
                     quote_spanned!(span=> #w.powi(2) + #x.powi(2) + #y.powi(2) + #z.powi(2) - 1.0),
                 )]
             }
@@ -101,7 +113,7 @@ impl Orientation {
                     let [a, b, d] = column(k);
                     rows.push(row(
                         &format!("c{0}{0}", k + 1),
-                        format!("The {nth} column of `{}` has unit length.", self.name),
+                        format!("The {nth} column of `{name}` has unit length."),
                         quote_spanned!(span=> #a.powi(2) + #b.powi(2) + #d.powi(2) - 1.0),
                     ));
                 }
@@ -110,8 +122,8 @@ impl Orientation {
                     rows.push(row(
                         &format!("c{}{}", j + 1, k + 1),
                         format!(
-                            "The {} and {} columns of `{}` are orthogonal.",
-                            ordinal[j], ordinal[k], self.name
+                            "The {} and {} columns of `{name}` are orthogonal.",
+                            ordinal[j], ordinal[k]
                         ),
                         quote_spanned!(span=> #a1 * #a2 + #b1 * #b2 + #d1 * #d2),
                     ));
@@ -166,7 +178,7 @@ impl Orientation {
                 // Ω_k = ½ (W_ji − W_ij), W = RᵀṘ, (i, j, k) cyclic: W_ji = Σ_l R_lj Ṙ_li.
                 let (i, j) = ((k + 1) % 3, (k + 2) % 3);
                 let w = |a: usize, b: usize| {
-                    let (ra, rb): (Vec<&Ident>, Vec<&Ident>) =
+                    let (ra, rb): (Vec<&TokenStream>, Vec<&TokenStream>) =
                         (0..3).map(|l| (&c[3 * l + a], &c[3 * l + b])).unzip();
                     quote_spanned!(span=> (#(#ra * dot(#rb))+*))
                 };
@@ -221,11 +233,24 @@ impl Orientation {
         quote_spanned!(span=> (#(#c * dot(#c))+*))
     }
 
-    /// Returns the coordinates with the span of the built-in that uses them.
-    fn coordinates_at(&self, span: Span) -> Vec<Ident> {
+    /// Returns the coordinates with the span of the built-in that uses them, indexed by the
+    /// member it reads for a family (`r_w[i]`).
+    fn coordinates_at(&self, span: Span) -> Vec<TokenStream> {
+        let member = self.member.as_ref().map(|m| quote_spanned!(span=> #m));
+        self.members(member.as_ref(), span)
+    }
+
+    /// Returns the coordinates at `span`, each followed by `[index]` when given.
+    fn members(&self, index: Option<&TokenStream>, span: Span) -> Vec<TokenStream> {
         self.coordinates()
             .into_iter()
-            .map(|c| Ident::new(&c.to_string(), span))
+            .map(|c| {
+                let c = Ident::new(&c.to_string(), span);
+                match index {
+                    Some(index) => quote_spanned!(span=> #c[#index]),
+                    None => quote_spanned!(span=> #c),
+                }
+            })
             .collect()
     }
 }

@@ -3,6 +3,9 @@
 //! `orientations: { q: quaternion, r: matrix }` declares orientations; each becomes coordinates
 //! (`q_w q_x q_y q_z`, or `r_xx … r_zz` row by row) appended to `coordinates`, and the rows that
 //! keep it a rotation (`q_unit`, or `r_c11 … r_c23` for `RᵀR = I`) appended to `holonomic`.
+//! A family `r[N]` (one orientation per member, in a model with `sizes`) becomes coordinate
+//! families `r_w[N] …` and row families `r_unit[i in 0..N] …`; its built-ins read a member,
+//! `omega_x(r[i])`, whose index is copied onto each coordinate (`r_w[i]`).
 //! The built-ins of [`BUILTINS`] are replaced by the expressions of [`formulas`], spanned at
 //! the user's call, so that lowering, every derivative and every check of the model (inertia,
 //! integrators) works on them unchanged and points at the user's tokens. What remains of the
@@ -16,7 +19,7 @@ use proc_macro2::TokenStream;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Ident};
 
-use crate::ast::{Mechanism, Named, Section, SectionBody};
+use crate::ast::{Index, Mechanism, Named, RowFamily, Section, SectionBody};
 use crate::errors::Errors;
 use crate::parse::SectionKind;
 pub use formulas::{Kind, Orientation};
@@ -123,14 +126,22 @@ fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> (Vec<Orientation>, Vec
     let mut orientations: Vec<Orientation> = Vec::new();
     let mut misdeclared = Vec::new();
     for row in rows {
-        if row.index.is_some() {
-            misdeclared.push(row.name.to_string());
-            errors.error_spanned(
-                &row.name,
-                "families of orientations are not supported; declare each body's orientation by name",
-            );
-            continue;
-        }
+        let size = match &row.index {
+            None => None,
+            Some(Index::Size { bracket, size }) => Some((*bracket, size.clone())),
+            Some(Index::Rows(family)) => {
+                misdeclared.push(row.name.to_string());
+                errors.error_spanned(
+                    &family.index,
+                    format!(
+                        "a family of orientations is declared with its size, one orientation per \
+                         member: write `{}[N]: quaternion` (or `matrix`) with `N` a declared size",
+                        row.name
+                    ),
+                );
+                continue;
+            }
+        };
         let kind = match &row.value {
             Expr::Path(path) if path.qself.is_none() => path
                 .path
@@ -163,27 +174,35 @@ fn declare(rows: &[&Named<Expr>], errors: &mut Errors) -> (Vec<Orientation>, Vec
         orientations.push(Orientation {
             name: row.name.clone(),
             kind,
+            size,
+            member: None,
         });
     }
     (orientations, misdeclared)
 }
 
-/// Returns the coordinates of every orientation, in declaration order.
+/// Returns the coordinates of every orientation, in declaration order; a family's are
+/// families of its size (`r_w[N]`, …), so that member `i`'s coordinates form body `i`.
 fn coordinates_of(orientations: &[Orientation]) -> Vec<Named<()>> {
     orientations
         .iter()
-        .flat_map(Orientation::coordinates)
-        .map(|name| Named {
-            attrs: Vec::new(),
-            name,
-            index: None,
-            value: (),
+        .flat_map(|o| {
+            o.coordinates().into_iter().map(|name| Named {
+                attrs: Vec::new(),
+                name,
+                index: o.size.as_ref().map(|(bracket, size)| Index::Size {
+                    bracket: *bracket,
+                    size: size.clone(),
+                }),
+                value: (),
+            })
         })
         .collect()
 }
 
-/// Returns the constraint rows of every orientation; each carries the attributes written on
-/// its declaration (doc comments, `#[spook(..)]` options) after a generated doc line.
+/// Returns the constraint rows of every orientation, a family's as row families over its
+/// members (`r_unit[i in 0..N]`); each carries the attributes written on its declaration (doc
+/// comments, `#[spook(..)]` options) after a generated doc line.
 fn rows_of(orientations: &[Orientation], declared: &[&Named<Expr>]) -> Vec<Named<Expr>> {
     let mut rows = Vec::new();
     for orientation in orientations {
@@ -191,13 +210,23 @@ fn rows_of(orientations: &[Orientation], declared: &[&Named<Expr>]) -> Vec<Named
             .iter()
             .find(|d| d.name == orientation.name)
             .map_or_else(Vec::new, |d| d.attrs.clone());
-        for (name, doc, expr) in orientation.rows() {
+        let index = Ident::new("i", orientation.name.span());
+        for (name, doc, expr) in orientation.rows(&index) {
             let mut row_attrs: Vec<syn::Attribute> = vec![syn::parse_quote!(#[doc = #doc])];
             row_attrs.extend(attrs.iter().cloned());
             rows.push(Named {
                 attrs: row_attrs,
                 name,
-                index: None,
+                index: orientation.size.as_ref().map(|(bracket, size)| {
+                    let span = orientation.name.span();
+                    Index::Rows(Box::new(RowFamily {
+                        bracket: *bracket,
+                        index: index.clone(),
+                        range: parse(quote::quote_spanned!(span=> 0..#size)),
+                        filter: None,
+                        bindings: Vec::new(),
+                    }))
+                }),
                 value: parse(expr),
             });
         }
@@ -310,13 +339,38 @@ impl Rewriter<'_> {
         first: Option<&Expr>,
         call: &syn::ExprCall,
     ) -> Option<Orientation> {
-        let ident = match first {
-            Some(Expr::Path(path)) if path.qself.is_none() => path.path.get_ident(),
+        // `r` names an orientation, `r[i]` a member of a family of them.
+        let (path, member) = match first {
+            Some(Expr::Index(indexed)) => (&*indexed.expr, Some(&*indexed.index)),
+            Some(expr) => (expr, None),
+            None => (&*call.func, None),
+        };
+        let ident = match (first, path) {
+            (Some(_), Expr::Path(path)) if path.qself.is_none() => path.path.get_ident(),
             _ => None,
         };
         let found = ident.and_then(|i| self.orientations.get(&i.to_string()));
         if let Some(found) = found {
-            return Some(found.clone());
+            let message = match (&found.size, member) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return Some(Orientation {
+                        member: member.cloned(),
+                        ..found.clone()
+                    })
+                }
+                (Some(_), None) => format!(
+                    "`{0}` is a family of orientations; `{function}` reads one member: write `{0}[i]` with the member's index",
+                    found.name
+                ),
+                (None, Some(_)) => format!(
+                    "`{0}` is one orientation, not a family; write `{0}` without an index",
+                    found.name
+                ),
+            };
+            if let Some(expr) = first {
+                self.errors.error_spanned(expr, message);
+            }
+            return None;
         }
         if ident.is_some_and(|i| self.misdeclared.contains(&i.to_string())) {
             return None;

@@ -355,21 +355,141 @@ fn a_model_with_families_desugars_a_named_orientation() {
     }
 }
 
+/// Asserts two expansions are the same, showing the first statement where they differ.
+fn same(a: &str, b: &str) {
+    let first = a.split(';').zip(b.split(';')).find(|(x, y)| x != y);
+    assert!(a == b, "the expansions differ first at {first:#?}");
+}
+
+/// Expands a model, panicking with its errors.
+fn expansion(tokens: proc_macro2::TokenStream) -> String {
+    expanded(tokens)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string()
+}
+
 #[test]
-fn an_orientation_family_is_refused_at_its_declaration() {
-    let error = expanded(quote! {
+fn a_quaternion_family_expands_as_its_hand_written_members() {
+    // One free top per member, coupled by a spring between body points: the family of
+    // orientations against the same model written with quaternion coordinate families.
+    let sugared = expansion(quote! {
         pub struct Cluster {
             sizes: { N = 3 },
-            coordinates: [x[N]],
             orientations: { r[N]: quaternion },
-            kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
+            parameters: { i1 = 1.0, i2 = 2.0, i3 = 3.0, k = 0.5 },
+            kinetic: sum(0..N, |i| rigid_kinetic(r[i], i1, i2, i3)),
+            potential: sum(1..N, |i| 0.5 * k * (rotate_x(r[i], 1.0, 0.0, 0.0) - rotate_x(r[i - 1], 0.0, 1.0, 0.0)).powi(2)),
+            integrators: [rk],
         }
-    })
-    .expect_err("an indexed orientation is refused");
-    let messages: Vec<String> = error.into_iter().map(|e| e.to_string()).collect();
-    assert_eq!(messages.len(), 1, "{messages:?}");
-    assert!(
-        messages[0].contains("families of orientations are not supported"),
-        "{messages:?}"
-    );
+    });
+    let plain = expansion(quote! {
+        pub struct Cluster {
+            sizes: { N = 3 },
+            coordinates: [r_w[N], r_x[N], r_y[N], r_z[N]],
+            parameters: { i1 = 1.0, i2 = 2.0, i3 = 3.0, k = 0.5 },
+            kinetic: sum(0..N, |i|
+                0.5 * i1 * (2.0 * (r_w[i] * dot(r_x[i]) - r_x[i] * dot(r_w[i]) + r_z[i] * dot(r_y[i]) - r_y[i] * dot(r_z[i]))).powi(2)
+                + 0.5 * i2 * (2.0 * (r_w[i] * dot(r_y[i]) - r_y[i] * dot(r_w[i]) + r_x[i] * dot(r_z[i]) - r_z[i] * dot(r_x[i]))).powi(2)
+                + 0.5 * i3 * (2.0 * (r_w[i] * dot(r_z[i]) - r_z[i] * dot(r_w[i]) + r_y[i] * dot(r_x[i]) - r_x[i] * dot(r_y[i]))).powi(2)
+                + 0.5 * (4.0 * (i1 + i2 + i3) / 3.0) * (r_w[i] * dot(r_w[i]) + r_x[i] * dot(r_x[i]) + r_y[i] * dot(r_y[i]) + r_z[i] * dot(r_z[i])).powi(2)),
+            // R_xx of member i times 1, minus R_xy of member i - 1 times 1.
+            potential: sum(1..N, |i| 0.5 * k * ((r_w[i].powi(2) + r_x[i].powi(2) - r_y[i].powi(2) - r_z[i].powi(2)) * 1.0
+                + 2.0 * (r_x[i] * r_y[i] - r_w[i] * r_z[i]) * 0.0
+                + 2.0 * (r_x[i] * r_z[i] + r_w[i] * r_y[i]) * 0.0
+                - ((r_w[i - 1].powi(2) + r_x[i - 1].powi(2) - r_y[i - 1].powi(2) - r_z[i - 1].powi(2)) * 0.0
+                    + 2.0 * (r_x[i - 1] * r_y[i - 1] - r_w[i - 1] * r_z[i - 1]) * 1.0
+                    + 2.0 * (r_x[i - 1] * r_z[i - 1] + r_w[i - 1] * r_y[i - 1]) * 0.0)).powi(2)),
+            holonomic: {
+                /// The quaternion `r[i]` has unit length.
+                r_unit[i in 0..N]: r_w[i].powi(2) + r_x[i].powi(2) + r_y[i].powi(2) + r_z[i].powi(2) - 1.0,
+            },
+            integrators: [rk],
+        }
+    });
+    same(&sugared, &plain);
+}
+
+#[test]
+fn a_matrix_family_expands_as_its_hand_written_members() {
+    let sugared = expansion(quote! {
+        pub struct Cluster {
+            sizes: { N = 2 },
+            orientations: { r[N]: matrix },
+            kinetic: sum(0..N, |i| rigid_kinetic(r[i], 2.0, 3.0, 4.0)),
+            integrators: [rattle],
+        }
+    });
+    let column = |k: usize| {
+        let names = [
+            ["r_xx", "r_yx", "r_zx"],
+            ["r_xy", "r_yy", "r_zy"],
+            ["r_xz", "r_yz", "r_zz"],
+        ];
+        names[k].map(|n| proc_macro2::Ident::new(n, proc_macro2::Span::call_site()))
+    };
+    let ([a1, b1, d1], [a2, b2, d2], [a3, b3, d3]) = (column(0), column(1), column(2));
+    let plain = expansion(quote! {
+        pub struct Cluster {
+            sizes: { N = 2 },
+            coordinates: [r_xx[N], r_xy[N], r_xz[N], r_yx[N], r_yy[N], r_yz[N], r_zx[N], r_zy[N], r_zz[N]],
+            // ½ Σ_k J_k |ċ_k|² with J = ½ tr(I) − I = (2.5, 1.5, 0.5).
+            kinetic: sum(0..N, |i|
+                0.25 * (3.0 + 4.0 - 2.0) * (dot(#a1[i]).powi(2) + dot(#b1[i]).powi(2) + dot(#d1[i]).powi(2))
+                + 0.25 * (2.0 + 4.0 - 3.0) * (dot(#a2[i]).powi(2) + dot(#b2[i]).powi(2) + dot(#d2[i]).powi(2))
+                + 0.25 * (2.0 + 3.0 - 4.0) * (dot(#a3[i]).powi(2) + dot(#b3[i]).powi(2) + dot(#d3[i]).powi(2))),
+            holonomic: {
+                /// The first column of `r[i]` has unit length.
+                r_c11[i in 0..N]: #a1[i].powi(2) + #b1[i].powi(2) + #d1[i].powi(2) - 1.0,
+                /// The second column of `r[i]` has unit length.
+                r_c22[i in 0..N]: #a2[i].powi(2) + #b2[i].powi(2) + #d2[i].powi(2) - 1.0,
+                /// The third column of `r[i]` has unit length.
+                r_c33[i in 0..N]: #a3[i].powi(2) + #b3[i].powi(2) + #d3[i].powi(2) - 1.0,
+                /// The first and second columns of `r[i]` are orthogonal.
+                r_c12[i in 0..N]: #a1[i] * #a2[i] + #b1[i] * #b2[i] + #d1[i] * #d2[i],
+                /// The first and third columns of `r[i]` are orthogonal.
+                r_c13[i in 0..N]: #a1[i] * #a3[i] + #b1[i] * #b3[i] + #d1[i] * #d3[i],
+                /// The second and third columns of `r[i]` are orthogonal.
+                r_c23[i in 0..N]: #a2[i] * #a3[i] + #b2[i] * #b3[i] + #d2[i] * #d3[i],
+            },
+            integrators: [rattle],
+        }
+    });
+    same(&sugared, &plain);
+}
+
+#[test]
+fn misused_orientation_families_say_what_to_write() {
+    let cases = [
+        (
+            quote! { pub struct C { sizes: { N = 3 }, orientations: { r[N]: matrix }, kinetic: sum(0..N, |i| rigid_kinetic(r, 2.0, 3.0, 4.0)) } },
+            "`r` is a family of orientations; `rigid_kinetic` reads one member: write `r[i]`",
+        ),
+        (
+            quote! { pub struct C { sizes: { N = 3 }, coordinates: [x[N]], orientations: { r: matrix }, kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)) + rigid_kinetic(r[0], 2.0, 3.0, 4.0) } },
+            "`r` is one orientation, not a family; write `r` without an index",
+        ),
+        (
+            quote! { pub struct C { sizes: { N = 3 }, orientations: { r[i in 0..N]: matrix }, kinetic: sum(0..N, |i| 0.5 * dot(r_xx[i]).powi(2)) } },
+            "a family of orientations is declared with its size",
+        ),
+        (
+            quote! { pub struct C { sizes: { N = 3 }, orientations: { r[N]: matrix }, kinetic: sum(0..N, |i| rigid_kinetic(r[i], 2.0, 3.0, 4.0) + omega_x(r[i + 1])) } },
+            "out of",
+        ),
+        (
+            quote! { pub struct C { sizes: { N = 3 }, orientations: { r[M]: matrix }, kinetic: sum(0..N, |i| rigid_kinetic(r[i], 2.0, 3.0, 4.0)) } },
+            "`M`",
+        ),
+    ];
+    for (tokens, expected) in cases {
+        let messages: Vec<String> = expanded(tokens)
+            .expect_err("a misuse is refused")
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "expected `{expected}` in {messages:?}"
+        );
+    }
 }
