@@ -1,5 +1,5 @@
 //! The penalized chain of 50 links of the peer benchmark as a fixed-size model (the 10-link
-//! chain is the library's `mechanism::models::Chain10`, which `tests/it/generated_solves.rs`
+//! chain is the library's `mechanism::models::Chain10`, which `tests/it/generated_solves/`
 //! checks): Tao–Owhadi's chain of
 //! pendula (2014, §4.2) with every bob, sum and rod written out, because the library's
 //! `models::PendulumChain` is a family (sizes at run time, the sparse tier). Bob `i` hangs from

@@ -3,14 +3,14 @@
 //! `models::PendulumChain` is a family (sizes at run time, the sparse tier). Bob `i` hangs from
 //! bob `i − 1` (bob 1 from the origin) on a rod with `|p_i − p_{i−1}|² − 5 = 0`; `M = I` and
 //! `V = Σ y_i`, the signs of `models::PendulumChain` with `m = g = 1` and `l² = 5`. Shared by
-//! the peer benchmark (`benches/peer/ours.rs`) and `tests/it/generated_solves.rs`.
+//! the peer benchmark (`benches/peer/ours.rs`) and `tests/it/generated_solves/`.
 
 use mechanism::mechanism;
 
 mechanism! {
     /// The chain of 10 unit-mass pendula of Tao–Owhadi §4.2 (`g = 1`, `L² = 5`), unrolled:
     /// 20 coordinates and 10 rods, for penalized Z&Ss (and stiff Z&Ss and SPOOK, which
-    /// `tests/it/generated_solves.rs` checks) on the fixed-size tier.
+    /// `tests/it/generated_solves/` checks) on the fixed-size tier.
     pub struct Chain10 {
         coordinates: [
             x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, x7, y7, x8, y8, x9, y9, x10, y10

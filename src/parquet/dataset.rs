@@ -87,16 +87,7 @@ impl ParquetDataset {
                 fs::remove_file(&path).map_err(named)?;
             }
         }
-        Ok(ParquetDataset {
-            dir: dir.to_path_buf(),
-            rows_per_part: None,
-            seconds: PART_SECONDS,
-            layout: Layout::Auto,
-            plan: None,
-            capacity: 1,
-            parts: 0,
-            open: None,
-        })
+        Ok(Self::at(dir))
     }
 
     /// Opens the dataset `dir` of a checkpointed run to continue it, leaving its parts alone
@@ -109,7 +100,13 @@ impl ParquetDataset {
                 format!("{} is not the dataset directory of a run", dir.display()),
             ));
         }
-        Ok(ParquetDataset {
+        Ok(Self::at(dir))
+    }
+
+    /// Returns the dataset `dir` with the default settings and no part written or open, as
+    /// both [`create`](Self::create) and [`open`](Self::open) start it.
+    fn at(dir: &Path) -> Self {
+        ParquetDataset {
             dir: dir.to_path_buf(),
             rows_per_part: None,
             seconds: PART_SECONDS,
@@ -118,7 +115,7 @@ impl ParquetDataset {
             capacity: 1,
             parts: 0,
             open: None,
-        })
+        }
     }
 
     /// Closes a part after `rows` rows (at least one) instead of [`ROW_GROUP`](super::ROW_GROUP).

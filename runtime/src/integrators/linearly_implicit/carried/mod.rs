@@ -79,7 +79,7 @@ pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result
 /// carried acceleration, a declined pivot, a value that is not finite) reruns the step on the
 /// checked path, which gives the same bits (it calls the same generated solve) or the error
 /// with its culprit; one step with and without the generated code agrees to rounding
-/// (`tests/it/generated_solves.rs`).
+/// (`tests/it/generated_solves/`).
 #[derive(Clone, Copy, Debug)]
 pub struct CarriedScheme<S: CarriedTier, R> {
     pub(crate) h: f64,
