@@ -121,6 +121,15 @@ const Z_FAMILY: Capabilities = Capabilities {
     ..BASE
 };
 
+/// One row of the table: a family's name in `integrators: [..]`, the runtime types of each
+/// tier that step a model compiled for it, and what it needs and tolerates.
+struct Row {
+    name: &'static str,
+    schemes: &'static [&'static str],
+    sparse_schemes: &'static [&'static str],
+    capabilities: Capabilities,
+}
+
 impl Family {
     /// Every family, in documentation order.
     pub const ALL: [Family; 15] = [
@@ -155,38 +164,39 @@ impl Family {
         Family::Dlda,
     ];
 
-    /// The families that step a model with families (`sizes`, `x[N]`), for which `mechanism!`
-    /// emits the sparse tier's traits (`SparseInertia`, `SparsePotential`, `SparseHolonomic`,
-    /// …) instead of the fixed-size ones; in the order the macro lists them, and the default
-    /// set of such a model.
-    pub const SPARSE: [Family; 8] = [
-        Family::Spook,
-        Family::Rattle,
-        Family::Shake,
-        Family::Zs,
-        Family::Zss,
-        Family::ZssStiff,
-        Family::Verlet,
-        Family::Rk,
-    ];
-
     /// How many entries of [`Family::DEFAULT`] are tried first (so that a model SPOOK and Z&S
     /// can step is not also compiled for the rest, which keeps the macro's cost bounded).
     pub const DEFAULT_COUNT: usize = 3;
 
     /// Returns the name used in `integrators: [..]`.
     pub fn name(self) -> &'static str {
-        self.row().0
+        self.row().name
     }
 
-    /// Returns the runtime types that step a model compiled for this family.
+    /// Returns the fixed-size tier's runtime types that step a model compiled for this family.
     pub fn schemes(self) -> &'static [&'static str] {
-        self.row().1
+        self.row().schemes
+    }
+
+    /// Returns the sparse tier's runtime types that step a model with families (`sizes`,
+    /// `x[N]`) compiled for this family; empty when the family has no sparse tier.
+    pub fn sparse_schemes(self) -> &'static [&'static str] {
+        self.row().sparse_schemes
     }
 
     /// Returns what this family needs and tolerates.
     pub fn capabilities(self) -> Capabilities {
-        self.row().2
+        self.row().capabilities
+    }
+
+    /// Returns the families that step a model with families: those with a sparse tier
+    /// ([`Family::sparse_schemes`]), in documentation order. For such a model `mechanism!`
+    /// emits the sparse tier's traits (`SparseInertia`, `SparsePotential`, `SparseHolonomic`,
+    /// …) instead of the fixed-size ones; these are also its default set.
+    pub fn sparse() -> impl Iterator<Item = Family> {
+        Family::ALL
+            .into_iter()
+            .filter(|f| !f.sparse_schemes().is_empty())
     }
 
     /// Looks a name of `integrators: [..]` up.
@@ -194,7 +204,8 @@ impl Family {
         Family::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    /// Returns the family whose [`schemes`](Family::schemes) or tableaus include what `name`
+    /// Returns the family whose [`schemes`](Family::schemes),
+    /// [`sparse_schemes`](Family::sparse_schemes) or tableaus include what `name`
     /// spells (`dopri5`, `rk4`, `stabilized_rk`, `cortes_martinez`, …, compared without case
     /// and underscores), with the runtime type it names.
     pub fn containing(name: &str) -> Option<(Family, &'static str)> {
@@ -212,21 +223,31 @@ impl Family {
         ];
         Family::ALL
             .into_iter()
-            .flat_map(|f| f.schemes().iter().map(move |&s| (s, f)))
+            .flat_map(|f| {
+                let tiers = f.schemes().iter().chain(f.sparse_schemes());
+                tiers.map(move |&s| (s, f))
+            })
             .chain(extra)
             .find(|(s, _)| key(s) == wanted)
             .map(|(s, f)| (f, s))
     }
 
-    /// The table: name, runtime types, capabilities.
-    fn row(self) -> (&'static str, &'static [&'static str], Capabilities) {
+    /// The table: name, runtime types of both tiers, capabilities.
+    fn row(self) -> Row {
+        let row = |name, schemes, sparse_schemes, capabilities| Row {
+            name,
+            schemes,
+            sparse_schemes,
+            capabilities,
+        };
         match self {
             // Nonholonomic rows with γ and w(t), and forces as f⁽⁺⁾ (eq. 24–29). A
             // configuration-dependent M is "future work" in the paper (§4): its step has no
             // velocity terms ∂T/∂q − Ṁv.
-            Family::Spook => (
+            Family::Spook => row(
                 "spook",
                 &["Spook"],
+                &["SparseSpook"],
                 Capabilities {
                     linear_solve: true,
                     nonholonomic: true,
@@ -235,38 +256,49 @@ impl Family {
                     ..BASE
                 },
             ),
-            Family::Zs => (
+            Family::Zs => row(
                 "zs",
                 &["ZhangSkeel"],
+                &["SparseZhangSkeel"],
                 Capabilities {
                     third_derivative: true,
                     linear_solve: true,
                     ..Z_FAMILY
                 },
             ),
-            Family::Zss => (
+            Family::Zss => row(
                 "zss",
                 &["ZhangSkeelSimplified"],
+                &["SparseZhangSkeelSimplified"],
                 Capabilities {
                     linear_solve: true,
                     ..Z_FAMILY
                 },
             ),
-            Family::ZssStiff => (
+            // The sparse one-iteration Newmark on the stiff split factors the Hessian stiff
+            // Z&Ss factors (`SparseSplitPotential`), which only this family emits.
+            Family::ZssStiff => row(
                 "zss_stiff",
                 &["ZhangSkeelStiff"],
+                &["SparseZhangSkeelStiff", "SparseNewmarkOneIterationStiff"],
                 Capabilities {
                     stiff_penalty: true,
                     linear_solve: true,
                     ..Z_FAMILY
                 },
             ),
-            Family::Newmark => ("newmark", &["Newmark"], Z_FAMILY),
-            Family::Newmark1 => ("newmark_1", &["NewmarkOneIteration"], Z_FAMILY),
-            Family::PfNewmark => ("pf_newmark", &["PushForwardNewmark"], Z_FAMILY),
-            Family::Livens => (
+            Family::Newmark => row("newmark", &["Newmark"], &[], Z_FAMILY),
+            Family::Newmark1 => row(
+                "newmark_1",
+                &["NewmarkOneIteration"],
+                &["SparseNewmarkOneIteration"],
+                Z_FAMILY,
+            ),
+            Family::PfNewmark => row("pf_newmark", &["PushForwardNewmark"], &[], Z_FAMILY),
+            Family::Livens => row(
                 "livens",
                 &["Livens"],
+                &[],
                 Capabilities {
                     singular_mass: true,
                     massless_coordinates: true,
@@ -277,39 +309,43 @@ impl Family {
                     ..BASE
                 },
             ),
-            Family::Shake => (
+            Family::Shake => row(
                 "shake",
                 &["Shake"],
+                &["SparseShake"],
                 Capabilities {
                     full_rank: true,
                     ..BASE
                 },
             ),
-            Family::Rattle => (
+            Family::Rattle => row(
                 "rattle",
                 &["Rattle"],
+                &["SparseRattle"],
                 Capabilities {
                     full_rank: true,
                     ..BASE
                 },
             ),
-            Family::SymplecticEuler => (
+            Family::SymplecticEuler => row(
                 "symplectic_euler",
                 &["SymplecticEuler"],
+                &[],
                 Capabilities {
                     penalty: true,
                     ..BASE
                 },
             ),
-            Family::Verlet => (
+            Family::Verlet => row(
                 "verlet",
                 &["Verlet"],
+                &["SparseVerlet"],
                 Capabilities {
                     penalty: true,
                     ..BASE
                 },
             ),
-            Family::Rk => (
+            Family::Rk => row(
                 "rk",
                 &[
                     "StabilizedRk",
@@ -318,6 +354,9 @@ impl Family {
                     "Baumgarte",
                     "PostStabilization",
                 ],
+                // The sparse tier has the fixed-step tableaus; the adaptive DOPRI5 is
+                // fixed-size only.
+                &["SparseStabilizedRk"],
                 // The index-1 formulation has holonomic rows only: nonholonomic rows would be
                 // ignored, so `rk` refuses them.
                 Capabilities {
@@ -331,9 +370,10 @@ impl Family {
             ),
             // Cuell's discrete Lagrange–d'Alembert with symplectic Euler: forces enter the
             // momentum update (constant M).
-            Family::Dlda => (
+            Family::Dlda => row(
                 "dlda",
                 &["DiscreteLagrangeDAlembert", "CortesMartinez"],
+                &[],
                 Capabilities {
                     holonomic: false,
                     nonholonomic: true,
@@ -343,9 +383,10 @@ impl Family {
             ),
             // The midpoint DLA: Newton on (q_{k+1}, μ) with the exact Jacobian, so it needs
             // ∂T/∂q and its derivatives (a varying M), Hess V and ∂(A v)/∂q; no forces.
-            Family::DldaMidpoint => (
+            Family::DldaMidpoint => row(
                 "dlda_midpoint",
                 &["MidpointLagrangeDAlembert"],
+                &[],
                 Capabilities {
                     holonomic: false,
                     nonholonomic: true,
@@ -379,6 +420,56 @@ impl Family {
     }
 }
 
+/// A runtime scheme that no name of `integrators: [..]` compiles a model for, with what it
+/// steps instead: the rows of the table that are not families.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherScheme {
+    /// The runtime type.
+    pub name: &'static str,
+    /// What it steps and how a `mechanism!` model reaches it, as the end of a sentence that
+    /// starts with the type's name.
+    pub steps: &'static str,
+}
+
+/// The schemes of the runtime that are not a family's: the Lie-group integrators of a rigid
+/// body on `SO(3)` (Tao–Owhadi 2014 §4.5), which step a hand-written `model::RigidBody`, and
+/// the Langevin wrappers (§4.3), which wrap the integrator of a model compiled for a family.
+pub const OTHER_SCHEMES: [OtherScheme; 4] = [
+    OtherScheme {
+        name: "LieGroupEuler",
+        steps: LIE_GROUP,
+    },
+    OtherScheme {
+        name: "LinearizedSo3",
+        steps: LIE_GROUP,
+    },
+    OtherScheme {
+        name: "Langevin",
+        steps: LANGEVIN,
+    },
+    OtherScheme {
+        name: "SparseLangevin",
+        steps: LANGEVIN,
+    },
+];
+
+const LIE_GROUP: &str = "steps a rigid body on SO(3) written by hand as a `model::RigidBody`, \
+    not a `mechanism!` model; a body of a model is written with `orientations: { r: matrix }` \
+    (or `quaternion`) and stepped by the families that treat its rows";
+
+const LANGEVIN: &str = "wraps the integrator of a model compiled for a family (GLA, its \
+    thermostat kick between steps); compile the model for the wrapped integrator's family and \
+    build the wrapper around that integrator";
+
+impl OtherScheme {
+    /// Looks the scheme that `name` spells up (compared without case and underscores).
+    pub fn named(name: &str) -> Option<OtherScheme> {
+        let key = |s: &str| s.replace('_', "").to_lowercase();
+        let wanted = key(name);
+        OTHER_SCHEMES.into_iter().find(|s| key(s.name) == wanted)
+    }
+}
+
 /// Returns the requirement text of `StepError::Unsupported`
 /// for a scheme that freezes the mass matrix over a step, naming the families that do not
 /// (derived from [`Capabilities::varying_mass`]).
@@ -409,27 +500,54 @@ mod tests {
 
     /// The note of `ConstantMass`'s `on_unimplemented` (attribute text cannot be computed)
     /// names exactly the families that step a varying mass, with their runtime types.
-    /// The families of a model with families are distinct, each treats holonomic rows (the
-    /// sparse tier's constraints), and none needs discrete gradients, which it does not emit.
+    /// The families of a model with families each treat holonomic rows (the sparse tier's
+    /// constraints) and none needs discrete gradients, which the families' emitter does not
+    /// emit; a sparse type belongs to one family.
     #[test]
-    fn the_sparse_families_are_distinct_and_step_holonomic_models() {
-        for (i, family) in Family::SPARSE.iter().enumerate() {
-            assert!(!Family::SPARSE[..i].contains(family), "{family:?} twice");
+    fn the_sparse_families_step_holonomic_models() {
+        let sparse: Vec<Family> = Family::sparse().collect();
+        assert!(sparse.contains(&Family::Spook) && !sparse.contains(&Family::Livens));
+        for family in sparse {
             let can = family.capabilities();
             assert!(can.holonomic && !can.discrete_gradients, "{family:?}");
         }
+        let types: Vec<&str> = Family::ALL
+            .into_iter()
+            .flat_map(|f| f.sparse_schemes().iter().copied())
+            .collect();
+        for (i, name) in types.iter().enumerate() {
+            assert!(!types[..i].contains(name), "{name} twice");
+            assert!(name.starts_with("Sparse"), "{name}");
+        }
+    }
+
+    #[test]
+    fn other_schemes_are_no_family_and_resolve() {
+        for scheme in OTHER_SCHEMES {
+            assert_eq!(Family::containing(scheme.name), None, "{}", scheme.name);
+            assert_eq!(OtherScheme::named(scheme.name), Some(scheme));
+        }
+        assert_eq!(
+            OtherScheme::named("lie_group_euler").map(|s| s.name),
+            Some("LieGroupEuler")
+        );
+        assert_eq!(OtherScheme::named("spook"), None);
     }
 
     #[test]
     fn names_and_schemes_resolve() {
         for family in Family::ALL {
             assert_eq!(Family::from_name(family.name()), Some(family));
-            for scheme in family.schemes() {
+            for scheme in family.schemes().iter().chain(family.sparse_schemes()) {
                 assert_eq!(Family::containing(scheme).map(|(f, _)| f), Some(family));
             }
         }
         assert_eq!(Family::containing("dopri5"), Some((Family::Rk, "Dopri5")));
         assert_eq!(Family::containing("rk4"), Some((Family::Rk, "Rk4")));
+        assert_eq!(
+            Family::containing("sparse_spook"),
+            Some((Family::Spook, "SparseSpook"))
+        );
         assert_eq!(Family::containing("banana"), None);
     }
 }

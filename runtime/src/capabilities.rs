@@ -20,7 +20,7 @@ mod tests {
         let rows: Vec<&str> = docs.lines().filter(|l| l.starts_with("//! | [`")).collect();
         for family in Family::ALL {
             let can = family.capabilities();
-            for scheme in family.schemes() {
+            for scheme in family.schemes().iter().chain(family.sparse_schemes()) {
                 if matches!(*scheme, "Baumgarte" | "PostStabilization") {
                     continue; // stabilizations of `StabilizedRk` and `AdaptiveRk`
                 }
@@ -63,6 +63,15 @@ mod tests {
                     "{scheme} ({name}): third derivative"
                 );
             }
+        }
+        for scheme in OTHER_SCHEMES {
+            let link = format!("[`{}`]", scheme.name);
+            assert!(
+                rows.iter()
+                    .any(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&link))),
+                "no crate-doc row for {}",
+                scheme.name
+            );
         }
         let prose = docs
             .lines()

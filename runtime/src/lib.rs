@@ -21,10 +21,12 @@
 //! | [`MidpointLagrangeDAlembert`] | McLachlan–Perlmutter 2006 (midpoint DLA); Cuell 2005 §7 | [`InertiaGradient`], [`PotentialHessian`], [`NonholonomicDerivative`] |
 //! | [`SymplecticEuler`], [`Verlet`], [`SparseVerlet`], [`Rk4`] | baselines | [`ConstantMass`], [`Potential`] |
 //! | [`StabilizedRk`], [`SparseStabilizedRk`], [`Dopri5`] / [`AdaptiveRk`] | Ascher et al. 1995, eq. 1.5, 4.3–5.6 (index 1, Baumgarte, post-stabilization) | [`InertiaGradient`], [`Potential`], [`HolonomicKinematics`], [`AppliedForces`] |
+//! | [`LieGroupEuler`](integrators::lie_group::LieGroupEuler), [`LinearizedSo3`](integrators::lie_group::LinearizedSo3) | Tao–Owhadi 2014, §4.5 eq. 34–37 | [`RigidBody`](model::RigidBody) (hand-written; no `mechanism!` model) |
 //! | [`Langevin`], [`SparseLangevin`] (GLA) | Tao–Owhadi 2014, §4.3 eq. 27 | [`Inertia`] (sparse tier: [`SparseInertia`](model::SparseInertia)) + the wrapped integrator's |
 //!
 //! The table is the documentation of [`capabilities`], the data `mechanism!` checks a model
-//! against; a unit test keeps the two in agreement.
+//! against (each family's types of both tiers, and the schemes that are no family's,
+//! [`capabilities::OTHER_SCHEMES`]); a unit test keeps the two in agreement.
 //!
 //! Holonomic constraints run with Z&S through the penalty `½ ω² |g|²` ([`Penalized`]). Every
 //! scheme that freezes the mass matrix over a step (all but Livens, the index-1 Runge–Kutta

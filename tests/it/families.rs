@@ -16,8 +16,9 @@ use mechanism::runtime::model::{
 };
 use mechanism::runtime::reference::{PendulumChain, SpookLadder};
 use mechanism::runtime::{
-    DynState, Penalized, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
-    SparseZhangSkeel, SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError, StepReport,
+    DynState, Penalized, SparseIntegrator, SparseNewmarkOneIteration,
+    SparseNewmarkOneIterationStiff, SparseRattle, SparseSpook, SparseVerlet, SparseZhangSkeel,
+    SparseZhangSkeelSimplified, SparseZhangSkeelStiff, StepError, StepReport,
 };
 
 mechanism! {
@@ -715,7 +716,7 @@ fn the_generated_ring_derivatives_match_finite_differences() {
 }
 
 /// Tao–Owhadi §4.2's penalized chain (`ω = 20`, `β = 0.4`, `h = 0.05`) stepped by full Z&S,
-/// Z&Ss, stiff Z&Ss and Verlet on the generated and the hand-written models: the same
+/// Z&Ss, stiff Z&Ss, one-iteration Newmark (both Jacobians) and Verlet on the generated and the hand-written models: the same
 /// trajectories over 1000 steps up to rounding (the two models sum their terms in different
 /// orders).
 #[test]
@@ -767,6 +768,18 @@ fn penalty_integrators_step_generated_and_hand_written_chains_alike() {
             .unwrap()
             .with_beta(0.4)
             .unwrap(),
+        0.05,
+        1000
+    );
+    compare!(
+        "one-iteration Newmark",
+        |m| SparseNewmarkOneIteration::new(m, 0.05).unwrap(),
+        0.05,
+        1000
+    );
+    compare!(
+        "stiff one-iteration Newmark",
+        |m| SparseNewmarkOneIterationStiff::new(m, 0.05).unwrap(),
         0.05,
         1000
     );

@@ -62,7 +62,7 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         &mut errors,
     )
     .map_or_else(
-        || integrators::supported(ModelKind::Families).to_vec(),
+        || integrators::supported(ModelKind::Families),
         |requested| requested.into_iter().map(|(family, _)| family).collect(),
     );
     names::unique(&declared(&sections), &mut errors);
