@@ -26,6 +26,7 @@ mod parquet;
 #[cfg(feature = "pictures")]
 mod pictures;
 mod rigid_body;
+mod rigid_clusters;
 mod robot_arm;
 mod rolling_sphere;
 #[cfg(all(feature = "pictures", feature = "parquet"))]
