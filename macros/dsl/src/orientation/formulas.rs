@@ -254,3 +254,56 @@ impl Orientation {
             .collect()
     }
 }
+
+/// Returns why a rotation matrix's `rigid_kinetic` with the literal principal moments `moments`
+/// has no positive-definite mass matrix, `None` when it has one or a moment is not a literal
+/// (a parameter's value is not known at compile time): the matrix form's
+/// `½ Σ_k J_k |ċ_k|²` needs `J_k = ½ (i1 + i2 + i3) − i_k > 0`, each moment below the sum of
+/// the other two. A lamina (one moment equal to the sum of the others) has `J_k = 0`; the
+/// quaternion form, `½ ΩᵀIΩ`, steps it.
+pub fn flat_matrix_body(orientation: &Ident, moments: [&Expr; 3]) -> Option<String> {
+    let values = moments.map(literal);
+    let [Some(i1), Some(i2), Some(i3)] = values else {
+        return None;
+    };
+    let i = [i1, i2, i3];
+    if let Some(k) = (0..3).find(|&k| i[k] <= 0.0) {
+        return Some(format!(
+            "the principal moment i{} = {} of `{orientation}` is not positive; a rigid body's principal moments are positive",
+            k + 1,
+            i[k]
+        ));
+    }
+    let k = (0..3).find(|&k| i[k] >= i[(k + 1) % 3] + i[(k + 2) % 3])?;
+    let (j, l) = ((k + 1) % 3, (k + 2) % 3);
+    let (first, second) = (j.min(l), j.max(l));
+    Some(format!(
+        "the rotation matrix `{orientation}` needs each principal moment below the sum of the other two (its kinetic energy is ½ Σ J_k |ċ_k|² with J_k = ½ (i1 + i2 + i3) − i_k > 0), but i{} = {} ≥ i{} + i{} = {}; check the moments, or declare a flat body (a lamina) as `{orientation}: quaternion`, whose kinetic energy ½ ΩᵀIΩ takes any positive moments",
+        k + 1,
+        i[k],
+        first + 1,
+        second + 1,
+        i[first] + i[second]
+    ))
+}
+
+/// Returns the value of a numeric literal, optionally negated or parenthesized.
+fn literal(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        Expr::Paren(inner) => literal(&inner.expr),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => literal(expr).map(|v| -v),
+        _ => None,
+    }
+}

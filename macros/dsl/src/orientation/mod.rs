@@ -315,7 +315,14 @@ impl Rewriter<'_> {
                 .collect();
             quote::quote_spanned!(span=> (#(#terms)+*))
         } else if name == "rigid_kinetic" {
-            orientation.rigid_kinetic([args[1], args[2], args[3]], span)
+            let moments = [args[1], args[2], args[3]];
+            if orientation.kind == Kind::Matrix {
+                if let Some(message) = formulas::flat_matrix_body(&orientation.name, moments) {
+                    self.errors.error_spanned(call, message);
+                    return Some(Err(()));
+                }
+            }
+            orientation.rigid_kinetic(moments, span)
         } else if orientation.kind == Kind::Quaternion {
             orientation.completion(args[1], span)
         } else {

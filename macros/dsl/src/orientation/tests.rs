@@ -314,6 +314,18 @@ fn misused_orientations_say_what_to_write() {
             quote! { struct A { orientations: { r: matrix }, kinetic: rigid_kinetic(r, 1.0, 1.0, 1.0) + completion(r, 1.0) } },
             "`completion` completes the kinetic energy of a quaternion",
         ),
+        (
+            quote! { struct A { orientations: { r: matrix }, kinetic: rigid_kinetic(r, 1.0, 2.0, 3.0) } },
+            "but i3 = 3 ≥ i1 + i2 = 3; check the moments, or declare a flat body (a lamina) as `r: quaternion`",
+        ),
+        (
+            quote! { struct A { orientations: { r: matrix }, kinetic: rigid_kinetic(r, (5.0), 1, 2.5) } },
+            "but i1 = 5 ≥ i2 + i3 = 3.5",
+        ),
+        (
+            quote! { struct A { orientations: { r: matrix }, kinetic: rigid_kinetic(r, 1.0, -2.0, 3.0) } },
+            "the principal moment i2 = -2 of `r` is not positive",
+        ),
     ];
     for (tokens, expected) in cases {
         let messages = errors(tokens);
