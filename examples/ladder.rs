@@ -3,7 +3,7 @@
 //! closed loops), pinned at one corner, released horizontally at rest and stepped by SPOOK with
 //! one sparse `LDLᵀ` per step (`runtime::SparseSpook`). The model is `mechanism::models::Ladder`,
 //! written with `mechanism!` families (rows for the joints by filters and bindings, `L` an
-//! argument of its `new`), which `tests/it/families.rs` checks against the hand-written
+//! argument of its `new`), which `tests/it/families/` checks against the hand-written
 //! `runtime::reference::SpookLadder`.
 //!
 //! ```sh

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! The model is `mechanism::models::PendulumChain`, written with `mechanism!` families (a dozen
-//! lines; `n` is an argument of its `new`), which `tests/it/families.rs` checks against the
+//! lines; `n` is an argument of its `new`), which `tests/it/families/` checks against the
 //! hand-written `runtime::reference::PendulumChain`.
 //!
 //! Gravity points along −y (`V = +Σ y_i`, `--gravity 1`): the paper prints `V = −Σ y_i`, which

@@ -1,6 +1,6 @@
 //! The unrolled chain of `n` pendula of Tao–Owhadi (2014), §4.2, as a `mechanism!` body.
 //!
-//! Shared by the dsl's tests (`macros/dsl/tests/dsl/robustness.rs`) and its
+//! Shared by the dsl's tests (`macros/dsl/tests/dsl/robustness/`) and its
 //! `examples/chains.rs`.
 //!
 //! The paper's model: `n` unit point masses in the plane with Cartesian coordinates

@@ -1,6 +1,6 @@
 //! The chain and the ladder written with families, read from the library's
 //! `src/models/families.rs` (`mechanism::models::{PendulumChain, Ladder}`, which
-//! `tests/it/families.rs` checks against the hand-written references and `benches/families.rs`
+//! `tests/it/families/` checks against the hand-written references and `benches/families.rs`
 //! times), as `mechanism!` bodies with other default sizes.
 //!
 //! Shared by the dsl's tests (`macros/dsl/tests/dsl/`) and its `examples/chains.rs`.

@@ -36,7 +36,8 @@
 //! traits: as for [`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme), what
 //! differs between the tiers is only how the matrices are stored and factored; small models
 //! keep stack arrays (no heap, no pattern, pivoting LU), large ones a pattern analysed once.
-//! Both tiers are checked against each other step by step in `runtime/tests/it/sparse_projection.rs`.
+//! Both tiers are checked against each other step by step in
+//! `runtime/tests/it/sparse_projection/tiers.rs`.
 
 pub(crate) mod dense;
 mod rattle;

@@ -11,19 +11,30 @@
 //! `−(M + βh² Hess V)⁻¹ ∇V`, …), and the tiers only in how a rule's linear algebra is done
 //! (a [`CarriedTier`]: [`CarriedDense`] on stack arrays, [`CarriedSparse`] on patterns analysed
 //! once).
+//!
+//! The scheme itself ([`CarriedScheme`]) is here; its seams (the tier, the rule and the
+//! capabilities a rule asks of a tier) are in `seams`, the linearly implicit rule in
+//! `implicit`, the update and the accept tail it shares with Newmark in `update`.
 
 pub(crate) mod dense;
+mod implicit;
+mod seams;
 pub(crate) mod sparse;
+mod update;
 
 pub use dense::CarriedDense;
+pub use implicit::{FullHessian, ImplicitAcceleration, RuleName, StiffHessian};
+pub use seams::{
+    AccelerationRule, CarriedTier, EnergyTerms, ImplicitSolve, MassSolve, NewmarkSystem,
+    NewtonIterate, RuleDefaults, ThirdContraction, UsesBeta,
+};
 pub use sparse::{CarriedSparse, SparseHessian};
+pub(crate) use update::{accept, next_position, next_velocity};
 
 use crate::checkpoint::{Carried, CarriedState, CheckpointError, IntegratorIdentity};
 use crate::error::StepError;
-use crate::fma::mul_add;
 use crate::integrators::checks::{all_by_fours, check_finite_slice, check_step_size};
 use crate::integrators::{EnergyGuard, EnergyWatch, StepReport, TierVector};
-use crate::model::GeneratedSolve;
 
 /// The default `β`, Tao–Owhadi's choice in their experiments (§4.1, Fig. 1, for Newmark too).
 pub(in crate::integrators::linearly_implicit) const DEFAULT_BETA: f64 = 0.4;
@@ -96,268 +107,6 @@ pub struct CarriedScheme<S: CarriedTier, R> {
     scratch: S::Vector,
     /// The energy guard and the run it measures.
     watch: EnergyWatch<S::Vector>,
-}
-
-/// The storage of a tier: the vector type of the scheme's buffers.
-pub trait CarriedTier {
-    /// A vector of the model's `n` coordinates: `[f64; N]` or `Vec<f64>`.
-    type Vector: TierVector;
-}
-
-/// How a method computes the acceleration `a(x)` that the scheme carries, on tier `S`.
-pub trait AccelerationRule<Model: ?Sized, S> {
-    /// The method's name in errors.
-    const NAME: &'static str;
-
-    /// Writes `a(x)` into `out` and returns its cost; `guess` is the previous acceleration,
-    /// if any (a Newton starting point), `scratch` a free vector of `n` entries.
-    #[allow(clippy::too_many_arguments)]
-    fn acceleration(
-        &mut self,
-        system: &mut S,
-        model: &Model,
-        x: &[f64],
-        guess: Option<&[f64]>,
-        beta_h2: f64,
-        out: &mut [f64],
-        scratch: &mut [f64],
-        t: f64,
-    ) -> Result<StepReport, StepError>;
-
-    /// Writes `a(x)` into `out` with the code `mechanism!` generated for the model alone — no
-    /// generic kernel, no check, no error — and returns its cost; `None` where the model has
-    /// no such code or the code declined (a pivot that is not clearly positive, a value that
-    /// is not finite). The scheme then runs [`acceleration`](Self::acceleration), which
-    /// either succeeds with its generic kernels or reports the culprit, so a `Some` here only
-    /// saves time: it is the same arithmetic as `acceleration`'s generated branch. The default
-    /// has none.
-    #[inline]
-    fn generated_acceleration(
-        &mut self,
-        system: &mut S,
-        model: &Model,
-        x: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        scratch: &mut [f64],
-    ) -> Option<StepReport> {
-        let _ = (system, model, x, beta_h2, out, scratch);
-        None
-    }
-}
-
-/// The defaults of a rule: `β` and the rule's settings.
-pub trait RuleDefaults: Default {
-    /// The default `β` (0 for the explicit rule, which ignores it).
-    const DEFAULT_BETA: f64;
-}
-
-/// A rule whose scheme has a parameter `β` that the user may set.
-pub trait UsesBeta {}
-
-/// The seam of the energy guard ([`EnergyGuard`]): the model's energy on the tier's storage.
-pub trait EnergyTerms<Model: ?Sized> {
-    /// Returns `H(x, v) = T(x, v) + V(x)`.
-    fn energy(&mut self, model: &Model, x: &[f64], v: &[f64]) -> f64;
-
-    /// Returns `(T(x, v), V(x), |∇V(x)|₁)`, the terms of the guard's scale at the start of a
-    /// run, with `scratch` (`n` entries) for the gradient.
-    fn energy_terms(
-        &mut self,
-        model: &Model,
-        x: &[f64],
-        v: &[f64],
-        scratch: &mut [f64],
-    ) -> (f64, f64, f64);
-}
-
-/// The seam of the explicit rules: `∇V` and solves with the mass matrix.
-pub trait MassSolve<Model: ?Sized> {
-    /// Writes `∇V(x)` into `grad`.
-    fn gradient(&mut self, model: &Model, x: &[f64], grad: &mut [f64]);
-
-    /// Overwrites `b` with `M(x)⁻¹ b`; returns the factorizations of `M` it took (0 while a
-    /// constant `M` is unchanged, else 1).
-    fn solve_mass(
-        &mut self,
-        model: &Model,
-        x: &[f64],
-        b: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError>;
-
-    /// Overwrites `b` with `M(x)⁻¹ b` with the code `mechanism!` generated for the model
-    /// (`Inertia::mass_solve`), or says why not; the default has none.
-    #[inline]
-    fn generated_solve_mass(&mut self, model: &Model, x: &[f64], b: &mut [f64]) -> GeneratedSolve {
-        let _ = (model, x, b);
-        GeneratedSolve::NotGenerated
-    }
-}
-
-/// Which Hessian an [`ImplicitSolve`] factors with `M`: `Hess V` (Z&S, Z&Ss) ...
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FullHessian;
-
-/// ... or the Hessian of the stiff part of a split potential (stiff Z&Ss).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StiffHessian;
-
-/// The seam of the linearly implicit rules: `a = −(M(x) + βh² H(x))⁻¹ ∇V(x)` with the Hessian
-/// `H` that `Which` names, one factorization.
-pub trait ImplicitSolve<Model: ?Sized, Which> {
-    /// Writes `−(M(x) + βh² H(x))⁻¹ ∇V(x)` into `out`; returns the factorizations (1).
-    fn implicit_acceleration(
-        &mut self,
-        model: &Model,
-        x: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError>;
-
-    /// Writes `−(M(x) + βh² H(x))⁻¹ ∇V(x)` into `out` with the code `mechanism!` generated
-    /// for the model (`implicit_acceleration` and its stiff and penalized kin), or says why
-    /// not; the default has none.
-    #[inline]
-    fn generated_implicit_acceleration(
-        &mut self,
-        model: &Model,
-        x: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-    ) -> GeneratedSolve {
-        let _ = (model, x, beta_h2, out);
-        GeneratedSolve::NotGenerated
-    }
-}
-
-/// The seam of one-iteration Newmark: one Newton iteration on `M a + ∇V(y) = 0` with the
-/// Jacobian `M(y) + βh² H(y)`, `H` the Hessian that `Which` names.
-pub trait NewtonIterate<Model: ?Sized, Which> {
-    /// Writes `a − (M(y) + βh² H(y))⁻¹ (M(y) a + ∇V(y))` into `out`; returns the
-    /// factorizations (1).
-    fn newton_iterate(
-        &mut self,
-        model: &Model,
-        y: &[f64],
-        a: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError>;
-}
-
-/// The seam of the Newmark scheme ([`NewmarkScheme`](super::NewmarkScheme)) besides the
-/// corrector's: the consistent acceleration a run starts (and restarts) from, and the rounding
-/// of `βh²` in `q_{k+1} = q̃ + βh² a_{k+1}`.
-///
-/// Both hooks exist so that each tier keeps, bit for bit, the arithmetic it had before the two
-/// tiers shared the scheme: the fixed-size tier started from a Cholesky solve with `M` (never
-/// the generated scaling by a constant diagonal's reciprocals, which rounds differently) and
-/// multiplied `a_{k+1}` by `β·(h·h)`; the sparse tier solves with its factor of the mass
-/// blocks and multiplies by `(β·h)·h`, as in the predictor of the Newton iterate.
-pub trait NewmarkSystem<Model: ?Sized>: MassSolve<Model> + EnergyTerms<Model> {
-    /// Writes the consistent acceleration `a = −M(q)⁻¹ ∇V(q)` into `out`; returns the
-    /// factorizations of `M` it took (0 while a constant `M` is unchanged, else 1). Fails if
-    /// `∇V(q)` is not finite or `M` cannot be factored.
-    fn start_acceleration(
-        &mut self,
-        model: &Model,
-        q: &[f64],
-        out: &mut [f64],
-        t: f64,
-    ) -> Result<u32, StepError> {
-        self.gradient(model, q, out);
-        check_finite_slice(out, "gradient", t)?;
-        let factorizations = self.solve_mass(model, q, out, t)?;
-        out.iter_mut().for_each(|a| *a = -*a);
-        Ok(factorizations)
-    }
-
-    /// Returns `βh²` as the corrector `q_{k+1} = q̃ + βh² a_{k+1}` multiplies it (default
-    /// `(β·h)·h`).
-    #[inline(always)]
-    fn corrector_coefficient(beta: f64, h: f64) -> f64 {
-        beta * h * h
-    }
-}
-
-/// The seam of full Z&S: `a·V‴(x)·a` as a vector.
-pub trait ThirdContraction<Model: ?Sized> {
-    /// Writes `a·V‴(x)·a` into `out`.
-    fn third_contraction(&mut self, model: &Model, x: &[f64], a: &[f64], out: &mut [f64]);
-}
-
-/// The linearly implicit acceleration `a = −(M + βh² H)⁻¹ ∇V` with `H = Hess V` (Z&Ss,
-/// eq. 18) or with the stiff Hessian (stiff Z&Ss, eq. 19), by `Which`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ImplicitAcceleration<Which>(pub(crate) Which);
-
-impl<Which: Default> RuleDefaults for ImplicitAcceleration<Which> {
-    const DEFAULT_BETA: f64 = DEFAULT_BETA;
-}
-
-impl<Which> UsesBeta for ImplicitAcceleration<Which> {}
-
-impl<Model: ?Sized, S, Which> AccelerationRule<Model, S> for ImplicitAcceleration<Which>
-where
-    S: ImplicitSolve<Model, Which>,
-    Which: RuleName,
-{
-    const NAME: &'static str = Which::NAME;
-
-    fn acceleration(
-        &mut self,
-        system: &mut S,
-        model: &Model,
-        x: &[f64],
-        _guess: Option<&[f64]>,
-        beta_h2: f64,
-        out: &mut [f64],
-        _scratch: &mut [f64],
-        t: f64,
-    ) -> Result<StepReport, StepError> {
-        let factorizations = system.implicit_acceleration(model, x, beta_h2, out, t)?;
-        check_finite_slice(out, "acceleration", t)?;
-        Ok(StepReport {
-            factorizations,
-            newton_iterations: 0,
-        })
-    }
-
-    // Always inlined, down to the generated code, so that the fast path is one function
-    // with its vectors in registers (see `dense::written_if_solved`).
-    #[inline(always)]
-    fn generated_acceleration(
-        &mut self,
-        system: &mut S,
-        model: &Model,
-        x: &[f64],
-        beta_h2: f64,
-        out: &mut [f64],
-        _scratch: &mut [f64],
-    ) -> Option<StepReport> {
-        (system.generated_implicit_acceleration(model, x, beta_h2, out) == GeneratedSolve::Solved)
-            .then_some(StepReport {
-                factorizations: 1,
-                newton_iterations: 0,
-            })
-    }
-}
-
-/// The name of the method an [`ImplicitAcceleration`] with this Hessian is.
-pub trait RuleName {
-    /// The method's name in errors.
-    const NAME: &'static str;
-}
-
-impl RuleName for FullHessian {
-    const NAME: &'static str = "Z&Ss";
-}
-
-impl RuleName for StiffHessian {
-    const NAME: &'static str = "stiff Z&Ss";
 }
 
 impl<S: CarriedTier, R> CarriedScheme<S, R> {
@@ -504,45 +253,6 @@ impl<S: CarriedTier, R> CarriedScheme<S, R> {
         )?;
         Ok(report)
     }
-}
-
-/// The accept tail of a carried step on tier `S`, shared by [`CarriedScheme`] and
-/// [`NewmarkScheme`](super::NewmarkScheme): checks the energy of `(x_next, v_next)` with the
-/// guard (on failure nothing is written), then writes them into `(q, v)` and makes
-/// `(x_next, a_next)` the carried configuration and acceleration (the old carried vectors
-/// become the next step's scratch).
-pub(crate) fn accept<Model: ?Sized, S: CarriedTier + EnergyTerms<Model>>(
-    system: &mut S,
-    watch: &mut EnergyWatch<S::Vector>,
-    model: &Model,
-    t: f64,
-    (q, v): (&mut [f64], &mut [f64]),
-    (x_next, v_next, a_next): (&mut S::Vector, &S::Vector, &mut S::Vector),
-    (carried_x, carried_a): (&mut S::Vector, &mut S::Vector),
-) -> Result<(), StepError> {
-    let (x, w) = (x_next.as_slice(), v_next.as_slice());
-    watch.check_and_accept(|| system.energy(model, x, w), x, t)?;
-    q.copy_from_slice(x);
-    v.copy_from_slice(w);
-    std::mem::swap(carried_x, x_next);
-    std::mem::swap(carried_a, a_next);
-    Ok(())
-}
-
-/// Returns `x_{k+1} = x_k + h v_k + ½ h² a_k` for one component, as `½h²·a + (h·v + x)`
-/// with each multiply-add fused where the target has FMA ([`mul_add`]): without FMA the
-/// bits of `x + h v + ½ h² a` evaluated left to right, with FMA two roundings fewer and
-/// two operations shorter on the chain from one step's acceleration to the next.
-#[inline(always)]
-pub(crate) fn next_position(x: f64, v: f64, a: f64, h: f64) -> f64 {
-    mul_add(0.5 * h * h, a, mul_add(h, v, x))
-}
-
-/// Returns `v_{k+1} = v_k + ½ h (a_k + a_{k+1})` for one component, as `½h·(a + b) + v`,
-/// fused where the target has FMA, as [`next_position`].
-#[inline(always)]
-pub(crate) fn next_velocity(v: f64, a: f64, b: f64, h: f64) -> f64 {
-    mul_add(0.5 * h, a + b, v)
 }
 
 /// Adds the cost of one acceleration to the step's report.
