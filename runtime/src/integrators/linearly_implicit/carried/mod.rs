@@ -66,8 +66,8 @@ pub(in crate::integrators::linearly_implicit) fn check_beta(beta: f64) -> Result
 /// # Design
 ///
 /// Like [`SpookScheme`](crate::integrators::linearly_implicit::SpookScheme), one scheme serves
-/// both tiers. Everything the methods share is written once in this module (the arithmetic in `update.rs`), on
-/// slices: the update
+/// both tiers. Everything the methods share is written once in this module (the arithmetic
+/// in `update.rs`), on slices: the update
 /// `x_{k+1} = x_k + h v_k + ½ h² a_k`, `v_{k+1} = v_k + ½ h (a_k + a_{k+1})`, carrying
 /// `a_{k+1}` to the next step keyed bitwise by the `x` it was computed at, the parameter and
 /// finiteness checks, the energy guard ([`EnergyGuard`]: a run that blows up is an error, for
