@@ -79,7 +79,7 @@ pub trait SparseInertia {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has a configuration-dependent mass matrix, which no sparse-tier integrator steps",
     label = "the mass matrix of `{Self}` depends on the coordinates",
-    note = "every sparse-tier integrator freezes the mass matrix over a step (no velocity terms ∂T/∂q − Ṁv); a configuration-dependent one steps on the fixed-size tier (a model without families) with `livens`, `rk` or `dlda_midpoint` (`integrators: [..]` of `mechanism!`); a family of rigid-body orientations has a constant one as `orientations: { r[N]: matrix }` (a quaternion's depends on `q`)"
+    note = "every sparse-tier integrator freezes the mass matrix over a step (no velocity terms ∂T/∂q − Ṁv); a configuration-dependent one steps on the fixed-size tier (a model without families) with `livens`, `rk` or `dlda_midpoint` (`integrators: [..]` of `mechanism!`); a family of rigid-body orientations has a constant one as `orientations: {{ r[N]: matrix }}` (a quaternion's depends on `q`)"
 )]
 pub trait SparseConstantMass: SparseInertia {}
 
