@@ -209,8 +209,7 @@ impl Family {
     /// spells (`dopri5`, `rk4`, `stabilized_rk`, `cortes_martinez`, …, compared without case
     /// and underscores), with the runtime type it names.
     pub fn containing(name: &str) -> Option<(Family, &'static str)> {
-        let key = |s: &str| s.replace('_', "").to_lowercase();
-        let wanted = key(name);
+        let wanted = spelling(name);
         let extra: [(&str, Family); 6] = [
             // Tableaus of the `rk` family (`StabilizedRk::new(RK4, h)`, `AdaptiveRk` with
             // `DOPRI5`), and what a user may call the schemes.
@@ -228,7 +227,7 @@ impl Family {
                 tiers.map(move |&s| (s, f))
             })
             .chain(extra)
-            .find(|(s, _)| key(s) == wanted)
+            .find(|(s, _)| spelling(s) == wanted)
             .map(|(s, f)| (f, s))
     }
 
@@ -464,10 +463,17 @@ const LANGEVIN: &str = "wraps the integrator of a model compiled for a family (G
 impl OtherScheme {
     /// Looks the scheme that `name` spells up (compared without case and underscores).
     pub fn named(name: &str) -> Option<OtherScheme> {
-        let key = |s: &str| s.replace('_', "").to_lowercase();
-        let wanted = key(name);
-        OTHER_SCHEMES.into_iter().find(|s| key(s.name) == wanted)
+        let wanted = spelling(name);
+        OTHER_SCHEMES
+            .into_iter()
+            .find(|s| spelling(s.name) == wanted)
     }
+}
+
+/// Returns how a scheme's name is compared with what a user wrote: without case and
+/// underscores, so that `stabilized_rk` finds `StabilizedRk`.
+fn spelling(name: &str) -> String {
+    name.replace('_', "").to_lowercase()
 }
 
 /// Returns the requirement text of `StepError::Unsupported`
