@@ -2,21 +2,27 @@
 //! tested without the compiler.
 //!
 //! ```text
-//! tokens ─parse→ ast ─desugar→ ast ─validate→ Ir ─plan→ Plan ─derive→ Outputs ─simplify→ ─generate→ tokens
+//! tokens ─parse→ ast ─desugar→ ast ─lower→ Lowered ─validate→ Validated ─choose→ Ir
+//!        ─plan→ Plan ─derive→ Outputs ─simplify→ ─generate→ tokens
 //! ```
 //!
-//! Every model runs these stages, with or without families: [`ir::Ir`] holds a fixed-size
+//! Every model runs these stages, with or without families: [`lower::Lowered`],
+//! [`validate::Validated`] and [`ir::Ir`] hold a fixed-size
 //! model or one whose sizes are known at `new`, and each stage dispatches on it inside.
 //! Desugaring turns rigid-body orientations ([`orientation`]) into plain coordinates,
 //! constraints and expressions, so that every later stage sees the plain language.
 //!
-//! Each stage is a plain function on plain data. Validation reports every error of a model at
-//! once, at the user's tokens; after an error the expansion is a stub type plus the errors.
+//! Each stage is a plain function on plain data, and each reports every error it finds at
+//! once, at the user's tokens: lowering what cannot be put in the normal form ([`lower`]),
+//! validation what is ill-posed in it ([`validate`]), the choice of integrators a model that
+//! no default integrator can step ([`integrators::fit::choose`]). After an error the
+//! expansion is a stub type plus the errors.
 #![warn(missing_docs)]
 
 pub mod ast;
 pub mod derive;
 pub mod errors;
+pub mod expr;
 pub mod family;
 pub mod generate;
 pub mod identity;
@@ -54,11 +60,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
 }
 
 /// Runs the pipeline after parsing, the same for every model: desugar the orientations,
-/// validate, plan, derive, simplify, generate. A fixed-size model and a model with families
+/// lower, validate, choose the integrators, plan, derive, simplify, generate. A fixed-size model and a model with families
 /// differ in the data of [`ir::Ir`], which each stage dispatches on.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
     let desugared = orientation::desugar(ast)?;
-    let mut model = validate::model(&desugared)?;
+    let lowered = lower::model(&desugared)?;
+    let mut model = validate::model(lowered)?.with_integrators()?;
     let plan = model.plan();
     let mut derived = derive::outputs(&mut model, &plan);
     simplify::simplify_model(&mut model, &mut derived);

@@ -12,6 +12,7 @@ use syn::{Expr, Ident};
 
 use crate::ast::{Index, Named, RowFamily};
 use crate::errors::Errors;
+use crate::expr::{Context, Lowerer};
 use crate::family::cutoff;
 use crate::family::index;
 use crate::family::model::{
@@ -19,7 +20,6 @@ use crate::family::model::{
     ParameterSlot, Row, Size, Slot, Term,
 };
 use crate::family::sums::{as_sum, split_sum};
-use crate::lower::{Context, Lowerer};
 use crate::model::Parameter;
 use crate::symbols::{Name, Symbols};
 

@@ -20,11 +20,11 @@ use syn::{Expr, Ident};
 
 use crate::ast::{Index, Mechanism, Named};
 use crate::errors::Errors;
+use crate::expr::{Context, Lowerer};
 use crate::family::index;
 use crate::family::kernels::{size_name, Scope};
 use crate::family::model::{CoordinateFamily, FamilyModel, Group, ParameterFamily, Size};
 use crate::integrators;
-use crate::lower::{Context, Lowerer};
 use crate::model::Parameter;
 use crate::names;
 use crate::parse::SectionKind;

@@ -122,7 +122,7 @@ impl Code<'_> {
         let model = self.model;
         let (rt, allow, name) = (runtime(), allow_lints(), &model.name);
         let n = Literal::usize_unsuffixed(model.dof());
-        // The same test as the integrator check's (`validate::integrators`), so that the macro
+        // The same test as the integrator check's (`integrators::fit`), so that the macro
         // refuses exactly the integrators the `ConstantMass` bound would.
         let constant = !model.configuration_dependent_mass();
         // `T(q, v)` is emitted from its own expression, so its q-dependence joins M's.

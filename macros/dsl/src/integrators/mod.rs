@@ -1,5 +1,10 @@
 //! The integrators a model can be compiled for: the runtime's capability table
 //! ([`mechanism_capabilities`]), which every check, hint and default of the macro reads.
+//! [`requested`] resolves `integrators: [..]` for both kinds of model; [`fit`] measures which
+//! families fit a fixed-size model and chooses its default set ([`fit::choose`]), the stage
+//! after validation.
+
+pub mod fit;
 
 pub use mechanism_capabilities::{Capabilities, Family, OtherScheme};
 use proc_macro2::Span;

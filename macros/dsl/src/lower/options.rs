@@ -3,7 +3,7 @@
 
 use syn::{Attribute, Expr};
 
-use crate::lower::{Context, Lowerer};
+use crate::expr::{Context, Lowerer};
 use crate::model::Tau;
 
 /// The options of one row.
