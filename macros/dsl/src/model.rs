@@ -3,8 +3,8 @@
 use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
-use crate::integrators::Family;
 use crate::symbols::Symbols;
+use mechanism_capabilities::Family;
 
 /// A model that passed validation.
 pub struct Model {
