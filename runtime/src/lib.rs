@@ -106,6 +106,7 @@ pub mod fma;
 mod guard;
 pub mod integrators;
 pub mod linalg;
+pub mod linearization;
 pub mod model;
 pub mod observers;
 pub mod reference;

@@ -18,6 +18,7 @@ mod generated_vs_hand;
 mod generated_vs_interpreter;
 mod harness;
 mod langevin_examples;
+mod linearization;
 mod livens_models;
 mod multipliers;
 mod no_alloc;

@@ -1,10 +1,10 @@
 //! The validated model: plain data holding symbolic expressions, which later stages consume.
 
+use mechanism_capabilities::Family;
 use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
 use crate::symbols::Symbols;
-use mechanism_capabilities::Family;
 
 /// A model that passed validation.
 pub struct Model {

@@ -1,0 +1,130 @@
+//! Equilibria, linearization and modes of a constrained fixed-size model.
+//!
+//! A static equilibrium of a model with potential `V(q)` and holonomic rows `g(q, t) = 0` is a
+//! stationary point of `V` on the constraint manifold: a pair `(q, λ)` with
+//!
+//! ```text
+//! ∇V(q) + G(q)ᵀ λ = 0,    g(q, t) = 0,                         G = ∂g/∂q,
+//! ```
+//!
+//! `λ` being the static constraint forces ([`equilibrium`], a damped Newton iteration on these
+//! equations). About it, the equations of motion `M q̈ + ∇V + Gᵀλ = f` linearize, for small
+//! motions `δq = T y` that keep `G δq = 0`, into
+//!
+//! ```text
+//! Tᵀ M T ÿ + Tᵀ D T ẏ + Tᵀ K T y = 0,        K = ∇²V + Σₖ λₖ ∇²gₖ,
+//! ```
+//!
+//! with `T` an orthonormal basis of the null space of `G` and `D` the damping (`−∂f/∂v`).
+//! The columns of `T` are the mechanism's degrees of freedom at `q`: a rigid body written with
+//! a quaternion or a rotation matrix has 3 rotational ones, not 4 or 9, because its
+//! normalization rows are rows of `G` ([`Linearization`]). The term `Σ λₖ ∇²gₖ` is the
+//! geometric stiffness of the loaded constraints: a hanging pendulum's restoring force is its
+//! rod's tension turning with the rod, all of it in this term. The undamped modes are the
+//! generalized eigenpairs `Tᵀ K T y = ω² Tᵀ M T y` ([`Linearization::modes`]), returned in the
+//! model's own coordinates `φ = T y`.
+//!
+//! This is the null-space method of linear vibration analysis for a constrained system (as in
+//! Géradin & Rixen, *Mechanical Vibrations*), on the fixed-size tier with nalgebra's dense
+//! decompositions (the analysis allocates; it is not a step).
+
+mod equilibrium;
+mod modes;
+mod tangent;
+
+pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek, Stability};
+pub use modes::{DampedEigenvalue, Mode, ModeKind, Modes};
+pub use tangent::Linearization;
+
+use thiserror::Error;
+
+/// Why an equilibrium, a linearization or a modal analysis failed.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum LinearizationError {
+    /// The model returned a non-finite value for the named quantity.
+    #[error("non-finite {quantity} at q = {q:?}")]
+    NonFinite {
+        /// Which quantity (`∇V`, `g`, `G`, `∇²V`, `∇²g`, `M`) was not finite.
+        quantity: &'static str,
+        /// The configuration where it was evaluated.
+        q: Vec<f64>,
+    },
+    /// The Newton iteration for an equilibrium did not reach the tolerance.
+    #[error(
+        "no equilibrium found from the guess: after {iterations} Newton iterations the residual \
+         |∇V + Gᵀλ, g| is {residual:e} (tolerance {tolerance:e}); start closer to one, or raise \
+         the iteration limit"
+    )]
+    NotConverged {
+        /// The iterations taken.
+        iterations: usize,
+        /// The residual reached.
+        residual: f64,
+        /// The tolerance asked for.
+        tolerance: f64,
+    },
+    /// The guess could not be brought onto the constraints.
+    #[error(
+        "the guess q = {q:?} could not be brought onto the constraints g(q, t) = 0 by 50 \
+         Gauss–Newton steps; start nearer to them"
+    )]
+    OffManifold {
+        /// The guess.
+        q: Vec<f64>,
+    },
+    /// A linear system of the analysis is singular.
+    #[error("{what} is singular at q = {q:?}")]
+    Singular {
+        /// Which matrix, and what that means for the model.
+        what: &'static str,
+        /// The configuration.
+        q: Vec<f64>,
+    },
+    /// The point given is not an equilibrium where one is required.
+    #[error(
+        "the point is not an equilibrium: |∇V + Gᵀλ, g| = {residual:e} > {tolerance:e}; find one \
+         with `equilibrium` first"
+    )]
+    NotAnEquilibrium {
+        /// The residual of the equilibrium equations at the point.
+        residual: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
+    /// The stiffness is not symmetric on the tangent space: forces at rest that depend on the
+    /// configuration without a potential (circulatory, e.g. follower forces), whose modes are
+    /// complex; the undamped modes need a symmetric one.
+    #[error(
+        "the stiffness Tᵀ K T is not symmetric (largest asymmetry {asymmetry:e}): the forces          at rest are circulatory; use `damped_eigenvalues`"
+    )]
+    Circulatory {
+        /// The largest entry of `Tᵀ K T − (Tᵀ K T)ᵀ`.
+        asymmetry: f64,
+    },
+    /// A setting is outside its admissible range.
+    #[error("setting {name} = {value} is invalid: {requirement}")]
+    BadSetting {
+        /// The setting's name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// What it must satisfy.
+        requirement: &'static str,
+    },
+}
+
+/// Returns `Err(NonFinite)` naming `quantity` if a value of `values` is not finite.
+fn finite<'a>(
+    quantity: &'static str,
+    values: impl IntoIterator<Item = &'a f64>,
+    q: &[f64],
+) -> Result<(), LinearizationError> {
+    if values.into_iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(LinearizationError::NonFinite {
+            quantity,
+            q: q.to_vec(),
+        })
+    }
+}

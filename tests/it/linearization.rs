@@ -1,0 +1,452 @@
+//! Equilibria, linearization and modes (`runtime::linearization`) against references written
+//! in other coordinates: the hanging chain of pendula in Cartesian coordinates against the
+//! angle-coordinate matrices `Mᵢⱼ = (Σ_{k ≥ max(i,j)} mₖ) lᵢ lⱼ`, `Kᵢᵢ = g lᵢ Σ_{k ≥ i} mₖ`
+//! (whose rods' tensions give the multipliers in closed form), and the planar spring
+//! pendulum's radial and swinging frequencies `√(k/m)` and `√(g/L)`, `L = l₀ + m g/k`.
+
+use mechanism::mechanism;
+use mechanism::runtime::linearization::{
+    equilibrium, EquilibriumSettings, Linearization, LinearizationError, ModeKind, Seek, Stability,
+};
+use mechanism::runtime::{SMatrix, SVector};
+use nalgebra::{DMatrix, SymmetricEigen};
+use proptest::prelude::*;
+
+mechanism! {
+    /// Two point masses on rods from a pivot at the origin, gravity along −y.
+    pub struct HangingPair {
+        coordinates: [x1, y1, x2, y2],
+        parameters: { m1 = 1.3, m2 = 0.7, l1 = 0.9, l2 = 1.6, g = 9.81 },
+        kinetic: 0.5 * m1 * (dot(x1).powi(2) + dot(y1).powi(2))
+            + 0.5 * m2 * (dot(x2).powi(2) + dot(y2).powi(2)),
+        potential: g * (m1 * y1 + m2 * y2),
+        holonomic: {
+            rod1: x1.powi(2) + y1.powi(2) - l1.powi(2),
+            rod2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - l2.powi(2),
+        },
+        integrators: [livens],
+    }
+}
+
+mechanism! {
+    /// Five point masses on rods, each from the one before (the first from the origin).
+    pub struct HangingFive {
+        coordinates: [x1, y1, x2, y2, x3, y3, x4, y4, x5, y5],
+        parameters: {
+            m1 = 1.0, m2 = 1.0, m3 = 1.0, m4 = 1.0, m5 = 1.0,
+            l1 = 1.0, l2 = 1.0, l3 = 1.0, l4 = 1.0, l5 = 1.0,
+            g = 9.81,
+        },
+        kinetic: 0.5 * m1 * (dot(x1).powi(2) + dot(y1).powi(2))
+            + 0.5 * m2 * (dot(x2).powi(2) + dot(y2).powi(2))
+            + 0.5 * m3 * (dot(x3).powi(2) + dot(y3).powi(2))
+            + 0.5 * m4 * (dot(x4).powi(2) + dot(y4).powi(2))
+            + 0.5 * m5 * (dot(x5).powi(2) + dot(y5).powi(2)),
+        potential: g * (m1 * y1 + m2 * y2 + m3 * y3 + m4 * y4 + m5 * y5),
+        holonomic: {
+            rod1: x1.powi(2) + y1.powi(2) - l1.powi(2),
+            rod2: (x2 - x1).powi(2) + (y2 - y1).powi(2) - l2.powi(2),
+            rod3: (x3 - x2).powi(2) + (y3 - y2).powi(2) - l3.powi(2),
+            rod4: (x4 - x3).powi(2) + (y4 - y3).powi(2) - l4.powi(2),
+            rod5: (x5 - x4).powi(2) + (y5 - y4).powi(2) - l5.powi(2),
+        },
+        integrators: [livens],
+    }
+}
+
+mechanism! {
+    /// A point mass on a linear spring of rest length `l0` from the origin, gravity along −y.
+    pub struct PlanarSpringPendulum {
+        coordinates: [x, y],
+        parameters: { m = 2.0, k = 50.0, l0 = 1.0, g = 9.81 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: 0.5 * k * ((x.powi(2) + y.powi(2)).sqrt() - l0).powi(2) + m * g * y,
+        integrators: [livens],
+    }
+}
+
+/// A chain's masses and lengths, root first.
+struct Chain {
+    masses: Vec<f64>,
+    lengths: Vec<f64>,
+    g: f64,
+}
+
+impl Chain {
+    /// `Σ_{k ≥ i} mₖ`: the mass hanging from rod `i`.
+    fn below(&self, i: usize) -> f64 {
+        self.masses[i..].iter().sum()
+    }
+
+    /// The generalized eigenvalues `ω²` and the eigenvectors (columns, in angles, normalized
+    /// to unit length) of the angle-coordinate matrices at the hanging rest.
+    fn angle_modes(&self) -> (Vec<f64>, DMatrix<f64>) {
+        let n = self.masses.len();
+        let l = &self.lengths;
+        let mass = DMatrix::from_fn(n, n, |i, j| self.below(i.max(j)) * l[i] * l[j]);
+        let stiffness = DMatrix::from_fn(n, n, |i, j| {
+            if i == j {
+                self.g * l[i] * self.below(i)
+            } else {
+                0.0
+            }
+        });
+        let factor = mass
+            .cholesky()
+            .expect("the angle mass matrix is positive definite");
+        let lower = factor.l();
+        let half = lower.solve_lower_triangular(&stiffness).unwrap();
+        let c = lower.solve_lower_triangular(&half.transpose()).unwrap();
+        let eigen = SymmetricEigen::new((&c + c.transpose()) * 0.5);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
+        let values = order.iter().map(|&k| eigen.eigenvalues[k]).collect();
+        let mut vectors = DMatrix::zeros(n, n);
+        for (column, &k) in order.iter().enumerate() {
+            let y = lower
+                .transpose()
+                .solve_upper_triangular(&eigen.eigenvectors.column(k).into_owned())
+                .unwrap();
+            vectors.set_column(column, &y.normalize());
+        }
+        (values, vectors)
+    }
+
+    /// A configuration with rod `i` at angle `angles[i]` from the downward vertical.
+    fn configuration<const N: usize>(&self, angles: &[f64]) -> SVector<f64, N> {
+        let mut q = SVector::<f64, N>::zeros();
+        let (mut x, mut y) = (0.0, 0.0);
+        for (i, (&l, &theta)) in self.lengths.iter().zip(angles).enumerate() {
+            x += l * theta.sin();
+            y -= l * theta.cos();
+            q[2 * i] = x;
+            q[2 * i + 1] = y;
+        }
+        q
+    }
+
+    /// Checks the equilibrium, its multipliers, the frequencies and the mode shapes of a
+    /// model of this chain found from the guess at `angles`.
+    fn check<S, const N: usize, const M: usize>(&self, model: &S, angles: &[f64])
+    where
+        S: mechanism::runtime::Inertia<N>
+            + mechanism::runtime::PotentialHessian<N>
+            + mechanism::runtime::HolonomicHessians<N, M>
+            + mechanism::runtime::AppliedForces<N>,
+    {
+        let guess = self.configuration::<N>(angles);
+        let found = equilibrium::<S, N, M>(model, &guess, &EquilibriumSettings::default())
+            .expect("the hanging chain's equilibrium is found");
+        assert_eq!(found.stability, Stability::Minimum);
+        assert!(found.residual <= 1e-12, "residual {}", found.residual);
+        // The rest: every bob straight below the pivot.
+        let rest = self.configuration::<N>(&vec![0.0; M]);
+        let scale: f64 = self.lengths.iter().sum();
+        assert!(
+            (found.q - rest).amax() <= 1e-10 * scale,
+            "q = {:?}",
+            found.q
+        );
+        // Rod i pulls with the weight below it: 2 lᵢ λᵢ = g Σ_{k ≥ i} mₖ.
+        for i in 0..M {
+            let tension = self.g * self.below(i) / (2.0 * self.lengths[i]);
+            assert!(
+                (found.lambda[i] - tension).abs() <= 1e-10 * tension,
+                "λ{i} = {} against {tension}",
+                found.lambda[i]
+            );
+        }
+
+        let linear = Linearization::at(model, &found).expect("linearized");
+        assert_eq!(linear.dof(), M);
+        let modes = linear.modes().expect("modes");
+        let (reference, shapes) = self.angle_modes();
+        assert_eq!(modes.modes.len(), M);
+        for (k, (mode, &omega2)) in modes.modes.iter().zip(&reference).enumerate() {
+            assert!(matches!(mode.kind, ModeKind::Oscillation { .. }));
+            assert!(
+                (mode.eigenvalue - omega2).abs() <= 1e-10 * omega2,
+                "mode {k}: ω² = {} against {omega2}",
+                mode.eigenvalue
+            );
+            assert!(
+                mode.residual <= 1e-12,
+                "mode {k}: residual {}",
+                mode.residual
+            );
+            // Its shape moves the bobs sideways only, rod i turning by (δxᵢ − δxᵢ₋₁)/lᵢ.
+            let mut jacobian = SMatrix::<f64, M, N>::zeros();
+            model.constraint_jacobian(&found.q, 0.0, &mut jacobian);
+            assert!((jacobian * mode.shape).amax() <= 1e-10 * jacobian.amax());
+            let angles = DMatrix::from_fn(M, 1, |i, _| {
+                let previous = if i == 0 { 0.0 } else { mode.shape[2 * i - 2] };
+                (mode.shape[2 * i] - previous) / self.lengths[i]
+            })
+            .normalize();
+            let expected = shapes.column(k);
+            let aligned = if angles.dot(&expected) < 0.0 {
+                -angles
+            } else {
+                angles
+            };
+            assert!(
+                (aligned - expected).amax() <= 1e-8,
+                "mode {k}: shape in angles differs from the reference"
+            );
+            // Mass-normalized.
+            let norm = (mode.shape.transpose() * linear.mass * mode.shape)[0];
+            assert!((norm - 1.0).abs() <= 1e-12, "φᵀMφ = {norm}");
+        }
+        let damped = linear.damped_eigenvalues().expect("eigenvalues");
+        for (eigenvalue, &omega2) in damped.iter().zip(&reference) {
+            assert!((eigenvalue.natural_frequency - omega2.sqrt()).abs() <= 1e-9 * omega2.sqrt());
+            assert!(eigenvalue.damping_ratio.abs() <= 1e-9);
+        }
+    }
+}
+
+#[test]
+fn hanging_pair_against_angle_coordinates() {
+    let model = HangingPair::default();
+    let chain = Chain {
+        masses: vec![model.m1, model.m2],
+        lengths: vec![model.l1, model.l2],
+        g: model.g,
+    };
+    chain.check::<_, 4, 2>(&model, &[0.3, -0.2]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Five pendula of arbitrary masses and lengths, released from an arbitrary guess within
+    /// 0.4 rad of the rest.
+    #[test]
+    fn hanging_five_against_angle_coordinates(
+        masses in proptest::collection::vec(0.2f64..5.0, 5),
+        lengths in proptest::collection::vec(0.3f64..3.0, 5),
+        angles in proptest::collection::vec(-0.4f64..0.4, 5),
+    ) {
+        let model = HangingFive {
+            m1: masses[0], m2: masses[1], m3: masses[2], m4: masses[3], m5: masses[4],
+            l1: lengths[0], l2: lengths[1], l3: lengths[2], l4: lengths[3], l5: lengths[4],
+            ..HangingFive::default()
+        };
+        let chain = Chain { masses, lengths, g: model.g };
+        chain.check::<_, 10, 5>(&model, &angles);
+    }
+}
+
+/// Upright, both rods unstable; one up and one down, one of each: found by Newton's method
+/// (`Seek::Any`), and from the same guesses the descent (`Seek::Minimum`) finds the rest.
+#[test]
+fn inverted_pendula_are_unstable_equilibria() {
+    let model = HangingPair::default();
+    let chain = Chain {
+        masses: vec![model.m1, model.m2],
+        lengths: vec![model.l1, model.l2],
+        g: model.g,
+    };
+    let pi = std::f64::consts::PI;
+    for (angles, negative) in [([pi - 0.2, pi + 0.1], 2), ([0.1, pi - 0.2], 1)] {
+        let guess = chain.configuration::<4>(&angles);
+        let any = EquilibriumSettings {
+            seek: Seek::Any,
+            ..EquilibriumSettings::default()
+        };
+        let found = equilibrium::<_, 4, 2>(&model, &guess, &any).expect("found");
+        assert_eq!(
+            found.stability,
+            Stability::Unstable { negative, zero: 0 },
+            "from {angles:?}"
+        );
+        let modes = Linearization::at(&model, &found).unwrap().modes().unwrap();
+        let unstable = modes
+            .modes
+            .iter()
+            .filter(|m| matches!(m.kind, ModeKind::Unstable { .. }))
+            .count();
+        assert_eq!(unstable, negative);
+        let rest = equilibrium::<_, 4, 2>(&model, &guess, &EquilibriumSettings::default())
+            .expect("the rest is found");
+        assert_eq!(rest.stability, Stability::Minimum, "from {angles:?}");
+        let down = chain.configuration::<4>(&[0.0, 0.0]);
+        assert!(
+            (rest.q - down).amax() <= 1e-10,
+            "from {angles:?}: {:?}",
+            rest.q
+        );
+    }
+}
+
+#[test]
+fn spring_pendulum_radial_and_swinging_frequencies() {
+    let model = PlanarSpringPendulum::default();
+    let guess = SVector::<f64, 2>::new(0.2, -1.0);
+    let found =
+        equilibrium::<_, 2, 0>(&model, &guess, &EquilibriumSettings::default()).expect("found");
+    let stretched = model.l0 + model.m * model.g / model.k;
+    assert!((found.q - SVector::<f64, 2>::new(0.0, -stretched)).amax() <= 1e-12 * stretched);
+    assert_eq!(found.stability, Stability::Minimum);
+    let frequencies = Linearization::at(&model, &found)
+        .unwrap()
+        .modes()
+        .unwrap()
+        .frequencies();
+    let swing = (model.g / stretched).sqrt();
+    let radial = (model.k / model.m).sqrt();
+    assert_eq!(frequencies.len(), 2);
+    assert!(
+        (frequencies[0] - swing).abs() <= 1e-12 * swing,
+        "{frequencies:?}"
+    );
+    assert!(
+        (frequencies[1] - radial).abs() <= 1e-12 * radial,
+        "{frequencies:?}"
+    );
+}
+
+#[test]
+fn a_point_that_is_not_an_equilibrium_is_refused() {
+    let model = HangingPair::default();
+    let chain = Chain {
+        masses: vec![model.m1, model.m2],
+        lengths: vec![model.l1, model.l2],
+        g: model.g,
+    };
+    let q = chain.configuration::<4>(&[0.3, 0.0]);
+    let error = Linearization::at_point(&model, &q, &SVector::zeros(), 0.0, 1e-8).unwrap_err();
+    assert!(
+        matches!(error, LinearizationError::NotAnEquilibrium { .. }),
+        "{error}"
+    );
+    let limited = EquilibriumSettings {
+        max_iterations: 1,
+        ..EquilibriumSettings::default()
+    };
+    let error = equilibrium::<_, 4, 2>(&model, &q, &limited).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            LinearizationError::NotConverged { iterations: 1, .. }
+        ),
+        "{error}"
+    );
+}
+
+/// A point mass `m` between two orthogonal springs `k₁`, `k₂` with the isotropic viscous
+/// damping `f = −c v`, written by hand: no integrator of the macro's capability table both
+/// applies dissipation and has the potential's Hessian generated, which the analysis needs.
+struct DampedOscillator {
+    m: f64,
+    k: [f64; 2],
+    c: f64,
+}
+
+impl mechanism::runtime::Inertia<2> for DampedOscillator {
+    const CONSTANT_MASS: bool = true;
+    fn mass_matrix(&self, _q: &SVector<f64, 2>, m: &mut SMatrix<f64, 2, 2>) {
+        *m = SMatrix::<f64, 2, 2>::identity() * self.m;
+    }
+}
+
+impl mechanism::runtime::Potential<2> for DampedOscillator {
+    fn potential(&self, q: &SVector<f64, 2>) -> f64 {
+        0.5 * (self.k[0] * q[0] * q[0] + self.k[1] * q[1] * q[1])
+    }
+    fn potential_gradient(&self, q: &SVector<f64, 2>, grad: &mut SVector<f64, 2>) {
+        *grad = SVector::<f64, 2>::new(self.k[0] * q[0], self.k[1] * q[1]);
+    }
+}
+
+impl mechanism::runtime::PotentialHessian<2> for DampedOscillator {
+    fn potential_hessian(&self, _q: &SVector<f64, 2>, hess: &mut SMatrix<f64, 2, 2>) {
+        *hess = SMatrix::<f64, 2, 2>::from_diagonal(&SVector::<f64, 2>::new(self.k[0], self.k[1]));
+    }
+}
+
+impl mechanism::runtime::Holonomic<2, 0> for DampedOscillator {
+    const CONSTRAINTS: [&'static str; 0] = [];
+    fn constraints(&self, _q: &SVector<f64, 2>, _t: f64, _g: &mut SVector<f64, 0>) {}
+    fn constraint_jacobian(&self, _q: &SVector<f64, 2>, _t: f64, _jac: &mut SMatrix<f64, 0, 2>) {}
+}
+
+impl mechanism::runtime::HolonomicHessians<2, 0> for DampedOscillator {
+    fn constraint_hessians(
+        &self,
+        _q: &SVector<f64, 2>,
+        _t: f64,
+        _out: &mut [SMatrix<f64, 2, 2>; 0],
+    ) {
+    }
+}
+
+impl mechanism::runtime::AppliedForces<2> for DampedOscillator {
+    fn applied_force(
+        &self,
+        _q: &SVector<f64, 2>,
+        v: &SVector<f64, 2>,
+        _t: f64,
+        out: &mut SVector<f64, 2>,
+    ) {
+        *out = -self.c * v;
+    }
+    fn applied_force_jacobians(
+        &self,
+        _q: &SVector<f64, 2>,
+        _v: &SVector<f64, 2>,
+        _t: f64,
+        dq: &mut SMatrix<f64, 2, 2>,
+        dv: &mut SMatrix<f64, 2, 2>,
+    ) {
+        dq.fill(0.0);
+        *dv = -SMatrix::<f64, 2, 2>::identity() * self.c;
+    }
+}
+
+/// Isotropic damping `D = c I` is proportional, so each mode keeps its natural frequency
+/// `ωᵢ = √(kᵢ/m)` and decays with the damping ratio `ζᵢ = c / (2 m ωᵢ)`; `c` large enough
+/// makes the stiffer-looking softer mode overdamped (`ζ > 1`, a real pair).
+#[test]
+fn damped_oscillator_has_the_proportional_damping_ratios() {
+    for c in [0.0, 0.8, 9.0] {
+        let model = DampedOscillator {
+            m: 2.0,
+            k: [3.0, 50.0],
+            c,
+        };
+        let found = equilibrium::<_, 2, 0>(
+            &model,
+            &SVector::<f64, 2>::new(0.3, -0.2),
+            &EquilibriumSettings::default(),
+        )
+        .unwrap();
+        assert!(found.q.amax() <= 1e-14);
+        let linear = Linearization::at(&model, &found).unwrap();
+        assert_eq!(linear.damping, SMatrix::<f64, 2, 2>::identity() * c);
+        let damped = linear.damped_eigenvalues().unwrap();
+        for (i, omega) in [(3.0f64 / 2.0).sqrt(), 5.0].into_iter().enumerate() {
+            let zeta = c / (2.0 * model.m * omega);
+            // An underdamped mode is one pair `s, s̄`; an overdamped one two real roots whose
+            // product is ω² (`s² + 2ζω s + ω² = 0`).
+            let roots: Vec<_> = damped
+                .iter()
+                .filter(|e| {
+                    if zeta < 1.0 {
+                        (e.natural_frequency - omega).abs() <= 1e-9 * omega
+                    } else {
+                        e.s.im == 0.0 && (e.s.re + zeta * omega).abs() <= zeta * omega
+                    }
+                })
+                .collect();
+            if zeta < 1.0 {
+                assert_eq!(roots.len(), 1, "mode {i} at c = {c}: {damped:?}");
+                assert!((roots[0].damping_ratio - zeta).abs() <= 1e-12, "{damped:?}");
+            } else {
+                assert_eq!(roots.len(), 2, "mode {i} at c = {c}: {damped:?}");
+                let product = roots[0].s.re * roots[1].s.re;
+                assert!((product - omega * omega).abs() <= 1e-9 * omega * omega);
+            }
+        }
+    }
+}
