@@ -93,6 +93,11 @@
 //! tier vector. The crate root shows the models' capability traits, the integrators, the
 //! states, the errors and the simulation driver.
 //!
+//! [`linearization`] finds a model's static equilibria on the constraint manifold (and whether
+//! each is a minimum), linearizes the equations there in the tangent space of the rows, and
+//! computes the modes: frequencies, mass-normalized shapes in the model's own coordinates,
+//! rigid-body (zero) and unstable modes, and damping ratios.
+//!
 //! [`discrete_gradient`] provides Gonzalez discrete gradients of the potential, the constraints
 //! and the kinetic energy (Kinon–Betsch–Livens eq. 26–29) for every model with the matching
 //! capability, the building blocks of energy-consistent implicit schemes.

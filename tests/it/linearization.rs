@@ -484,7 +484,10 @@ fn a_hanging_heavy_top_is_a_physical_pendulum() {
     let modes = Linearization::at(&top, &found).unwrap().modes().unwrap();
     assert_eq!(modes.zero_modes(), 1);
     for frequency in modes.frequencies() {
-        assert!((frequency - omega).abs() <= 1e-10 * omega, "{frequency} against {omega}");
+        assert!(
+            (frequency - omega).abs() <= 1e-10 * omega,
+            "{frequency} against {omega}"
+        );
     }
     assert_eq!(modes.frequencies().len(), 2);
 
@@ -517,6 +520,9 @@ fn a_hanging_heavy_top_is_a_physical_pendulum() {
     assert_eq!(modes.zero_modes(), 1);
     assert_eq!(modes.frequencies().len(), 2);
     for frequency in modes.frequencies() {
-        assert!((frequency - omega).abs() <= 1e-10 * omega, "{frequency} against {omega}");
+        assert!(
+            (frequency - omega).abs() <= 1e-10 * omega,
+            "{frequency} against {omega}"
+        );
     }
 }

@@ -24,6 +24,31 @@
 //! generalized eigenpairs `Tᵀ K T y = ω² Tᵀ M T y` ([`Linearization::modes`]), returned in the
 //! model's own coordinates `φ = T y`.
 //!
+//! ```
+//! use mechanism_runtime::linearization::{equilibrium, EquilibriumSettings, Linearization, Stability};
+//! use mechanism_runtime::reference::DoublePendulum;
+//! use mechanism_runtime::SVector;
+//!
+//! // Tao–Owhadi's double pendulum (m = 1, 1; l = 1, √2; g = 1), released near its rest.
+//! let pendulum = DoublePendulum::default();
+//! let guess = SVector::<f64, 4>::new(0.3, -0.9, 0.5, -2.3);
+//! let rest = equilibrium::<_, 4, 2>(&pendulum, &guess, &EquilibriumSettings::default())?;
+//! assert_eq!(rest.stability, Stability::Minimum);
+//! let modes = Linearization::at(&pendulum, &rest)?.modes()?;
+//! // In the rods' angles, det(K − ω² M) = 0 gives ω² = (2 + √2 ∓ √6) / 2.
+//! let (root2, root6) = (2f64.sqrt(), 6f64.sqrt());
+//! let expected = [((2.0 + root2 - root6) / 2.0).sqrt(), ((2.0 + root2 + root6) / 2.0).sqrt()];
+//! for (omega, reference) in modes.frequencies().iter().zip(expected) {
+//!     assert!((omega - reference).abs() < 1e-12 * reference);
+//! }
+//! # Ok::<(), mechanism_runtime::linearization::LinearizationError>(())
+//! ```
+//!
+//! The analysis needs `∇²V` ([`PotentialHessian`](crate::PotentialHessian)) and the rows'
+//! Hessians ([`HolonomicHessians`](crate::HolonomicHessians)): a `mechanism!` model has both
+//! when it is compiled for `livens` (or for an integrator that needs `∇²V`, such as `zs`,
+//! together with one that needs the rows' Hessians, such as `rk`).
+//!
 //! This is the null-space method of linear vibration analysis for a constrained system (as in
 //! Géradin & Rixen, *Mechanical Vibrations*), on the fixed-size tier with nalgebra's dense
 //! decompositions (the analysis allocates; it is not a step).

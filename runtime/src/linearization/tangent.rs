@@ -67,7 +67,15 @@ impl<const N: usize, const M: usize> Stiffness<N, M> {
         let mut stiffness = SMatrix::<f64, N, N>::zeros();
         model.potential_hessian(q, &mut stiffness);
         finite("∇²V", stiffness.iter(), q.as_slice())?;
-        let mut hessians = [SMatrix::<f64, N, N>::zeros(); M];
+        // On the heap: `M` Hessians of `N × N` may not fit a thread's stack.
+        let mut hessians: Box<[SMatrix<f64, N, N>; M]> =
+            match vec![SMatrix::<f64, N, N>::zeros(); M]
+                .into_boxed_slice()
+                .try_into()
+            {
+                Ok(hessians) => hessians,
+                Err(_) => unreachable!("a vector of M entries converts to an array of M"),
+            };
         model.constraint_hessians(q, t, &mut hessians);
         for (k, hessian) in hessians.iter().enumerate() {
             finite("∇²g", hessian.iter(), q.as_slice())?;
