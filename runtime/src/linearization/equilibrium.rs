@@ -2,7 +2,7 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use super::tangent::Stiffness;
+use super::stiffness::{Stability, Stiffness};
 use super::{finite, LinearizationError};
 use crate::model::{AppliedForces, HolonomicHessians, PotentialHessian};
 
@@ -45,28 +45,6 @@ impl Default for EquilibriumSettings {
             max_iterations: 100,
         }
     }
-}
-
-/// Whether an equilibrium is a strict minimum of the potential on the constraint manifold,
-/// read from the eigenvalues of the reduced stiffness `Tᵀ K T`
-/// ([`Linearization`](super::Linearization)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stability {
-    /// Every eigenvalue is positive: a strict minimum, stable.
-    Minimum,
-    /// Some eigenvalues vanish (to a relative `1e-9`) and none is negative: a neutral direction,
-    /// e.g. a rigid motion of a free body, or a degenerate equilibrium.
-    Degenerate {
-        /// How many eigenvalues vanish.
-        zero: usize,
-    },
-    /// Some eigenvalues are negative: a saddle or a maximum, unstable.
-    Unstable {
-        /// How many eigenvalues are negative.
-        negative: usize,
-        /// How many vanish.
-        zero: usize,
-    },
 }
 
 /// A static equilibrium `(q, λ)`: `∇V(q) + G(q)ᵀ λ = f_a(q, 0, t)`, `g(q, t) = 0`.

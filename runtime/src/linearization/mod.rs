@@ -55,10 +55,12 @@
 
 mod equilibrium;
 mod modes;
+mod stiffness;
 mod tangent;
 
-pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek, Stability};
+pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek};
 pub use modes::{DampedEigenvalue, Mode, ModeKind, Modes};
+pub use stiffness::Stability;
 pub use tangent::Linearization;
 
 use thiserror::Error;

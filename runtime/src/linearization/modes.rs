@@ -2,7 +2,8 @@
 
 use nalgebra::{Complex, DMatrix, SVector, SymmetricEigen};
 
-use super::tangent::{Linearization, ZERO_TOLERANCE};
+use super::stiffness::ZERO_TOLERANCE;
+use super::tangent::Linearization;
 use super::LinearizationError;
 
 /// What a mode does.
