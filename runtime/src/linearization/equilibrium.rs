@@ -1,4 +1,5 @@
-//! Static equilibria on the constraint manifold by a damped Newton iteration.
+//! Static equilibria on the constraint manifold: a descent of `V` on the manifold to a minimum,
+//! or Newton's iteration on the equilibrium equations for any stationary point.
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
@@ -9,13 +10,11 @@ use crate::model::{AppliedForces, HolonomicHessians, PotentialHessian};
 /// Which equilibria [`equilibrium`] looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seek {
-    /// A minimum of `V` on the manifold, where the mechanism rests: where the reduced
-    /// stiffness `Tᵀ K T` is not positive definite, the Newton matrix's `K` is shifted by
-    /// `σ I` until it is, so that the step descends `V` (a sequential quadratic programming
-    /// step with an inertia correction, Nocedal & Wright, *Numerical Optimization*, §18.1 and
-    /// §19.3), each step halved until the merit `V + ρ |g|₁` decreases. Near a minimum no
-    /// shift is needed and the iteration is Newton's. Forces at rest (`f_a(q, 0, t) ≠ 0`)
-    /// have no potential: then the step is Newton's on the residual, as for [`Seek::Any`].
+    /// A minimum of `V` on the manifold, where the mechanism rests: a descent on the manifold
+    /// whose step is Newton's in the tangent space where the reduced Hessian is positive
+    /// definite and a shifted (Levenberg–Marquardt) one where it is not, each projected back
+    /// onto the rows and halved until `V` decreases. Forces at rest (`f_a(q, 0, t) ≠ 0` at the
+    /// guess) have no potential to descend: then the iteration is [`Seek::Any`]'s.
     Minimum,
     /// Any stationary point nearest the guess, a maximum or a saddle as readily as a minimum
     /// (e.g. an inverted pendulum): Newton's method, each step halved until `|F|₂` decreases.
@@ -114,13 +113,17 @@ where
 /// ```
 ///
 /// from `λ` fitted by least squares at the guess (`G Gᵀ λ = G (f_a − ∇V)`), each step halved
-/// (down to `2⁻²⁰`) until a merit decreases. With [`Seek::Minimum`] (the default) `K` is
-/// shifted where the point is not yet in a minimum's basin, so that the iteration descends
-/// to where the mechanism rests; with [`Seek::Any`] it is Newton's, which converges to the
-/// stationary point its basin holds, a maximum as readily as a minimum.
-/// [`Equilibrium::stability`] says which kind it found. Errors: the iteration limit without reaching the tolerance
-/// ([`LinearizationError::NotConverged`]), a singular Jacobian (redundant rows or a degenerate
-/// point, [`LinearizationError::Singular`]), a non-finite model value.
+/// until `|F|₂` decreases: this is [`Seek::Any`], which converges to the stationary point
+/// whose basin holds the guess, a maximum as readily as a minimum. With [`Seek::Minimum`]
+/// (the default) the iteration instead descends `V` on the manifold (`descend` below), so
+/// that from a guess anywhere in a minimum's basin of attraction it lands where the
+/// mechanism rests. [`Equilibrium::stability`] says which kind it found.
+///
+/// Errors: the iteration limit without reaching the tolerance
+/// ([`LinearizationError::NotConverged`]), a guess that cannot be brought onto the rows
+/// ([`LinearizationError::OffManifold`]), a singular Newton matrix or reduced Hessian
+/// (redundant rows or a degenerate point, [`LinearizationError::Singular`]), a non-finite
+/// model value, a bad setting.
 pub fn equilibrium<S, const N: usize, const M: usize>(
     model: &S,
     q_guess: &SVector<f64, N>,
