@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod ast;
+pub mod derivatives;
 pub mod derive;
 pub mod errors;
 pub mod expr;

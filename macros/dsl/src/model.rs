@@ -4,6 +4,7 @@ use mechanism_capabilities::Family;
 use mechanism_cas::{Id, Store};
 use syn::{Attribute, Ident, Visibility};
 
+use crate::derivatives::Derivative;
 use crate::symbols::Symbols;
 
 /// A model that passed validation.
@@ -28,6 +29,8 @@ pub struct Model {
     pub forces: Option<Vec<Id>>,
     /// The integrators the model is compiled for.
     pub integrators: Vec<Family>,
+    /// What `derivatives: [..]` asks for beyond the integrators' needs.
+    pub derivatives: Vec<Derivative>,
     /// Every expression of the model lives here, shared.
     pub store: Store,
     /// The symbols expressions are built from.

@@ -31,6 +31,9 @@ pub enum SectionKind {
     Forces,
     /// `integrators: [spook, zss]`.
     Integrators,
+    /// `derivatives: [hessians]`: derived quantities generated beyond what the integrators
+    /// need ([`crate::derivatives`]).
+    Derivatives,
     /// `sizes: { N = 10 }`: the sizes of families, run-time values with defaults.
     Sizes,
     /// `orientations: { q: quaternion, r: matrix }`: rigid-body orientations, desugared by
@@ -40,7 +43,7 @@ pub enum SectionKind {
 
 impl SectionKind {
     /// Every known section, in the order the documentation lists them.
-    pub const ALL: [SectionKind; 12] = [
+    pub const ALL: [SectionKind; 13] = [
         SectionKind::Sizes,
         SectionKind::Coordinates,
         SectionKind::Orientations,
@@ -53,6 +56,7 @@ impl SectionKind {
         SectionKind::Dissipation,
         SectionKind::Forces,
         SectionKind::Integrators,
+        SectionKind::Derivatives,
     ];
 
     /// Returns the keyword that introduces this section.
@@ -68,6 +72,7 @@ impl SectionKind {
             SectionKind::Dissipation => "dissipation",
             SectionKind::Forces => "forces",
             SectionKind::Integrators => "integrators",
+            SectionKind::Derivatives => "derivatives",
             SectionKind::Sizes => "sizes",
             SectionKind::Orientations => "orientations",
         }
@@ -108,12 +113,19 @@ impl Parse for Section {
         input.parse::<Token![:]>()?;
         let mut value_span = input.span();
         let body = match SectionKind::from_keyword(&keyword) {
-            Some(kind @ (SectionKind::Coordinates | SectionKind::Integrators)) => {
+            Some(
+                kind @ (SectionKind::Coordinates
+                | SectionKind::Integrators
+                | SectionKind::Derivatives),
+            ) => {
                 let content;
                 value_span = bracketed!(content in input).span.join();
                 let parser: fn(ParseStream) -> syn::Result<Named<()>> = match kind {
                     SectionKind::Coordinates => {
                         |input| parse_listed(input, SectionKind::Coordinates)
+                    }
+                    SectionKind::Derivatives => {
+                        |input| parse_listed(input, SectionKind::Derivatives)
                     }
                     _ => |input| parse_listed(input, SectionKind::Integrators),
                 };

@@ -2,6 +2,7 @@
 //! for (the table of "what each integrator needs" in DESIGN.md, as data in
 //! [`Family::capabilities`]). Generating only those keeps the macro's cost bounded.
 
+use crate::derivatives::Derivative;
 use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 
@@ -53,9 +54,10 @@ pub struct Shape {
 }
 
 impl Plan {
-    /// Returns the plan for the integrators `model` is compiled for.
+    /// Returns the plan for the integrators `model` is compiled for, with what its
+    /// `derivatives: [..]` asks for besides ([`Derivative`]).
     pub fn for_model(model: &Model) -> Plan {
-        Plan::new(
+        let mut plan = Plan::new(
             &model.integrators,
             Shape {
                 constrained: !model.constraints.is_empty(),
@@ -64,7 +66,12 @@ impl Plan {
                 dissipation: model.dissipation.is_some(),
                 forces: model.forces.is_some(),
             },
-        )
+        );
+        if model.derivatives.contains(&Derivative::Hessians) {
+            plan.hessian = true;
+            plan.second_order = true;
+        }
+        plan
     }
 
     /// Returns the plan for a model of shape `shape` compiled for `integrators`: a fixed-size

@@ -77,6 +77,8 @@ pub struct Sections<'a> {
     pub forces: Option<&'a [Named<Expr>]>,
     /// `integrators: [spook, …]`.
     pub integrators: Option<&'a [Named<()>]>,
+    /// `derivatives: [hessians]`.
+    pub derivatives: Option<&'a [Named<()>]>,
     /// The keyword of each section given.
     pub keywords: HashMap<SectionKind, &'a Ident>,
     /// The span of each section's value (`Section::value_span`).
@@ -140,6 +142,9 @@ pub fn read<'a>(ast: &'a Mechanism, kind: ModelKind, errors: &mut Errors) -> Sec
             }
             (SectionKind::Integrators, SectionBody::Names(names)) => {
                 sections.integrators = Some(names)
+            }
+            (SectionKind::Derivatives, SectionBody::Names(names)) => {
+                sections.derivatives = Some(names)
             }
             (SectionKind::Sizes, SectionBody::Assignments(rows)) => sections.sizes = Some(rows),
             (SectionKind::Parameters, SectionBody::Assignments(rows)) => {

@@ -99,6 +99,25 @@ pub fn kink_problems(integrator: Family, features: &Features) -> Vec<(Span, Stri
     problems
 }
 
+/// Returns an error, at each non-smooth function of the energy and of the holonomic rows, for
+/// `what` (`derivatives: [hessians]`), which needs the second derivatives of both.
+pub fn hessian_kink_problems(what: &str, features: &Features) -> Vec<(Span, String)> {
+    let hint = "use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`)";
+    let energy = features.kinks.energy.iter().map(|(span, function)| {
+        (
+            *span,
+            format!("`{function}` is not differentiable everywhere, but {what} needs the second derivatives of the energy; {hint}"),
+        )
+    });
+    let rows = features.kinks.constraints.iter().map(|(span, function)| {
+        (
+            *span,
+            format!("`{function}` is not differentiable everywhere, but {what} needs the second derivatives of the constraints; {hint}"),
+        )
+    });
+    energy.chain(rows).collect()
+}
+
 /// Which derivative of the energy beyond the first a family needs, if any.
 fn energy_need(can: Capabilities) -> Option<&'static str> {
     if can.third_derivative {

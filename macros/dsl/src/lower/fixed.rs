@@ -86,6 +86,11 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
         ModelKind::Fixed,
         &mut errors,
     );
+    let derivatives = crate::derivatives::requested(
+        sections.derivatives,
+        sections.values.get(&SectionKind::Derivatives).copied(),
+        &mut errors,
+    );
     let names_are_sound = errors.is_empty();
 
     let symbols = Symbols::new(&coordinates, &parameter_names);
@@ -156,6 +161,7 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
         dissipation,
         forces,
         integrators: Vec::new(),
+        derivatives: derivatives.iter().map(|(d, _)| *d).collect(),
         store,
         symbols,
         kinetic: energy.kinetic,

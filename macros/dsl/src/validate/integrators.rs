@@ -7,9 +7,11 @@
 
 use syn::Ident;
 
+use crate::derivatives::Derivative;
 use crate::errors::Errors;
 use crate::integrators::fit::{
-    holonomic_jacobian, instead, kink_problems, problems, sample_points, Features,
+    hessian_kink_problems, holonomic_jacobian, instead, kink_problems, problems, sample_points,
+    Features,
 };
 use crate::integrators::Family;
 use crate::model::Model;
@@ -18,7 +20,8 @@ use crate::sample::independent_rows;
 use crate::sections::Sections;
 
 /// Reports, at each requested integrator's name, what it cannot treat in a model with
-/// `features`, and at each non-smooth function a derivative it needs that does not exist.
+/// `features`, and at each non-smooth function a derivative it (or `derivatives: [..]`)
+/// needs that does not exist.
 pub fn check(
     model: &mut Model,
     sections: &Sections,
@@ -41,6 +44,11 @@ pub fn check(
             );
         }
         for (span, message) in kink_problems(*integrator, features) {
+            errors.error_at(span, message);
+        }
+    }
+    if model.derivatives.contains(&Derivative::Hessians) {
+        for (span, message) in hessian_kink_problems("`derivatives: [hessians]`", features) {
             errors.error_at(span, message);
         }
     }

@@ -1,0 +1,86 @@
+//! `derivatives: [..]`: derived quantities a fixed-size model asks for beyond what its
+//! integrators need, for the analyses of the runtime. `hessians` generates the potential's
+//! Hessian (`PotentialHessian`) and the rows' Hessians (`HolonomicHessians`, with the kinetic
+//! energy's derivatives in `q`, `InertiaGradient`), which `mechanism::runtime::linearization`
+//! needs to find equilibria and modes of a model stepped, say, by SPOOK alone.
+
+use proc_macro2::Span;
+use syn::Ident;
+
+use crate::ast::Named;
+use crate::errors::Errors;
+
+/// A derived quantity `derivatives: [..]` can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Derivative {
+    /// `hessians`: `∇²V` and every holonomic row's `∇²g`.
+    Hessians,
+}
+
+impl Derivative {
+    /// Every quantity that can be asked for, in the order the messages list them.
+    pub const ALL: [Derivative; 1] = [Derivative::Hessians];
+
+    /// The name written in `derivatives: [..]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Derivative::Hessians => "hessians",
+        }
+    }
+
+    /// What it generates, and for what.
+    pub fn description(self) -> &'static str {
+        match self {
+            Derivative::Hessians => {
+                "the Hessians of the potential and of the holonomic rows, for \
+                 `mechanism::runtime::linearization`"
+            }
+        }
+    }
+}
+
+/// Resolves `derivatives: [..]` (whose value is at `span`): reports an unknown name with the
+/// known ones, a name listed twice, and an empty list. Returns the quantities with the names
+/// that asked for them (empty when the section is absent).
+pub fn requested(
+    names: Option<&[Named<()>]>,
+    span: Option<Span>,
+    errors: &mut Errors,
+) -> Vec<(Derivative, Ident)> {
+    let Some(names) = names else {
+        return Vec::new();
+    };
+    if names.is_empty() {
+        errors.error_at(
+            span.unwrap_or_else(Span::call_site),
+            "`derivatives: []` asks for nothing; name what to generate, e.g. `derivatives: \
+             [hessians]`, or remove the section",
+        );
+    }
+    let mut requested: Vec<(Derivative, Ident)> = Vec::new();
+    for named in names {
+        match Derivative::ALL.into_iter().find(|d| named.name == d.name()) {
+            Some(derivative) if requested.iter().any(|(d, _)| *d == derivative) => errors
+                .error_spanned(
+                    &named.name,
+                    format!("`{}` is listed twice in `derivatives`", named.name),
+                ),
+            Some(derivative) => requested.push((derivative, named.name.clone())),
+            None => {
+                let known: Vec<String> = Derivative::ALL
+                    .iter()
+                    .map(|d| format!("`{}` ({})", d.name(), d.description()))
+                    .collect();
+                errors.error_spanned(
+                    &named.name,
+                    format!(
+                        "`{}` is not a derivative the macro can generate; `derivatives` takes {}",
+                        named.name,
+                        known.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    requested
+}
