@@ -46,8 +46,8 @@
 //!
 //! The analysis needs `∇²V` ([`PotentialHessian`](crate::PotentialHessian)) and the rows'
 //! Hessians ([`HolonomicHessians`](crate::HolonomicHessians)): a `mechanism!` model has both
-//! when it is compiled for `livens` (or for an integrator that needs `∇²V`, such as `zs`,
-//! together with one that needs the rows' Hessians, such as `rk`).
+//! when it asks for them with `derivatives: [hessians]`, whatever its integrators (or when it
+//! is compiled for an integrator that needs them, such as `livens`).
 //!
 //! This is the null-space method of linear vibration analysis for a constrained system (as in
 //! Géradin & Rixen, *Mechanical Vibrations*), on the fixed-size tier with nalgebra's dense

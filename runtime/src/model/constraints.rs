@@ -282,7 +282,8 @@ pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not compiled for an integrator that steps with `HolonomicHessians`",
     label = "the model lacks `HolonomicHessians`",
-    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)",
+    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead"
 )]
 pub trait HolonomicHessians<const N: usize, const M: usize>: Holonomic<N, M> {
     /// Writes `Hess g_k(q, t)` into `out[k]` for every row `k`.

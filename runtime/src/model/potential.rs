@@ -27,7 +27,8 @@ pub trait Potential<const N: usize> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not compiled for an integrator that steps with `PotentialHessian`",
     label = "the model lacks `PotentialHessian`",
-    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)"
+    note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)",
+    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead"
 )]
 pub trait PotentialHessian<const N: usize>: Potential<N> {
     /// Writes the symmetric `Hess V(q)` into `hess`.
