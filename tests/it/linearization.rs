@@ -74,6 +74,15 @@ struct Chain {
 }
 
 impl Chain {
+    /// The chain of a [`HangingPair`], with its masses, lengths and gravity.
+    fn of_pair(model: &HangingPair) -> Chain {
+        Chain {
+            masses: vec![model.m1, model.m2],
+            lengths: vec![model.l1, model.l2],
+            g: model.g,
+        }
+    }
+
     /// `Σ_{k ≥ i} mₖ`: the mass hanging from rod `i`.
     fn below(&self, i: usize) -> f64 {
         self.masses[i..].iter().sum()
@@ -209,11 +218,7 @@ impl Chain {
 #[test]
 fn hanging_pair_against_angle_coordinates() {
     let model = HangingPair::default();
-    let chain = Chain {
-        masses: vec![model.m1, model.m2],
-        lengths: vec![model.l1, model.l2],
-        g: model.g,
-    };
+    let chain = Chain::of_pair(&model);
     chain.check::<_, 4, 2>(&model, &[0.3, -0.2]);
 }
 
@@ -243,11 +248,7 @@ proptest! {
 #[test]
 fn inverted_pendula_are_unstable_equilibria() {
     let model = HangingPair::default();
-    let chain = Chain {
-        masses: vec![model.m1, model.m2],
-        lengths: vec![model.l1, model.l2],
-        g: model.g,
-    };
+    let chain = Chain::of_pair(&model);
     let pi = std::f64::consts::PI;
     for (angles, negative) in [([pi - 0.2, pi + 0.1], 2), ([0.1, pi - 0.2], 1)] {
         let guess = chain.configuration::<4>(&angles);
@@ -310,11 +311,7 @@ fn spring_pendulum_radial_and_swinging_frequencies() {
 #[test]
 fn a_point_that_is_not_an_equilibrium_is_refused() {
     let model = HangingPair::default();
-    let chain = Chain {
-        masses: vec![model.m1, model.m2],
-        lengths: vec![model.l1, model.l2],
-        g: model.g,
-    };
+    let chain = Chain::of_pair(&model);
     let q = chain.configuration::<4>(&[0.3, 0.0]);
     let error = Linearization::at_point(&model, &q, &SVector::zeros(), 0.0, 1e-8).unwrap_err();
     assert!(
@@ -481,11 +478,7 @@ fn a_hanging_heavy_top_is_a_physical_pendulum() {
 #[test]
 fn the_lowest_mode_predicts_a_small_motion_to_second_order() {
     let model = HangingPair::default();
-    let chain = Chain {
-        masses: vec![model.m1, model.m2],
-        lengths: vec![model.l1, model.l2],
-        g: model.g,
-    };
+    let chain = Chain::of_pair(&model);
     let guess = chain.configuration::<4>(&[0.1, 0.1]);
     let rest = equilibrium::<_, 4, 2>(&model, &guess, &EquilibriumSettings::default()).unwrap();
     let modes = Linearization::at(&model, &rest).unwrap().modes().unwrap();

@@ -3,7 +3,7 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use super::stiffness::{Stability, Stiffness};
+use super::stiffness::{tangent_space, Stability, Stiffness};
 use super::{finite, LinearizationError};
 use crate::model::{AppliedForces, HolonomicHessians, PotentialHessian};
 
@@ -330,7 +330,7 @@ where
                     let value_try = model.potential(&q_try);
                     let decreases = value_try <= value + 1e-4 * alpha * slope;
                     let r_try = if shift == 0.0 {
-                        let tangent = Stiffness::new(model, &q_try, &lambda, t)?.tangent;
+                        let (_, tangent) = tangent_space(model, &q_try, t)?;
                         reduced_gradient(model, &q_try, &tangent).norm()
                     } else {
                         f64::INFINITY

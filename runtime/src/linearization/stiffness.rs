@@ -64,19 +64,38 @@ pub(super) fn null_space(g: &DMatrix<f64>) -> DMatrix<f64> {
     basis
 }
 
-/// The stiffness of the linearized equations at `(q, λ)`: `K = ∇²V + Σₖ λₖ ∇²gₖ − ∂f_a/∂q`
-/// and `G`, with the tangent basis `T` of `G`'s null space.
+/// The stiffness of the linearized equations at `(q, λ)`: `K = ∇²V + Σₖ λₖ ∇²gₖ − ∂f_a/∂q`,
+/// with the damping `D` and `G`, and the tangent basis `T` of `G`'s null space.
 pub(super) struct Stiffness<const N: usize, const M: usize> {
     /// `K`.
     pub stiffness: SMatrix<f64, N, N>,
+    /// `D = −∂f_a/∂v` at `v = 0`, from the same evaluation of the forces' Jacobians.
+    pub damping: SMatrix<f64, N, N>,
     /// `G = ∂g/∂q`.
     pub jacobian: SMatrix<f64, M, N>,
     /// `T`, `N × d`, orthonormal columns spanning `ker G`.
     pub tangent: DMatrix<f64>,
 }
 
+/// Evaluates `G = ∂g/∂q` of `model` at `q` and time `t` with the orthonormal basis `T` of its
+/// null space ([`null_space`]): the tangent space of the rows at `q`.
+pub(super) fn tangent_space<S, const N: usize, const M: usize>(
+    model: &S,
+    q: &SVector<f64, N>,
+    t: f64,
+) -> Result<(SMatrix<f64, M, N>, DMatrix<f64>), LinearizationError>
+where
+    S: HolonomicHessians<N, M>,
+{
+    let mut jacobian = SMatrix::<f64, M, N>::zeros();
+    model.constraint_jacobian(q, t, &mut jacobian);
+    finite("G", jacobian.iter(), q.as_slice())?;
+    let tangent = null_space(&DMatrix::from_column_slice(M, N, jacobian.as_slice()));
+    Ok((jacobian, tangent))
+}
+
 impl<const N: usize, const M: usize> Stiffness<N, M> {
-    /// Evaluates `K`, `G` and `T` of `model` at `(q, λ)` and time `t`.
+    /// Evaluates `K`, `D`, `G` and `T` of `model` at `(q, λ)` and time `t`.
     pub fn new<S>(
         model: &S,
         q: &SVector<f64, N>,
@@ -106,13 +125,12 @@ impl<const N: usize, const M: usize> Stiffness<N, M> {
         let (mut dq, mut dv) = (SMatrix::zeros(), SMatrix::zeros());
         model.applied_force_jacobians(q, &SVector::zeros(), t, &mut dq, &mut dv);
         finite("∂f_a/∂q", dq.iter(), q.as_slice())?;
+        finite("∂f_a/∂v", dv.iter(), q.as_slice())?;
         stiffness -= dq;
-        let mut jacobian = SMatrix::<f64, M, N>::zeros();
-        model.constraint_jacobian(q, t, &mut jacobian);
-        finite("G", jacobian.iter(), q.as_slice())?;
-        let tangent = null_space(&DMatrix::from_column_slice(M, N, jacobian.as_slice()));
+        let (jacobian, tangent) = tangent_space(model, q, t)?;
         Ok(Stiffness {
             stiffness,
+            damping: -dv,
             jacobian,
             tangent,
         })

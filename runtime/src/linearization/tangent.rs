@@ -84,22 +84,20 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
     {
         let Stiffness {
             stiffness,
+            damping,
             jacobian,
             tangent,
         } = Stiffness::new(model, q, lambda, t)?;
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(q, &mut mass);
         finite("M", mass.iter(), q.as_slice())?;
-        let (mut dq, mut dv) = (SMatrix::zeros(), SMatrix::zeros());
-        model.applied_force_jacobians(q, &SVector::zeros(), t, &mut dq, &mut dv);
-        finite("∂f_a/∂v", dv.iter(), q.as_slice())?;
         Ok(Linearization {
             q: *q,
             lambda: *lambda,
             t,
             mass,
             stiffness,
-            damping: -dv,
+            damping,
             jacobian,
             tangent,
         })
