@@ -29,7 +29,7 @@ pub use block::BlockCholesky;
 pub(crate) use dense::mat_vec;
 pub use dense::{Cholesky, Lu, SymmetricFactor};
 pub use error::LinalgError;
-pub use sparse::{PivotSign, SparseLdlt, SparseLu};
+pub use sparse::{Inertia, PivotSign, SparseLdlt, SparseLu};
 
 /// A factorization that is set up once and then factors and solves at every step.
 ///

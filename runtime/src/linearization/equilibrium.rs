@@ -132,20 +132,7 @@ pub fn equilibrium<S, const N: usize, const M: usize>(
 where
     S: PotentialHessian<N> + HolonomicHessians<N, M> + AppliedForces<N>,
 {
-    if !(settings.tolerance > 0.0 && settings.tolerance < 1.0) {
-        return Err(LinearizationError::BadSetting {
-            name: "tolerance",
-            value: settings.tolerance,
-            requirement: "a relative residual in (0, 1)",
-        });
-    }
-    if !settings.t.is_finite() {
-        return Err(LinearizationError::BadSetting {
-            name: "t",
-            value: settings.t,
-            requirement: "a finite time",
-        });
-    }
+    check_settings(settings)?;
     finite("the guess q", q_guess.iter(), q_guess.as_slice())?;
     let t = settings.t;
     let mut gradient = SVector::<f64, N>::zeros();
@@ -166,6 +153,25 @@ where
         residual: relative,
         stability,
     })
+}
+
+/// Returns `Err(BadSetting)` for a tolerance outside `(0, 1)` or a non-finite time.
+pub(super) fn check_settings(settings: &EquilibriumSettings) -> Result<(), LinearizationError> {
+    if !(settings.tolerance > 0.0 && settings.tolerance < 1.0) {
+        return Err(LinearizationError::BadSetting {
+            name: "tolerance",
+            value: settings.tolerance,
+            requirement: "a relative residual in (0, 1)",
+        });
+    }
+    if !settings.t.is_finite() {
+        return Err(LinearizationError::BadSetting {
+            name: "t",
+            value: settings.t,
+            requirement: "a finite time",
+        });
+    }
+    Ok(())
 }
 
 /// The least-squares multipliers `G Gᵀ λ = G (f_a − ∇V)` at `q` (zero where `G Gᵀ` is

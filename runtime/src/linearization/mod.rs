@@ -52,14 +52,51 @@
 //! This is the null-space method of linear vibration analysis for a constrained system (as in
 //! Géradin & Rixen, *Mechanical Vibrations*), on the fixed-size tier with nalgebra's dense
 //! decompositions (the analysis allocates; it is not a step).
+//!
+//! # The sparse tier
+//!
+//! A model of the sparse tier (a chain of a thousand pendula, a ladder of a hundred cells) has
+//! no dense `n × n` matrix worth forming, nor a dense basis of `ker G`. [`sparse_equilibrium`]
+//! and [`sparse_modes`] stay in the model's coordinates and solve only saddle-point systems
+//!
+//! ```text
+//! [ a M + b K + ρ GᵀG   Gᵀ ] [ x ]   [ r ]
+//! [ G                   0  ] [ y ] = [ s ]
+//! ```
+//!
+//! on the pattern of the mass blocks, the Hessians and `G`, analysed once and factored by the
+//! sparse `LDLᵀ` of the integrators, each solve refined twice. The augmentation `ρ GᵀG`
+//! (Hestenes 1969) changes nothing on `ker G` and keeps the factorization without pivoting
+//! stable where `K` alone is indefinite. The inertia of the matrix counts what the dense path
+//! reads off eigenvalues: `[K − σM, Gᵀ; G, 0]` has `m` negative eigenvalues plus one per
+//! constrained `ω² < σ` (Gould 1985; Sylvester's law on `L D Lᵀ`). So
+//!
+//! - [`sparse_equilibrium`] descends `V` on the manifold as [`equilibrium`] does, with the
+//!   Levenberg–Marquardt shift `μ M` chosen by the inertia of `[K + μM, Gᵀ; G, 0]`, and tells
+//!   a minimum from a saddle by the inertia at `K ∓ ζ M`;
+//! - [`sparse_modes`] finds the lowest `k` modes by shift-invert Lanczos in the `M` inner
+//!   product (Ericsson & Ruhe 1980; Grimes, Lewis & Simon 1994): the operator
+//!   `y ↦ x` of `[K − σM, Gᵀ; G, 0] [x; ν] = [M y; 0]` maps into `ker G`, is self-adjoint in
+//!   `⟨·,·⟩_M` with eigenvalues `1 / (ω² − σ)`, and the shift is lowered until the inertia
+//!   says no `ω²` lies below it.
+//!
+//! A sparse model needs [`SparsePotentialHessian`](crate::model::SparsePotentialHessian) and
+//! [`SparseHolonomicHessians`](crate::model::SparseHolonomicHessians); its applied forces must
+//! vanish at rest (the sparse tier has no force Jacobian), and its modes are the undamped
+//! ones. [`reference::HeldLadder`](crate::reference::HeldLadder) and
+//! [`reference::PendulumChain`](crate::reference::PendulumChain) have both.
 
 mod equilibrium;
 mod modes;
+mod sparse;
 mod stiffness;
 mod tangent;
 
 pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek};
 pub use modes::{DampedEigenvalue, Mode, ModeKind, Modes};
+pub use sparse::{
+    sparse_equilibrium, sparse_modes, SparseEquilibrium, SparseLinearizable, SparseModeSettings,
+};
 pub use stiffness::Stability;
 pub use tangent::Linearization;
 
@@ -127,6 +164,13 @@ pub enum LinearizationError {
     Circulatory {
         /// The largest entry of `Tᵀ K T − (Tᵀ K T)ᵀ`.
         asymmetry: f64,
+    },
+    /// The model does not fit the analysis: patterns that do not fit its sizes, a guess of the
+    /// wrong length, applied forces at rest on the sparse tier.
+    #[error("the model cannot be analysed: {reason}")]
+    InvalidModel {
+        /// What is wrong.
+        reason: String,
     },
     /// A setting is outside its admissible range.
     #[error("setting {name} = {value} is invalid: {requirement}")]

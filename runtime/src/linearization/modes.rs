@@ -24,22 +24,41 @@ pub enum ModeKind {
     },
 }
 
-/// One undamped mode: `Tᵀ K T y = ω² Tᵀ M T y`, its shape `φ = T y` in the model's coordinates.
+impl ModeKind {
+    /// What an eigenvalue `ω²` means, with `scale` the largest `|ω²|` of the problem (or an
+    /// estimate of it): zero at or below `1e-9 · scale`.
+    pub(super) fn of(eigenvalue: f64, scale: f64) -> ModeKind {
+        if eigenvalue.abs() <= ZERO_TOLERANCE * scale {
+            ModeKind::Zero
+        } else if eigenvalue < 0.0 {
+            ModeKind::Unstable {
+                rate: (-eigenvalue).sqrt(),
+            }
+        } else {
+            ModeKind::Oscillation {
+                omega: eigenvalue.sqrt(),
+            }
+        }
+    }
+}
+
+/// One undamped mode: `Tᵀ K T y = ω² Tᵀ M T y`, its shape `φ = T y` in the model's coordinates
+/// (`Shape` is an `SVector<f64, N>` on the fixed-size tier, a `Vec<f64>` on the sparse tier).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Mode<const N: usize> {
+pub struct Mode<Shape> {
     /// The eigenvalue `ω²`.
     pub eigenvalue: f64,
     /// What the mode does.
     pub kind: ModeKind,
     /// The shape `φ = T y`, mass-normalized (`φᵀ M φ = 1`), its largest entry positive. It
     /// satisfies the linearized rows, `G φ = 0`.
-    pub shape: SVector<f64, N>,
+    pub shape: Shape,
     /// The relative residual `‖Kᵣ y − ω² Mᵣ y‖ / (‖Kᵣ‖ ‖y‖ + |ω²| ‖Mᵣ‖ ‖y‖)` of the reduced
     /// eigenproblem (Frobenius norms): the backward error of the pair.
     pub residual: f64,
 }
 
-impl<const N: usize> Mode<N> {
+impl<Shape> Mode<Shape> {
     /// The angular frequency `ω` of an oscillation, else `None`.
     pub fn omega(&self) -> Option<f64> {
         match self.kind {
@@ -52,12 +71,12 @@ impl<const N: usize> Mode<N> {
 /// The undamped modes of a linearization, sorted by `ω²` (unstable first, then zero modes,
 /// then the oscillations by frequency).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Modes<const N: usize> {
+pub struct Modes<Shape> {
     /// The modes, one per degree of freedom.
-    pub modes: Vec<Mode<N>>,
+    pub modes: Vec<Mode<Shape>>,
 }
 
-impl<const N: usize> Modes<N> {
+impl<Shape> Modes<Shape> {
     /// The angular frequencies of the oscillations, ascending.
     pub fn frequencies(&self) -> Vec<f64> {
         self.modes.iter().filter_map(Mode::omega).collect()
@@ -91,7 +110,7 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
     /// [`damped_eigenvalues`](Linearization::damped_eigenvalues)). Errors: a reduced mass matrix
     /// that is not positive definite (a direction of motion without inertia), a stiffness that
     /// is not symmetric (circulatory forces, whose modes are complex).
-    pub fn modes(&self) -> Result<Modes<N>, LinearizationError> {
+    pub fn modes(&self) -> Result<Modes<SVector<f64, N>>, LinearizationError> {
         let mass = self.reduced_mass();
         let stiffness = self.symmetric_stiffness()?;
         let d = mass.nrows();
@@ -130,17 +149,7 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
             shape *= sign;
             let misfit = (&stiffness * &y - eigenvalue * (&mass * &y)).norm();
             let denominator = (k_norm + eigenvalue.abs() * m_norm) * y.norm();
-            let kind = if eigenvalue.abs() <= ZERO_TOLERANCE * scale {
-                ModeKind::Zero
-            } else if eigenvalue < 0.0 {
-                ModeKind::Unstable {
-                    rate: (-eigenvalue).sqrt(),
-                }
-            } else {
-                ModeKind::Oscillation {
-                    omega: eigenvalue.sqrt(),
-                }
-            };
+            let kind = ModeKind::of(eigenvalue, scale);
             modes.push(Mode {
                 eigenvalue,
                 kind,

@@ -9,6 +9,7 @@ pub mod dna_chain;
 pub mod double_pendulum;
 pub mod fit;
 pub mod harmonic;
+pub mod held_ladder;
 pub mod magnetized_body;
 pub mod nonholonomic_particle;
 pub mod ode;
@@ -25,6 +26,7 @@ mod sparse_derivatives;
 
 pub use double_pendulum::DoublePendulum;
 pub use harmonic::HarmonicOscillator;
+pub use held_ladder::HeldLadder;
 pub use magnetized_body::MagnetizedBody;
 pub use nonholonomic_particle::NonholonomicParticle;
 pub use pendulum_chain::PendulumChain;

@@ -20,7 +20,7 @@ use crate::model::{
     SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicHessians,
     SparseHolonomicKinematics, SparseInertia, SparseNonholonomic, SparsePenalizedHessian,
     SparsePenalizedPotential, SparsePenalizedThirdDerivative, SparsePenaltyHessian,
-    SparsePotential,
+    SparsePotential, SparsePotentialHessian,
 };
 use crate::state::DynState;
 
@@ -196,6 +196,14 @@ impl SparsePotential for PendulumChain {
             pair.copy_from_slice(&[0.0, self.mass * self.gravity]);
         }
     }
+}
+
+/// `V = m g Σ y_i` is linear: its Hessian has no entries.
+impl SparsePotentialHessian for PendulumChain {
+    fn hessian_pattern(&self) -> &[(usize, usize)] {
+        &[]
+    }
+    fn potential_hessian(&self, _q: &[f64], _hess: &mut [f64]) {}
 }
 
 impl SparseHolonomic for PendulumChain {

@@ -25,7 +25,7 @@ use crate::model::{
     SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicHessians,
     SparseHolonomicKinematics, SparseInertia, SparseNonholonomic, SparsePenalizedHessian,
     SparsePenalizedPotential, SparsePenalizedThirdDerivative, SparsePenaltyHessian,
-    SparsePotential,
+    SparsePotential, SparsePotentialHessian,
 };
 use crate::state::DynState;
 
@@ -276,6 +276,14 @@ impl SparsePotential for SpookLadder {
             g.copy_from_slice(&[0.0, self.mass * self.gravity, 0.0, 0.0]);
         }
     }
+}
+
+/// `V = m g Σ y_r` is linear: its Hessian has no entries.
+impl SparsePotentialHessian for SpookLadder {
+    fn hessian_pattern(&self) -> &[(usize, usize)] {
+        &[]
+    }
+    fn potential_hessian(&self, _q: &[f64], _hess: &mut [f64]) {}
 }
 
 impl SparseHolonomic for SpookLadder {

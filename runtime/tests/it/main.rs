@@ -7,6 +7,7 @@ mod support;
 mod discrete_gradient;
 mod errors;
 mod langevin;
+mod linearization_sparse;
 mod livens;
 mod magnetized_body;
 mod newmark;

@@ -20,6 +20,16 @@ pub enum PivotSign {
     Negative,
 }
 
+/// The inertia of a symmetric matrix without zero eigenvalues: how many of its eigenvalues
+/// are positive and how many negative ([`SparseLdlt::factor_with_inertia`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inertia {
+    /// The number of positive eigenvalues.
+    pub positive: usize,
+    /// The number of negative eigenvalues.
+    pub negative: usize,
+}
+
 /// A sparse symmetric `A = L D Lᵀ` on a pattern analysed once, factored and solved per step
 /// without heap allocation.
 ///
@@ -139,6 +149,48 @@ impl SparseLdlt {
             }
         }
         Ok(())
+    }
+
+    /// Factors `A` like [`factor`](LinearSolver::factor) but whatever the pivots' signs, and
+    /// returns the inertia: how many pivots are positive and how many negative.
+    ///
+    /// `A = L D Lᵀ` is a congruence, so by Sylvester's law of inertia these are the numbers of
+    /// positive and negative eigenvalues of `A`. A saddle-point matrix `[[K, Gᵀ], [G, 0]]`
+    /// with `G` of full row rank `m` has `m` negative eigenvalues plus one per negative
+    /// eigenvalue of `K` on `ker G` (Gould 1985), which is how an equilibrium's stability and
+    /// how many eigenvalues lie below a shift are counted without an eigensolver. Without
+    /// pivoting the factorization of an indefinite matrix is not backward stable in general; a
+    /// pivot at or below `n·ε` of its column's largest entry is reported as
+    /// [`LinalgError::ZeroPivot`] (a singular or nearly singular `A`), never counted.
+    pub fn factor_with_inertia(&mut self, values: &[f64]) -> Result<Inertia, LinalgError> {
+        let signs = std::mem::take(&mut self.signs);
+        let n = signs.len();
+        // Factor with every sign expected positive, then read the signs off `D`.
+        self.signs = vec![PivotSign::Positive; n];
+        let result = self.factor(values);
+        self.signs = signs;
+        match result {
+            Ok(()) | Err(LinalgError::WrongSignPivot { .. }) => {}
+            Err(error) => return Err(error),
+        }
+        // `factor` stopped at the first wrong sign: check every pivot's size here instead.
+        let tolerance = n.max(1) as f64 * f64::EPSILON;
+        let col_ptr = self.symbolic.col_ptr();
+        let mut inertia = Inertia::default();
+        for (k, (&start, &scale)) in col_ptr.iter().zip(&self.column_scale).enumerate() {
+            let d = self.factor_values[start];
+            if d.abs() <= tolerance * scale {
+                self.factored = false;
+                return Err(LinalgError::ZeroPivot { index: k, value: d });
+            }
+            if d > 0.0 {
+                inertia.positive += 1;
+            } else {
+                inertia.negative += 1;
+            }
+        }
+        self.factored = true;
+        Ok(inertia)
     }
 
     /// Checks every pivot of the factorization just computed for its sign and size.
@@ -287,6 +339,43 @@ mod tests {
                 .fold(0.0, f64::max);
             assert!(residual < 1e-12 * 6.0, "σ = {sigma}: residual {residual:e}");
         }
+    }
+
+    #[test]
+    fn counts_the_inertia_of_indefinite_matrices() {
+        // [[1, 2, 0], [2, 1, 0], [0, 0, −3]]: eigenvalues 3, −1, −3.
+        let signs = [PivotSign::Positive; 3];
+        let entries = [(0, 0), (0, 1), (1, 1), (2, 2)];
+        let (mut ldlt, slots) = SparseLdlt::analyse(3, &entries, &signs).unwrap();
+        let mut a = vec![0.0; ldlt.value_count()];
+        for (slot, value) in slots.iter().zip([1.0, 2.0, 1.0, -3.0]) {
+            a[*slot] = value;
+        }
+        let inertia = ldlt.factor_with_inertia(&a).unwrap();
+        assert_eq!(
+            inertia,
+            Inertia {
+                positive: 1,
+                negative: 2
+            }
+        );
+        // The factorization is usable: A x = (3, 3, −3) at x = (1, 1, 1).
+        let mut x = [3.0, 3.0, -3.0];
+        ldlt.solve_in_place(&mut x).unwrap();
+        assert!(x.iter().all(|x| (x - 1.0).abs() < 1e-15));
+        // The signs `analyse` was given still apply to `factor`.
+        assert!(matches!(
+            ldlt.factor(&a),
+            Err(LinalgError::WrongSignPivot { index: 1, .. })
+        ));
+        // A singular matrix is an error, not a count.
+        for (slot, value) in slots.iter().zip([1.0, 1.0, 1.0, -3.0]) {
+            a[*slot] = value;
+        }
+        assert!(matches!(
+            ldlt.factor_with_inertia(&a),
+            Err(LinalgError::ZeroPivot { index: 1, .. })
+        ));
     }
 
     #[test]

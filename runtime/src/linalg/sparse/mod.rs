@@ -28,7 +28,7 @@
 mod ldlt;
 mod lu;
 
-pub use ldlt::{PivotSign, SparseLdlt};
+pub use ldlt::{Inertia, PivotSign, SparseLdlt};
 pub use lu::SparseLu;
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};

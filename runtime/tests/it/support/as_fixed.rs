@@ -6,8 +6,8 @@ use mechanism_runtime::model::{
     SparseHolonomic, SparseInertia, SparseNonholonomic, SparsePotential,
 };
 use mechanism_runtime::model::{
-    PotentialHessian, PotentialThirdDerivative, SparsePotentialHessian,
-    SparsePotentialThirdDerivative, SparseSplitPotential,
+    HolonomicHessians, PotentialHessian, PotentialThirdDerivative, SparseHolonomicHessians,
+    SparsePotentialHessian, SparsePotentialThirdDerivative, SparseSplitPotential,
 };
 use mechanism_runtime::{SMatrix, SVector, SplitPotential};
 
@@ -170,6 +170,23 @@ impl<Model: SparsePotentialHessian, const N: usize> PotentialHessian<N> for AsFi
         let mut values = vec![0.0; pattern.len()];
         self.0.potential_hessian(q.as_slice(), &mut values);
         symmetric_from_pattern(pattern, &values, hess);
+    }
+}
+
+impl<Model: SparseHolonomicHessians, const N: usize, const M: usize> HolonomicHessians<N, M>
+    for AsFixed<'_, Model>
+{
+    fn constraint_hessians(&self, q: &SVector<f64, N>, t: f64, out: &mut [SMatrix<f64, N, N>; M]) {
+        let pattern = self.0.constraint_hessian_pattern();
+        let mut values = vec![0.0; pattern.len()];
+        let mut weights = [0.0; M];
+        for (k, hessian) in out.iter_mut().enumerate() {
+            weights.fill(0.0);
+            weights[k] = 1.0;
+            self.0
+                .weighted_constraint_hessian(q.as_slice(), t, &weights, &mut values);
+            symmetric_from_pattern(pattern, &values, hessian);
+        }
     }
 }
 
