@@ -9,8 +9,9 @@ use mechanism::runtime::linearization::{
     equilibrium, EquilibriumSettings, Linearization, LinearizationError, ModeKind, Seek, Stability,
 };
 use mechanism::runtime::reference::fit::loglog_slope;
+use mechanism::runtime::reference::HangingChain;
 use mechanism::runtime::{Integrator, Rattle, SMatrix, SVector, State};
-use nalgebra::{DMatrix, SymmetricEigen};
+use nalgebra::DMatrix;
 use proptest::prelude::*;
 
 mechanism! {
@@ -66,73 +67,23 @@ mechanism! {
     }
 }
 
-/// A chain's masses and lengths, root first.
-struct Chain {
-    masses: Vec<f64>,
-    lengths: Vec<f64>,
-    g: f64,
-}
+/// A chain's masses and lengths, root first: the angle-coordinate reference
+/// ([`HangingChain`]) with the checks of a Cartesian model against it.
+struct Chain(HangingChain);
 
 impl Chain {
     /// The chain of a [`HangingPair`], with its masses, lengths and gravity.
     fn of_pair(model: &HangingPair) -> Chain {
-        Chain {
-            masses: vec![model.m1, model.m2],
-            lengths: vec![model.l1, model.l2],
-            g: model.g,
-        }
+        Chain::new(vec![model.m1, model.m2], vec![model.l1, model.l2], model.g)
     }
 
-    /// `Σ_{k ≥ i} mₖ`: the mass hanging from rod `i`.
-    fn below(&self, i: usize) -> f64 {
-        self.masses[i..].iter().sum()
-    }
-
-    /// The generalized eigenvalues `ω²` and the eigenvectors (columns, in angles, normalized
-    /// to unit length) of the angle-coordinate matrices at the hanging rest.
-    fn angle_modes(&self) -> (Vec<f64>, DMatrix<f64>) {
-        let n = self.masses.len();
-        let l = &self.lengths;
-        let mass = DMatrix::from_fn(n, n, |i, j| self.below(i.max(j)) * l[i] * l[j]);
-        let stiffness = DMatrix::from_fn(n, n, |i, j| {
-            if i == j {
-                self.g * l[i] * self.below(i)
-            } else {
-                0.0
-            }
-        });
-        let factor = mass
-            .cholesky()
-            .expect("the angle mass matrix is positive definite");
-        let lower = factor.l();
-        let half = lower.solve_lower_triangular(&stiffness).unwrap();
-        let c = lower.solve_lower_triangular(&half.transpose()).unwrap();
-        let eigen = SymmetricEigen::new((&c + c.transpose()) * 0.5);
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
-        let values = order.iter().map(|&k| eigen.eigenvalues[k]).collect();
-        let mut vectors = DMatrix::zeros(n, n);
-        for (column, &k) in order.iter().enumerate() {
-            let y = lower
-                .transpose()
-                .solve_upper_triangular(&eigen.eigenvectors.column(k).into_owned())
-                .unwrap();
-            vectors.set_column(column, &y.normalize());
-        }
-        (values, vectors)
+    fn new(masses: Vec<f64>, lengths: Vec<f64>, g: f64) -> Chain {
+        Chain(HangingChain::new(masses, lengths, g).expect("a chain"))
     }
 
     /// A configuration with rod `i` at angle `angles[i]` from the downward vertical.
     fn configuration<const N: usize>(&self, angles: &[f64]) -> SVector<f64, N> {
-        let mut q = SVector::<f64, N>::zeros();
-        let (mut x, mut y) = (0.0, 0.0);
-        for (i, (&l, &theta)) in self.lengths.iter().zip(angles).enumerate() {
-            x += l * theta.sin();
-            y -= l * theta.cos();
-            q[2 * i] = x;
-            q[2 * i + 1] = y;
-        }
-        q
+        SVector::from_column_slice(&self.0.configuration(angles))
     }
 
     /// Checks the equilibrium, its multipliers, the frequencies and the mode shapes of a
@@ -151,7 +102,7 @@ impl Chain {
         assert!(found.residual <= 1e-12, "residual {}", found.residual);
         // The rest: every bob straight below the pivot.
         let rest = self.configuration::<N>(&vec![0.0; M]);
-        let scale: f64 = self.lengths.iter().sum();
+        let scale: f64 = self.0.lengths().iter().sum();
         assert!(
             (found.q - rest).amax() <= 1e-10 * scale,
             "q = {:?}",
@@ -159,7 +110,7 @@ impl Chain {
         );
         // Rod i pulls with the weight below it: 2 lᵢ λᵢ = g Σ_{k ≥ i} mₖ.
         for i in 0..M {
-            let tension = self.g * self.below(i) / (2.0 * self.lengths[i]);
+            let tension = self.0.tension(i) / (2.0 * self.0.lengths()[i]);
             assert!(
                 (found.lambda[i] - tension).abs() <= 1e-10 * tension,
                 "λ{i} = {} against {tension}",
@@ -170,7 +121,7 @@ impl Chain {
         let linear = Linearization::at(model, &found).expect("linearized");
         assert_eq!(linear.dof(), M);
         let modes = linear.modes().expect("modes");
-        let (reference, shapes) = self.angle_modes();
+        let (reference, shapes) = self.0.angle_modes();
         assert_eq!(modes.modes.len(), M);
         for (k, (mode, &omega2)) in modes.modes.iter().zip(&reference).enumerate() {
             assert!(matches!(mode.kind, ModeKind::Oscillation { .. }));
@@ -190,7 +141,7 @@ impl Chain {
             assert!((jacobian * mode.shape).amax() <= 1e-10 * jacobian.amax());
             let angles = DMatrix::from_fn(M, 1, |i, _| {
                 let previous = if i == 0 { 0.0 } else { mode.shape[2 * i - 2] };
-                (mode.shape[2 * i] - previous) / self.lengths[i]
+                (mode.shape[2 * i] - previous) / self.0.lengths()[i]
             })
             .normalize();
             let expected = shapes.column(k);
@@ -238,7 +189,7 @@ proptest! {
             l1: lengths[0], l2: lengths[1], l3: lengths[2], l4: lengths[3], l5: lengths[4],
             ..HangingFive::default()
         };
-        let chain = Chain { masses, lengths, g: model.g };
+        let chain = Chain::new(masses, lengths, model.g);
         chain.check::<_, 10, 5>(&model, &angles);
     }
 }

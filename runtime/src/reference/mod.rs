@@ -8,6 +8,7 @@
 pub mod dna_chain;
 pub mod double_pendulum;
 pub mod fit;
+pub mod hanging_chain;
 pub mod harmonic;
 pub mod held_ladder;
 pub mod magnetized_body;
@@ -25,6 +26,7 @@ pub mod water_pairs;
 mod sparse_derivatives;
 
 pub use double_pendulum::DoublePendulum;
+pub use hanging_chain::HangingChain;
 pub use harmonic::HarmonicOscillator;
 pub use held_ladder::HeldLadder;
 pub use magnetized_body::MagnetizedBody;

@@ -7,7 +7,8 @@ use mechanism_runtime::linearization::{
     LinearizationError, ModeKind, Seek, SparseModeSettings, Stability,
 };
 use mechanism_runtime::model::{SparseHolonomic, SparseInertia};
-use mechanism_runtime::reference::{HeldLadder, PendulumChain, SpookLadder};
+use mechanism_runtime::reference::hanging_chain::generalized_eigen;
+use mechanism_runtime::reference::{HangingChain, HeldLadder, PendulumChain, SpookLadder};
 use mechanism_runtime::SVector;
 use nalgebra::DMatrix;
 
@@ -16,41 +17,19 @@ use proptest::prelude::*;
 use crate::support::as_fixed::AsFixed;
 
 /// The squared frequencies of `n` equal pendula (mass `m`, length `l`) hanging in a chain, in
-/// the rods' angles: `Mᵢⱼ = (n − max(i, j)) m l²`, `Kᵢᵢ = (n − i) m g l` (0-based), ascending;
-/// `g` negative for the inverted chain.
+/// the rods' angles, ascending; `g` negative for the inverted chain.
 fn angle_eigenvalues(n: usize, m: f64, l: f64, g: f64) -> Vec<f64> {
-    let mass = DMatrix::from_fn(n, n, |i, j| (n - i.max(j)) as f64 * m * l * l);
-    let stiffness = DMatrix::from_fn(n, n, |i, j| {
-        if i == j {
-            (n - i) as f64 * m * g * l
-        } else {
-            0.0
-        }
-    });
-    // M = L Lᵀ, eigenvalues of L⁻¹ K L⁻ᵀ.
-    let cholesky = mass
-        .cholesky()
-        .expect("the angle mass matrix is positive definite");
-    let l_inv_k = cholesky.l().solve_lower_triangular(&stiffness).unwrap();
-    let c = cholesky
-        .l()
-        .solve_lower_triangular(&l_inv_k.transpose())
-        .unwrap();
-    let mut eigenvalues: Vec<f64> = c.symmetric_eigen().eigenvalues.iter().copied().collect();
-    eigenvalues.sort_by(f64::total_cmp);
-    eigenvalues
+    HangingChain::uniform(n, m, l, g)
+        .expect("a chain")
+        .angle_modes()
+        .0
 }
 
-/// The chain hanging at angles `angles` from the vertical (bob `i` at the end of rod `i`).
+/// The chain of equal rods of length `l` hanging at angles `angles` from the vertical.
 fn chain_at(angles: &[f64], l: f64) -> Vec<f64> {
-    let (mut x, mut y) = (0.0, 0.0);
-    let mut q = Vec::with_capacity(2 * angles.len());
-    for a in angles {
-        x += l * a.sin();
-        y -= l * a.cos();
-        q.extend([x, y]);
-    }
-    q
+    HangingChain::uniform(angles.len(), 1.0, l, 1.0)
+        .expect("a chain")
+        .configuration(angles)
 }
 
 fn relative(a: f64, b: f64) -> f64 {
@@ -77,7 +56,7 @@ fn hanging_chain_of_ten_against_angle_coordinates() {
     }
     // Rod i carries the weight below it: g_i = |d|² − l², so 2 l λᵢ · l = tension · l.
     for (i, lambda) in rest.lambda.iter().enumerate() {
-        let tension = (n - i) as f64 * m * g;
+        let tension = HangingChain::uniform(n, m, l, g).unwrap().tension(i);
         assert!(
             relative(2.0 * l * lambda, tension) <= 1e-10,
             "rod {i}: {lambda}"
@@ -241,17 +220,9 @@ fn swing_eigenvalues(links: usize, m: f64, l: f64, j: f64, g: f64) -> Vec<f64> {
         rod(&rail, Some(k));
         rod(&rail, Some(k));
     }
-    let cholesky = mass
-        .cholesky()
-        .expect("the swing mass matrix is positive definite");
-    let l_inv_k = cholesky.l().solve_lower_triangular(&stiffness).unwrap();
-    let c = cholesky
-        .l()
-        .solve_lower_triangular(&l_inv_k.transpose())
-        .unwrap();
-    let mut eigenvalues: Vec<f64> = c.symmetric_eigen().eigenvalues.iter().copied().collect();
-    eigenvalues.sort_by(f64::total_cmp);
-    eigenvalues
+    generalized_eigen(&mass, &stiffness)
+        .expect("the swing mass matrix is positive definite")
+        .0
 }
 
 #[test]

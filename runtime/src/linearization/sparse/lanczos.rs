@@ -38,8 +38,8 @@ impl Default for SparseModeSettings {
 /// the model's coordinates, mass-normalized (`φᵀ M φ = 1`, largest entry positive, `G φ = 0`).
 ///
 /// Shift-invert Lanczos in the `M` inner product with full reorthogonalization (twice, Parlett's
-/// "twice is enough"): the shift `σ` starts at `−10⁻⁶` of the largest `|Kᵢᵢ| / Mᵢᵢ` and is
-/// lowered until the inertia of `[K − σM, Gᵀ; G, 0]` says no eigenvalue lies below it, so
+/// "twice is enough"): the shift `σ` starts at `−10⁻¹⁰` of the largest `|Kᵢᵢ| / Mᵢᵢ` (just
+/// below zero, so that the largest `θ` stay apart however wide the spectrum) and is lowered until the inertia of `[K − σM, Gᵀ; G, 0]` says no eigenvalue lies below it, so
 /// that the largest `θ = 1/(ω² − σ)` are the lowest `ω²`, unstable ones included; each
 /// operator application is one solve with that one factorization. A mode's
 /// [`residual`](Mode::residual) is the relative residual of the constrained eigenproblem in the
@@ -88,7 +88,7 @@ pub fn sparse_modes<S: SparseLinearizable>(
     }
     let scale = system.spectral_scale();
     let what = "the shifted saddle-point matrix [K − σM, Gᵀ; G, 0] (redundant constraint rows)";
-    let mut shift = -1e-6 * scale;
+    let mut shift = -1e-10 * scale;
     let mut lowered = 0;
     loop {
         // A singular matrix means σ is an eigenvalue: move on as if some lay below.
@@ -132,6 +132,7 @@ impl Krylov {
         q: &[f64],
     ) -> Result<Krylov, LinearizationError> {
         let n = system.n;
+        let dof = n.saturating_sub(system.m);
         // The factorization of K − σM is the one `count_below` left.
         let apply = |system: &mut System<'_, S>, y: &[f64]| {
             let mut my = vec![0.0; n];
@@ -174,7 +175,10 @@ impl Krylov {
             }
             norm = m_dot(system, &w, &w).sqrt();
             let dimension = basis.len();
-            let invariant = norm <= 1e-14 * a.abs().max(beta.last().copied().unwrap_or(0.0));
+            // The space is invariant when the new direction vanishes, and in particular when it
+            // spans all of ker G (dimension n − m): then the Ritz pairs are the eigenpairs.
+            let invariant = norm <= 1e-14 * a.abs().max(beta.last().copied().unwrap_or(0.0))
+                || dimension >= dof;
             let full = dimension >= max_dimension;
             if dimension >= count && (dimension.is_multiple_of(5) || invariant || full) {
                 let ritz = largest_ritz(&alpha, &beta, count);
