@@ -344,6 +344,91 @@ fn damped_oscillator_has_the_proportional_damping_ratios() {
     }
 }
 
+mechanism! {
+    /// Two masses on springs in series (`k1` to the wall, `k2` between them) with one damper
+    /// `c` from the second mass to the wall: damping that is not proportional, so the damped
+    /// modes' coordinates move out of phase.
+    pub struct SeriesDamped {
+        coordinates: [x1, x2],
+        parameters: { m1 = 1.0, m2 = 2.0, k1 = 5.0, k2 = 3.0, c = 0.7 },
+        kinetic: 0.5 * m1 * dot(x1).powi(2) + 0.5 * m2 * dot(x2).powi(2),
+        potential: 0.5 * k1 * x1.powi(2) + 0.5 * k2 * (x2 - x1).powi(2),
+        dissipation: 0.5 * c * dot(x2).powi(2),
+        integrators: [spook],
+        derivatives: [hessians],
+    }
+}
+
+/// The damped modes' complex shapes against the pencil written out by hand: with
+/// `P(s) = s² M + s D + K`, the first row of `P(s) φ = 0` gives `φ₂ / φ₁ = −P₁₁ / P₁₂`
+/// (`P₁₁ = m₁ s² + k₁ + k₂`, `P₁₂ = −k₂`); the eigenvalue is a root of `det P(s)`. With
+/// proportional damping (the [`DampedOscillator`]) the shapes are the undamped ones, real.
+#[test]
+fn damped_modes_have_the_pencils_complex_shapes() {
+    let model = SeriesDamped::default();
+    let found = equilibrium::<_, 2, 0>(
+        &model,
+        &SVector::<f64, 2>::new(0.1, 0.2),
+        &EquilibriumSettings::default(),
+    )
+    .unwrap();
+    let modes = Linearization::at(&model, &found)
+        .unwrap()
+        .damped_modes()
+        .unwrap();
+    assert_eq!(modes.len(), 2);
+    for mode in &modes {
+        let s = mode.eigenvalue.s;
+        assert!(
+            s.re < 0.0 && s.im > 0.0,
+            "an underdamped decaying pair: {s}"
+        );
+        assert!(mode.residual <= 1e-13, "residual {:e}", mode.residual);
+        let p11 = s * s * model.m1 + model.k1 + model.k2;
+        let p12 = -model.k2;
+        let p22 = s * s * model.m2 + s * model.c + model.k2;
+        let determinant = p11 * p22 - p12 * p12;
+        let size = (s.norm_sqr() * model.m2 + model.k1 + model.k2).powi(2);
+        assert!(
+            determinant.norm() <= 1e-12 * size,
+            "det P(s) = {determinant}"
+        );
+        let ratio = mode.shape[1] / mode.shape[0];
+        let expected = -p11 / p12;
+        assert!(
+            (ratio - expected).norm() <= 1e-10 * expected.norm(),
+            "φ₂/φ₁ = {ratio} against {expected}"
+        );
+        // Out of phase: the ratio is not real.
+        assert!(ratio.im.abs() > 1e-3 * ratio.norm());
+    }
+    let proportional = DampedOscillator {
+        c: 0.8,
+        ..DampedOscillator::default()
+    };
+    let rest = equilibrium::<_, 2, 0>(
+        &proportional,
+        &SVector::<f64, 2>::new(0.3, -0.2),
+        &EquilibriumSettings::default(),
+    )
+    .unwrap();
+    for mode in Linearization::at(&proportional, &rest)
+        .unwrap()
+        .damped_modes()
+        .unwrap()
+    {
+        // The springs are along the axes: each shape is a unit axis, real.
+        let axis = if mode.shape[0].norm() > mode.shape[1].norm() {
+            0
+        } else {
+            1
+        };
+        assert!((mode.shape[axis] - 1.0).norm() <= 1e-12);
+        assert!(mode.shape[1 - axis].norm() <= 1e-12);
+        assert!(mode.residual <= 1e-13);
+    }
+}
+
 /// A free rigid body's orientation (a quaternion: 4 coordinates, 1 row) has 3 degrees of
 /// freedom, all neutral: without a potential every orientation is an equilibrium with three
 /// zero modes.

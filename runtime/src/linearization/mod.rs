@@ -93,7 +93,7 @@ mod stiffness;
 mod tangent;
 
 pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek};
-pub use modes::{DampedEigenvalue, Mode, ModeKind, Modes};
+pub use modes::{DampedEigenvalue, DampedMode, Mode, ModeKind, Modes};
 pub use sparse::{
     sparse_equilibrium, sparse_modes, SparseEquilibrium, SparseLinearizable, SparseModeSettings,
 };

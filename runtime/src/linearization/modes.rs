@@ -103,6 +103,19 @@ pub struct DampedEigenvalue {
     pub damping_ratio: f64,
 }
 
+/// One mode of the damped linearized equations ([`Linearization::damped_modes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DampedMode<const N: usize> {
+    /// The eigenvalue `s`, its natural frequency and damping ratio.
+    pub eigenvalue: DampedEigenvalue,
+    /// The complex shape `φ = T y` in the model's coordinates, its largest entry `1`:
+    /// `q(t) = q* + Re(c φ e^{st})`.
+    pub shape: SVector<Complex<f64>, N>,
+    /// The relative residual `‖(s² Mᵣ + s Dᵣ + Kᵣ) y‖ / ((|s|² ‖Mᵣ‖ + |s| ‖Dᵣ‖ + ‖Kᵣ‖) ‖y‖)`
+    /// (Frobenius norms): the backward error of the pair.
+    pub residual: f64,
+}
+
 impl<const N: usize, const M: usize> Linearization<N, M> {
     /// The undamped modes: the generalized eigenpairs of `Kᵣ y = ω² Mᵣ y` (`Kᵣ = Tᵀ K T`,
     /// `Mᵣ = Tᵀ M T`) by the Cholesky factor `Mᵣ = L Lᵀ` and the symmetric eigenproblem of
@@ -204,6 +217,66 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
         let mut eigenvalues: Vec<DampedEigenvalue> = eigenvalues.collect();
         eigenvalues.sort_by(|a, b| a.natural_frequency.total_cmp(&b.natural_frequency));
         Ok(eigenvalues)
+    }
+
+    /// The damped modes: each eigenvalue `s` of
+    /// [`damped_eigenvalues`](Linearization::damped_eigenvalues) (`Im s ≥ 0`) with its complex
+    /// shape `φ = T y`, `(s² Mᵣ + s Dᵣ + Kᵣ) y = 0`, so that `q(t) = q* + Re(c φ e^{st})` solves
+    /// the linearized equations for any complex `c`. The shape is found by two steps of inverse
+    /// iteration on `s² Mᵣ + s Dᵣ + Kᵣ` (fully pivoted complex LU; Golub & Van Loan §7.6.1)
+    /// and scaled so that its largest entry is `1`: the other entries are the coordinates'
+    /// amplitudes and phases relative to it. With proportional damping the shapes are the
+    /// undamped ones; otherwise the coordinates move out of phase. A repeated eigenvalue gets
+    /// one vector of its eigenspace per copy, not a basis of it.
+    pub fn damped_modes(&self) -> Result<Vec<DampedMode<N>>, LinearizationError> {
+        let eigenvalues = self.damped_eigenvalues()?;
+        let complex = |a: DMatrix<f64>| a.map(|x| Complex::new(x, 0.0));
+        let (mass, damping, stiffness) = (
+            complex(self.reduced_mass()),
+            complex(self.reduced_damping()),
+            complex(self.reduced_stiffness()),
+        );
+        let d = mass.nrows();
+        let norms = (mass.norm(), damping.norm(), stiffness.norm());
+        let tangent = complex(self.tangent.clone());
+        let mut modes = Vec::with_capacity(eigenvalues.len());
+        for eigenvalue in eigenvalues {
+            let s = eigenvalue.s;
+            let pencil = |s: Complex<f64>| &mass * (s * s) + &damping * s + &stiffness;
+            // The pencil is singular at s up to round-off; a relative nudge keeps the LU
+            // solvable without moving the solution off the eigenvector.
+            let nudged = s + Complex::new(1e-13 * s.norm().max(1.0), 0.0);
+            let lu = pencil(nudged).full_piv_lu();
+            let mut y = nalgebra::DVector::from_element(d, Complex::new(1.0, 0.0));
+            for _ in 0..2 {
+                y = lu.solve(&y).ok_or_else(|| self.singular_mass())?;
+                let size = y.iter().fold(0.0f64, |a, x| a.max(x.norm()));
+                if !(size.is_finite() && size > 0.0) {
+                    return Err(LinearizationError::NonFinite {
+                        quantity: "a damped mode's shape",
+                        q: self.q.as_slice().to_vec(),
+                    });
+                }
+                y /= Complex::new(size, 0.0);
+            }
+            let misfit = (pencil(s) * &y).norm();
+            let scale = (s.norm_sqr() * norms.0 + s.norm() * norms.1 + norms.2) * y.norm();
+            let phi = &tangent * &y;
+            let largest = phi.iter().copied().fold(Complex::new(0.0, 0.0), |a, x| {
+                if x.norm() > a.norm() {
+                    x
+                } else {
+                    a
+                }
+            });
+            let shape = SVector::<Complex<f64>, N>::from_iterator(phi.iter().map(|x| x / largest));
+            modes.push(DampedMode {
+                eigenvalue,
+                shape,
+                residual: if scale > 0.0 { misfit / scale } else { 0.0 },
+            });
+        }
+        Ok(modes)
     }
 
     /// `Tᵀ K T` symmetrized, or an error if `K` is not symmetric on the tangent space.
