@@ -81,20 +81,26 @@ fn hanging_chain_of_ten_against_angle_coordinates() {
     }
 }
 
-/// `φᵀ M φ = 1` and `G φ = 0` (the rows' Jacobian values at `q`).
-fn check_shape<S: SparseInertia + SparseHolonomic>(model: &S, q: &[f64], shape: &[f64]) {
+/// `aᵀ M(q) b` of a sparse-tier model.
+fn mass_inner<S: SparseInertia>(model: &S, q: &[f64], a: &[f64], b: &[f64]) -> f64 {
     let mut blocks = vec![0.0; model.body_sizes().iter().map(|s| s * s).sum()];
     model.mass_blocks(q, &mut blocks);
-    let (mut first, mut offset, mut mass) = (0, 0, 0.0);
+    let (mut first, mut offset, mut inner) = (0, 0, 0.0);
     for &s in model.body_sizes() {
-        for a in 0..s {
-            for c in 0..s {
-                mass += shape[first + a] * blocks[offset + a * s + c] * shape[first + c];
+        for i in 0..s {
+            for j in 0..s {
+                inner += a[first + i] * blocks[offset + i * s + j] * b[first + j];
             }
         }
         first += s;
         offset += s * s;
     }
+    inner
+}
+
+/// `φᵀ M φ = 1` and `G φ = 0` (the rows' Jacobian values at `q`).
+fn check_shape<S: SparseInertia + SparseHolonomic>(model: &S, q: &[f64], shape: &[f64]) {
+    let mass = mass_inner(model, q, shape, shape);
     assert!((mass - 1.0).abs() <= 1e-12, "φᵀMφ = {mass}");
     let mut g = vec![0.0; model.constraint_count()];
     let mut jac = vec![0.0; model.jacobian_pattern().len()];
@@ -293,6 +299,34 @@ fn held_ladder_against_swing_angles_and_the_dense_path() {
             .zip(d.shape.iter())
             .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
         assert!(difference <= 1e-8, "shapes differ by {difference:e}");
+    }
+}
+
+/// Without gravity the held ladder rests anywhere on its rows: `K = 0` on `ker G`, every mode
+/// a zero mode, and the stability degenerate in all `L` directions.
+#[test]
+fn a_weightless_ladder_has_only_zero_modes() {
+    let links = 4;
+    let ladder = HeldLadder::new(SpookLadder::with_parameters(
+        links,
+        10.0,
+        1.0,
+        10.0 / 12.0,
+        0.0,
+    ));
+    let rest =
+        sparse_equilibrium(&ladder, &ladder.rest(), &EquilibriumSettings::default()).unwrap();
+    assert_eq!(rest.stability, Stability::Degenerate { zero: links });
+    let modes = sparse_modes(&ladder, &rest, &SparseModeSettings::default()).unwrap();
+    assert_eq!(modes.modes.len(), links);
+    assert_eq!(modes.zero_modes(), links);
+    for (i, mode) in modes.modes.iter().enumerate() {
+        check_shape(&ladder, &rest.q, &mode.shape);
+        // Distinct: a basis of the zero space, M-orthogonal.
+        for other in &modes.modes[..i] {
+            let inner = mass_inner(&ladder, &rest.q, &mode.shape, &other.shape);
+            assert!(inner.abs() <= 1e-10, "φᵢᵀMφⱼ = {inner:e}");
+        }
     }
 }
 

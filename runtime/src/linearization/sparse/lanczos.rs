@@ -146,17 +146,46 @@ impl Krylov {
             system.mass_times(y, &mut my);
             dot(x, &my)
         };
-        // A start with every coordinate in it, not aligned with any mode by symmetry.
-        let start: Vec<f64> = (0..n)
-            .map(|i| 1.0 + 0.5 * (1.0 + i as f64).sqrt().sin())
-            .collect();
-        let mut w = apply(system, &start)?;
+        // Starts with every coordinate in them, aligned with no mode by symmetry: the first,
+        // and after a breakdown (an invariant subspace, e.g. one vector of a repeated
+        // eigenvalue's eigenspace) another one, orthogonalized against the basis, with a zero
+        // coupling in T (Parlett, *The Symmetric Eigenvalue Problem*, §13.4).
+        let start = |k: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| 1.0 + 0.5 * ((1.0 + i as f64).sqrt() * (1.0 + 0.618 * k as f64)).sin())
+                .collect()
+        };
+        let orthogonalize = |system: &System<'_, S>, w: &mut Vec<f64>, basis: &[Vec<f64>]| {
+            for _ in 0..2 {
+                for column in basis {
+                    let c = m_dot(system, w, column);
+                    for (w, x) in w.iter_mut().zip(column) {
+                        *w -= c * x;
+                    }
+                }
+            }
+            m_dot(system, w, w).sqrt()
+        };
         let mut basis: Vec<Vec<f64>> = Vec::new();
         let (mut alpha, mut beta): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+        let mut w = apply(system, &start(0))?;
         let mut norm = m_dot(system, &w, &w).sqrt();
+        let mut largest = norm;
+        let mut starts = 1;
         loop {
-            if norm.is_nan() || norm <= 0.0 || !norm.is_finite() {
-                break;
+            // A breakdown: the new direction is round-off of the largest θ seen.
+            if !(norm.is_finite() && norm > 1e-12 * largest) {
+                let restart = basis.len() < dof && starts < 2 * count + 2;
+                if !restart {
+                    break;
+                }
+                w = apply(system, &start(starts))?;
+                starts += 1;
+                norm = orthogonalize(system, &mut w, &basis);
+                if let Some(last) = beta.last_mut() {
+                    *last = 0.0;
+                }
+                continue;
             }
             let column: Vec<f64> = w.iter().map(|x| x / norm).collect();
             basis.push(column);
@@ -164,28 +193,20 @@ impl Krylov {
             w = apply(system, &basis[j])?;
             let a = m_dot(system, &w, &basis[j]);
             alpha.push(a);
+            largest = largest.max(a.abs());
             // Full reorthogonalization against the whole basis, twice.
-            for _ in 0..2 {
-                for column in &basis {
-                    let c = m_dot(system, &w, column);
-                    for (w, x) in w.iter_mut().zip(column) {
-                        *w -= c * x;
-                    }
-                }
-            }
-            norm = m_dot(system, &w, &w).sqrt();
+            norm = orthogonalize(system, &mut w, &basis);
             let dimension = basis.len();
-            // The space is invariant when the new direction vanishes, and in particular when it
-            // spans all of ker G (dimension n − m): then the Ritz pairs are the eigenpairs.
-            let invariant = norm <= 1e-14 * a.abs().max(beta.last().copied().unwrap_or(0.0))
-                || dimension >= dof;
+            // When the basis spans all of ker G (dimension n − m) the Ritz pairs are the
+            // eigenpairs.
+            let spanned = dimension >= dof;
             let full = dimension >= max_dimension;
-            if dimension >= count && (dimension.is_multiple_of(5) || invariant || full) {
+            if dimension >= count && (dimension.is_multiple_of(5) || spanned || full) {
                 let ritz = largest_ritz(&alpha, &beta, count);
                 let converged = ritz.iter().all(|(theta, s)| {
                     (norm * s[dimension - 1]).abs() <= settings.tolerance * theta.abs()
                 });
-                if converged || invariant {
+                if converged || spanned {
                     return Ok(Krylov { basis, ritz });
                 }
                 if full {
@@ -202,7 +223,7 @@ impl Krylov {
             }
             beta.push(norm);
         }
-        // The start had no component in ker G, or the space became invariant before `count`.
+        // Every start broke down: the space found is invariant, its Ritz pairs are eigenpairs.
         let ritz = largest_ritz(&alpha, &beta, count.min(alpha.len()));
         Ok(Krylov { basis, ritz })
     }

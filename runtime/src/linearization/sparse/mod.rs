@@ -298,8 +298,8 @@ impl<'a, S: SparseLinearizable> System<'a, S> {
         (mass, stiffness)
     }
 
-    /// An estimate of the largest `|ω²|`: the largest `|Kᵢᵢ| / Mᵢᵢ` (at least the smallest
-    /// positive normal number), the scale of the zero test and of the shifts.
+    /// An estimate of the largest `|ω²|`: the largest `|Kᵢᵢ| / Mᵢᵢ` (`1` when `K` vanishes),
+    /// the scale of the zero test and of the shifts.
     fn spectral_scale(&self) -> f64 {
         let mut diagonal = vec![0.0; self.n];
         for (&(i, j), value) in self.stiffness_pattern.iter().zip(&self.stiffness) {
@@ -318,7 +318,12 @@ impl<'a, S: SparseLinearizable> System<'a, S> {
             first += size;
             offset += size * size;
         }
-        scale.max(f64::MIN_POSITIVE)
+        // Without any stiffness every ω² is zero; a unit scale keeps the shifts away from it.
+        if scale > 0.0 {
+            scale
+        } else {
+            1.0
+        }
     }
 
     /// How many eigenvalues `ω²` of the constrained problem lie below `shift`, from the inertia
