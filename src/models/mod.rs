@@ -13,6 +13,7 @@ mod rolling_sphere;
 mod singular_mass_spring;
 mod spring_pendulum;
 mod squeezer;
+mod varied_chain;
 mod water;
 
 /// Tao–Owhadi §4.2's chain of 10 pendula unrolled on the fixed-size tier (20 coordinates,
@@ -56,6 +57,10 @@ pub use spring_pendulum::SpringPendulum;
 /// mechanism with Hairer–Wanner's data (*Solving ODEs II* §VII.7, eq. 7.4–7.11), 7 angles and
 /// 6 loop-closure constraints, driven by a torque and loaded by a spring.
 pub use squeezer::Squeezer;
+/// A chain of `N` pendula with a mass and a rod length per link, written with families and
+/// parameter families for the sparse tier, with the potential's and the rods' Hessians for the
+/// linearization (`derivatives: [hessians]`).
+pub use varied_chain::VariedPendulumChain;
 /// Tao–Owhadi §4.3: a cluster of `N` rigid TIP3P water molecules (AKMA units), Coulomb and
 /// O–O Lennard-Jones pair interactions as one pair-sum kernel, rigid geometry as a row family.
 pub use water::WaterCluster;

@@ -1,8 +1,10 @@
-//! `derivatives: [..]`: derived quantities a fixed-size model asks for beyond what its
-//! integrators need, for the analyses of the runtime. `hessians` generates the potential's
-//! Hessian (`PotentialHessian`) and the rows' Hessians (`HolonomicHessians`, with the kinetic
-//! energy's derivatives in `q`, `InertiaGradient`), which `mechanism::runtime::linearization`
-//! needs to find equilibria and modes of a model stepped, say, by SPOOK alone.
+//! `derivatives: [..]`: derived quantities a model asks for beyond what its integrators need,
+//! for the analyses of the runtime. `hessians` generates the potential's Hessian
+//! (`PotentialHessian`) and the rows' Hessians (`HolonomicHessians`, with the kinetic energy's
+//! derivatives in `q`, `InertiaGradient`), which `mechanism::runtime::linearization` needs to
+//! find equilibria and modes of a model stepped, say, by SPOOK alone; for a model with
+//! families, their sparse twins (`SparsePotentialHessian`, and `SparseHolonomicHessians`, the
+//! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`).
 
 use proc_macro2::Span;
 use syn::Ident;

@@ -42,7 +42,7 @@ impl ModelKind {
 }
 
 /// The sections a model with families takes.
-pub const FAMILY_SECTIONS: [SectionKind; 7] = [
+pub const FAMILY_SECTIONS: [SectionKind; 8] = [
     SectionKind::Sizes,
     SectionKind::Coordinates,
     SectionKind::Parameters,
@@ -50,6 +50,7 @@ pub const FAMILY_SECTIONS: [SectionKind; 7] = [
     SectionKind::Potential,
     SectionKind::Holonomic,
     SectionKind::Integrators,
+    SectionKind::Derivatives,
 ];
 
 /// The sections of a model, sorted by kind, each at most once.
@@ -114,13 +115,19 @@ pub fn read<'a>(ast: &'a Mechanism, kind: ModelKind, errors: &mut Errors) -> Sec
             continue;
         };
         if model == ModelKind::Families && !FAMILY_SECTIONS.contains(&kind) {
+            // Every section but `sizes`, which made it a model with families.
+            let mut taken: Vec<String> = FAMILY_SECTIONS[1..]
+                .iter()
+                .map(|k| format!("`{}`", k.keyword()))
+                .collect();
+            let last = taken.pop().unwrap_or_default();
             errors.error_spanned(
                 &section.keyword,
                 format!(
                     "section `{}` is not available in a model with families yet; a model \
-                     with `sizes` takes `coordinates`, `parameters`, `kinetic`, `potential`, \
-                     `holonomic` and `integrators`",
-                    section.keyword
+                     with `sizes` takes {} and {last}",
+                    section.keyword,
+                    taken.join(", ")
                 ),
             );
             continue;

@@ -5,11 +5,12 @@
 //! values and Jacobian (pattern and values) at random states, and in trajectories.
 //!
 //! One module per model or subject: [`chain`], [`ladder`], [`ring`], [`pair_sums`],
-//! [`parameter_families`], [`sizes`] and [`allocation`]; the random states and the comparisons
-//! they share are here.
+//! [`parameter_families`], [`hessians`] (`derivatives: [hessians]`), [`sizes`] and
+//! [`allocation`]; the random states and the comparisons they share are here.
 
 mod allocation;
 mod chain;
+mod hessians;
 mod ladder;
 mod pair_sums;
 mod parameter_families;

@@ -1,7 +1,8 @@
-//! Parameter families (`m[N]`, `l[N]`): a chain with a mass and a length per link, changed per
-//! member at run time, and the errors for a non-finite member or a family of the wrong length.
+//! Parameter families (`m[N]`, `l[N]`): a chain with a mass and a length per link
+//! (`models::VariedPendulumChain`), changed per member at run time, and the errors for a
+//! non-finite member or a family of the wrong length.
 
-use mechanism::mechanism;
+use mechanism::models::VariedPendulumChain as VariedChain;
 use mechanism::runtime::model::{SparseHolonomic, SparseInertia, SparsePotential};
 use mechanism::runtime::reference::PendulumChain;
 use mechanism::runtime::{
@@ -10,28 +11,6 @@ use mechanism::runtime::{
 };
 
 use super::{assert_close_all, close, noise};
-
-mechanism! {
-    /// A chain of pendula with a mass and a rod length per link (parameter families).
-    pub struct VariedChain {
-        sizes: { N = 10 },
-        coordinates: [x[N], y[N]],
-        parameters: {
-            /// Mass of bob `i`.
-            m[N] = 1.0,
-            /// Length of rod `i`.
-            l[N] = 2.23606797749979,
-            g = 1.0,
-        },
-        kinetic: sum(0..N, |i| 0.5 * m[i] * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
-        potential: sum(0..N, |i| m[i] * g * y[i]),
-        holonomic: {
-            anchor: x[0].powi(2) + y[0].powi(2) - l[0].powi(2),
-            rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l[i].powi(2),
-        },
-        integrators: [spook, rattle, zs],
-    }
-}
 
 /// Parameter families: with their defaults the chain is Tao–Owhadi's; changed at run time, per
 /// link, its mass blocks, potential and constraints follow the new values (checked against the

@@ -3,7 +3,8 @@
 
 use mechanism::mechanism;
 use mechanism::runtime::model::{
-    SparsePotential, SparsePotentialHessian, SparsePotentialThirdDerivative,
+    SparseHolonomicHessians, SparsePotential, SparsePotentialHessian,
+    SparsePotentialThirdDerivative,
 };
 
 use super::noise;
@@ -11,7 +12,8 @@ use super::noise;
 mechanism! {
     /// A periodic ring of anharmonic springs (Fermi–Pasta–Ulam–Tsingou) with an on-site
     /// potential and a coupling `c x_i x_{i+1}`: nonlinear in every slot, and with `N = 1` both
-    /// slots of a pair term name the same coordinate.
+    /// slots of a pair term name the same coordinate. Without rows, `derivatives: [hessians]`
+    /// gives it an empty `Σ λ_k Hess g_k`.
     pub struct Ring {
         sizes: { N = 8 },
         coordinates: [x[N]],
@@ -21,6 +23,7 @@ mechanism! {
                 + 0.25 * b * (x[(i + 1) % N] - x[i]).powi(4))
             + sum(0..N, |i| c * x[i] * x[(i + 1) % N] + (1.0 - x[i].cos())),
         integrators: [zs, zss, verlet],
+        derivatives: [hessians],
     }
 }
 
@@ -32,6 +35,8 @@ fn the_generated_ring_derivatives_match_finite_differences() {
     let tolerance = 1e-7;
     for n in [1, 2, 3, 8] {
         let ring = Ring::new(n).unwrap();
+        assert!(ring.constraint_hessian_pattern().is_empty());
+        ring.weighted_constraint_hessian(&[0.0; 8][..n], 0.0, &[], &mut []);
         let mut draw = noise(300 + n as u64);
         let q: Vec<f64> = (0..n).map(|_| draw()).collect();
         let a: Vec<f64> = (0..n).map(|_| draw()).collect();

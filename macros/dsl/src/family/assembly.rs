@@ -3,7 +3,8 @@
 //! a sparsity pattern that the model's `new` builds once.
 //!
 //! A [`Part`] is one kernel `k(s_1, …, s_m)` of slots `s_j = q[ix_j]`, summed over the rows
-//! `ix` of its instance table and scaled at run time (`1`, or `ω²` for a penalty). Its
+//! `ix` of its instance table and scaled at run time (`1`, or `ω²` for a penalty; a row
+//! family's `Σ_c λ_c g_c` reads its multipliers `λ` per instance instead). Its
 //! contribution to a global quantity follows from `f(q) = Σ_ix k(S_ix q)` with the selection
 //! `S_ix`: the gradient and `a·f‴·a` are scatter-adds `Sᵀ ∇k` over the slots, and the Hessian
 //! `Sᵀ Hess k S` adds the slot pair `(a, b)`'s entry to the coordinate pair
@@ -11,7 +12,7 @@
 //! tier's convention), so a slot pair `a < b` stands for both `(a, b)` and `(b, a)` and is
 //! added once — twice where both slots name the same coordinate, which lands on the diagonal.
 
-use mechanism_cas::{gradient, hessian, third_contraction, Id, Output};
+use mechanism_cas::{gradient, hessian, third_contraction, Id, Output, Symbol};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -34,6 +35,36 @@ pub struct Part {
     hessian: Option<Vec<(usize, usize, Id)>>,
     /// A pair sum's cutoff: the switching distance's kernel, applied by the product rule.
     switch: Option<Switch>,
+    /// A row family's multipliers, which its kernel reads per instance.
+    multipliers: Option<Multipliers>,
+}
+
+/// The multipliers `λ` of a row family's instance, symbols of its weighted kernel
+/// `Σ_c λ_c g_c`: component `c` of instance `i` is row `start + i·width + c`, the order of
+/// `constraints_and_jacobian`, and reads `weights` there.
+struct Multipliers {
+    /// The field holding the family's first row.
+    start: Ident,
+    /// One symbol per component.
+    symbols: Vec<Symbol>,
+}
+
+impl Multipliers {
+    /// Returns `emitter` reading the multipliers from `weights` at the rows of the instance
+    /// `__instance` (the loop's counter).
+    fn bind<'a>(&self, emitter: Emitter<'a>) -> Emitter<'a> {
+        let (start, width) = (&self.start, Literal::usize_unsuffixed(self.symbols.len()));
+        self.symbols
+            .iter()
+            .enumerate()
+            .fold(emitter, |emitter, (c, &symbol)| {
+                let c = Literal::usize_unsuffixed(c);
+                emitter.bind(
+                    symbol,
+                    quote!(weights[self.#start + __instance * #width + #c]),
+                )
+            })
+    }
 }
 
 impl Part {
@@ -49,6 +80,7 @@ impl Part {
             scale: quote!(1.0),
             hessian: None,
             switch: cutoff.map(|c| Switch::new(kernel, c)),
+            multipliers: None,
         }
     }
 
@@ -72,6 +104,51 @@ impl Part {
             scale: quote!(omega * omega),
             hessian: None,
             switch: None,
+            multipliers: None,
+        }
+    }
+
+    /// The weighted sum `Σ_c λ_c g_c` of the constraint row `kernel`'s components, whose
+    /// family's first row is the field `start`: the row family's share of `Σ_k λ_k g_k`, whose
+    /// Hessian is the rows' `Σ_k λ_k Hess g_k` that `derivatives: [hessians]` asks for, with
+    /// the multipliers `λ` read from `weights` (only [`assemble_hessian`] takes it).
+    pub fn weighted(table: Ident, kernel: &Kernel, start: Ident) -> Part {
+        let mut copy = kernel_copy(kernel);
+        let symbols: Vec<Symbol> = (0..copy.values.len())
+            .map(|c| Symbol::from(format!("multiplier.{c}")))
+            .collect();
+        let terms: Vec<Id> = copy
+            .values
+            .clone()
+            .into_iter()
+            .zip(&symbols)
+            .map(|(g, &lambda)| {
+                let lambda = copy.store.symbol(lambda);
+                copy.store.mul(lambda, g)
+            })
+            .collect();
+        let value = copy.store.sum(terms);
+        Part {
+            table,
+            kernel: copy,
+            value,
+            scale: quote!(1.0),
+            hessian: None,
+            switch: None,
+            multipliers: Some(Multipliers { start, symbols }),
+        }
+    }
+
+    /// Returns the emitter of the part's kernel (with its multipliers, if it has any).
+    fn emitter<'a>(
+        model: &FamilyModel,
+        kernel: &'a KernelCopy,
+        multipliers: Option<&Multipliers>,
+    ) -> Emitter<'a> {
+        let emitter = Emitter::new(model, kernel);
+        match multipliers {
+            Some(multipliers) => multipliers.bind(emitter),
+            None => emitter,
         }
     }
 
@@ -241,7 +318,8 @@ impl Part {
                 return None;
             }
             let outputs = indexed(quote!(__d), entries.iter().map(|&(_, _, v)| v));
-            let statements = Emitter::new(model, &self.kernel).emit(&outputs);
+            let statements =
+                Part::emitter(model, &self.kernel, self.multipliers.as_ref()).emit(&outputs);
             return Some((
                 body,
                 quote! {
@@ -392,8 +470,15 @@ pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]
                 quote!(if __ix[#a] == __ix[#b] { __d[#j] *= 2.0; })
             });
         let scale = &part.scale;
+        // A row family's multipliers are read at its instance's rows.
+        let instances = match part.multipliers {
+            Some(_) => {
+                quote!((__instance, (__ix, __at)) in self.#table.iter().zip(&self.#positions).enumerate())
+            }
+            None => quote!((__ix, __at) in self.#table.iter().zip(&self.#positions)),
+        };
         code.push(quote! {
-            for (__ix, __at) in self.#table.iter().zip(&self.#positions) {
+            for #instances {
                 #fill
                 #(#doubling)*
                 for (__j, &__p) in __at.iter().enumerate() {

@@ -1,5 +1,6 @@
-//! Checks of a resolved model with families against the default sizes and the integrators
-//! ([`terms`]): member indices in range, no cutoff where full Z&S needs `a·V‴·a`, and each
+//! Checks of a resolved model with families against the default sizes, the integrators and
+//! `derivatives: [..]` ([`terms`]): member indices in range, no cutoff where full Z&S needs
+//! `a·V‴·a`, no kink where `derivatives: [hessians]` needs second derivatives, and each
 //! kinetic term on one body. (Their inertia is checked with the fixed-size models' in
 //! [`crate::validate`]'s one inertia check.)
 
@@ -11,15 +12,17 @@ use syn::Ident;
 use crate::errors::Errors;
 use crate::family::index::{self, Value};
 use crate::family::model::{Cutoff, FamilyModel, Slot};
+use crate::integrators::fit::hessian_kink;
 
 /// How many instances at each end of a range the macro evaluates with the default sizes to
 /// report an out-of-range literal offset at compile time (the constructor checks them all).
 const CHECKED_AT_EACH_END: i64 = 64;
 
-/// Checks the terms and rows against the default sizes and the integrators, reporting every
-/// error at the user's tokens: member indices in range with the default sizes, no pair-sum
-/// cutoff in a model for full Z&S, and each kinetic term's velocities those of one body, whose
-/// body it returns per kinetic term.
+/// Checks the terms and rows against the default sizes, the integrators and `derivatives:
+/// [..]`, reporting every error at the user's tokens: member indices in range with the default
+/// sizes, no pair-sum cutoff in a model for full Z&S, no non-smooth function in the potential
+/// or the rows of a model that asks for their Hessians, and each kinetic term's velocities
+/// those of one body, whose body it returns per kinetic term.
 pub fn terms(model: &FamilyModel) -> syn::Result<Vec<Option<BodyOf>>> {
     let mut errors = Errors::new();
     check_defaults(model, &mut errors);
@@ -36,9 +39,26 @@ pub fn terms(model: &FamilyModel) -> syn::Result<Vec<Option<BodyOf>>> {
             );
         }
     }
+    if model.hessians() {
+        kink_checks(model, &mut errors);
+    }
     let bodies = body_checks(model, &mut errors);
     errors.finish()?;
     Ok(bodies)
+}
+
+/// Reports each non-smooth function of the potential's terms and of the rows, whose second
+/// derivatives `derivatives: [hessians]` asks for, as a fixed-size model's
+/// ([`hessian_kink_problems`](crate::integrators::fit::hessian_kink_problems)) are.
+fn kink_checks(model: &FamilyModel, errors: &mut Errors) {
+    let what = "`derivatives: [hessians]`";
+    let energy = model.potential.iter().map(|t| (&t.kernel, "the energy"));
+    let rows = model.rows.iter().map(|r| (&r.kernel, "the constraints"));
+    for (kernel, of) in energy.chain(rows) {
+        for &(span, function) in &kernel.kinks {
+            errors.error_at(span, hessian_kink(what, function, of));
+        }
+    }
 }
 
 /// Where a kinetic term's velocities live.

@@ -132,6 +132,12 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Reads `symbol`, which is none of the kernel's own, as `tokens` (a row's multiplier).
+    pub fn bind(mut self, symbol: Symbol, tokens: TokenStream) -> Self {
+        self.symbols.insert(symbol, tokens);
+        self
+    }
+
     /// Emits the statements that assign `outputs`.
     pub fn emit(&self, outputs: &[Output]) -> TokenStream {
         let symbol = |s: Symbol| {

@@ -282,12 +282,23 @@ impl Scope<'_> {
                 format!("{what} may not depend on time `t` in a model with families yet"),
             );
         }
+        let values = values?;
+        // As for a fixed-size model: the uses count only if a value has a kink in the slots.
+        let kinks = if values
+            .iter()
+            .any(|&v| !store.non_smooth_dependencies(v, &symbols.q).is_empty())
+        {
+            uses.non_smooth
+        } else {
+            Vec::new()
+        };
         Some(Kernel {
             store,
             symbols,
             slots: slots.into_iter().map(|(s, _)| s).collect(),
-            values: values?,
+            values,
             parameter_slots: parameter_slots.into_iter().map(|(s, _)| s).collect(),
+            kinks,
         })
     }
 

@@ -7,6 +7,7 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{Attribute, Expr, Ident, Visibility};
 
+use crate::derivatives::Derivative;
 use crate::integrators::Family;
 use crate::model::Parameter;
 use crate::plan::{Plan, Shape};
@@ -93,6 +94,9 @@ pub struct Kernel {
     /// The parameter family members it reads; their symbols follow the scalar parameters'
     /// in `symbols.p`, and their indices follow the slots' in an instance's index array.
     pub parameter_slots: Vec<ParameterSlot>,
+    /// The non-smooth functions (`abs`, `min`, …) it applies to its slots, where the user
+    /// wrote them; empty if it is smooth in its slots (a `max(k, 1)` of parameters is).
+    pub kinks: Vec<(proc_macro2::Span, &'static str)>,
 }
 
 /// Where a term or row family runs: its index, range, filter and bindings.
@@ -164,6 +168,8 @@ pub struct FamilyModel {
     pub rows: Vec<Row>,
     /// The integrators the model is compiled for.
     pub integrators: Vec<Family>,
+    /// What `derivatives: [..]` asks for beyond the integrators' needs.
+    pub derivatives: Vec<Derivative>,
 }
 
 /// A pair sum's cutoff as written: the switching distance and the scalar parameters that
@@ -181,15 +187,24 @@ pub struct Cutoff {
 
 impl FamilyModel {
     /// Returns the derived quantities its integrators need: the plan of a model whose only
-    /// rows are holonomic ([`Plan::new`]).
+    /// rows are holonomic ([`Plan::new`]), with `Hess V` also when `derivatives: [hessians]`
+    /// asks for it (the rows' Hessians are then emitted from [`Self::hessians`]).
     pub fn plan(&self) -> Plan {
-        Plan::new(
+        let mut plan = Plan::new(
             &self.integrators,
             Shape {
                 constrained: !self.rows.is_empty(),
                 ..Shape::default()
             },
-        )
+        );
+        plan.hessian |= self.hessians();
+        plan
+    }
+
+    /// Returns whether `derivatives: [hessians]` asks for the potential's and the rows'
+    /// Hessians (`SparsePotentialHessian`, `SparseHolonomicHessians`).
+    pub fn hessians(&self) -> bool {
+        self.derivatives.contains(&Derivative::Hessians)
     }
 }
 

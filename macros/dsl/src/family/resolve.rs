@@ -65,6 +65,11 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         || integrators::supported(ModelKind::Families),
         |requested| requested.into_iter().map(|(family, _)| family).collect(),
     );
+    let derivatives = crate::derivatives::requested(
+        sections.derivatives,
+        sections.values.get(&SectionKind::Derivatives).copied(),
+        &mut errors,
+    );
     names::unique(&declared(&sections), &mut errors);
     size_arguments(&sizes, &mut errors);
     errors.barrier()?;
@@ -109,6 +114,7 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         potential,
         rows,
         integrators,
+        derivatives: derivatives.into_iter().map(|(d, _)| d).collect(),
     })
 }
 

@@ -102,20 +102,26 @@ pub fn kink_problems(integrator: Family, features: &Features) -> Vec<(Span, Stri
 /// Returns an error, at each non-smooth function of the energy and of the holonomic rows, for
 /// `what` (`derivatives: [hessians]`), which needs the second derivatives of both.
 pub fn hessian_kink_problems(what: &str, features: &Features) -> Vec<(Span, String)> {
-    let hint = "use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`)";
-    let energy = features.kinks.energy.iter().map(|(span, function)| {
-        (
-            *span,
-            format!("`{function}` is not differentiable everywhere, but {what} needs the second derivatives of the energy; {hint}"),
-        )
-    });
-    let rows = features.kinks.constraints.iter().map(|(span, function)| {
-        (
-            *span,
-            format!("`{function}` is not differentiable everywhere, but {what} needs the second derivatives of the constraints; {hint}"),
-        )
-    });
+    let energy = features
+        .kinks
+        .energy
+        .iter()
+        .map(|&(span, function)| (span, hessian_kink(what, function, "the energy")));
+    let rows = features
+        .kinks
+        .constraints
+        .iter()
+        .map(|&(span, function)| (span, hessian_kink(what, function, "the constraints")));
     energy.chain(rows).collect()
+}
+
+/// Returns the error at the non-smooth `function` of `of` (the energy, the constraints) whose
+/// second derivatives `what` (`derivatives: [hessians]`) needs, for either kind of model.
+pub fn hessian_kink(what: &str, function: &str, of: &str) -> String {
+    format!(
+        "`{function}` is not differentiable everywhere, but {what} needs the second derivatives \
+         of {of}; use a smooth approximation (e.g. `sqrt(x.powi(2) + 1e-8)` for `x.abs()`)"
+    )
 }
 
 /// Which derivative of the energy beyond the first a family needs, if any.

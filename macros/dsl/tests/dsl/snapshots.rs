@@ -62,3 +62,9 @@ fn rolling_sphere_with_an_orientation_and_nonholonomic_constraints() {
     let source = include_str!("../../../../src/models/rolling_sphere.rs");
     insta::assert_snapshot!(expanded(body(source, 0)));
 }
+
+#[test]
+fn chain_family_with_parameter_families_and_hessians() {
+    let source = include_str!("../../../../src/models/varied_chain.rs");
+    insta::assert_snapshot!(expanded(body(source, 0)));
+}

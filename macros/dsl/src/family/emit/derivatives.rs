@@ -1,6 +1,8 @@
 //! The derivatives of a model with families that its integrators need beyond `V`, `∇V` and
 //! `g`: `Hess V` and `a·V‴·a`, the penalized potential `W = V + ½ω²|g|²` with its derivatives,
-//! the stiff part alone, and the rows' kinematic terms, each on a pattern built once by `new`.
+//! the stiff part alone, and the rows' kinematic terms; and what `derivatives: [hessians]` asks
+//! for besides, the rows' weighted Hessians `Σ_k λ_k Hess g_k`; each Hessian on a pattern built
+//! once by `new`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -22,12 +24,15 @@ pub(super) struct Derivatives {
 }
 
 /// Emits the derivatives `needs` asks for from the potential's and the rows' penalty parts
-/// and the rows' acceleration bias `bias_code`, adding the Hessians' fields to `fields`.
+/// and the rows' acceleration bias `bias_code`, and the rows' weighted Hessians from their
+/// `weighted_parts` if `derivatives: [hessians]` asks for them, adding the Hessians' fields to
+/// `fields`.
 pub(super) fn derivatives(
     model: &FamilyModel,
     needs: &Plan,
     potential_parts: &mut [Part],
     penalty_parts: &mut [Part],
+    weighted_parts: &mut [Part],
     bias_code: &[TokenStream],
     fields: &mut Vec<TokenStream>,
 ) -> Derivatives {
@@ -142,6 +147,23 @@ pub(super) fn derivatives(
                 }
             });
         }
+    }
+    if model.hessians() {
+        // Also without rows (then the pattern is empty), as `SparseHolonomic` is.
+        let (pattern, code) = assemble(
+            "constraints",
+            &mut weighted_parts.iter_mut().collect::<Vec<_>>(),
+        );
+        derivative_impls.push(quote! {
+            impl #rt::model::SparseHolonomicHessians for #name {
+                fn constraint_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
+                #[allow(unused_variables, clippy::all)]
+                fn weighted_constraint_hessian(&self, q: &[f64], t: f64, weights: &[f64], hess: &mut [f64]) {
+                    hess.fill(0.0);
+                    #code
+                }
+            }
+        });
     }
     if needs.kinematics {
         derivative_impls.push(quote! {

@@ -11,7 +11,8 @@
 //!
 //! The emitters, by output: `tables` (instance tables, sizes, footprint), `kinetic` (`T` and
 //! the mass blocks), `potential` (`V`, `∇V`), `rows` (`g`, its Jacobian, the penalty parts and
-//! the acceleration bias) and `derivatives` (Hessians, contractions, the penalized potential);
+//! the acceleration bias) and `derivatives` (Hessians, contractions, the penalized potential,
+//! the rows' weighted Hessians);
 //! [`generate`] assembles the struct, `new` and the traits from their outputs.
 
 mod derivatives;
@@ -129,6 +130,7 @@ pub fn generate(model: &FamilyModel, bodies: &[Option<BodyOf>]) -> syn::Result<T
         families: row_families,
         code: row_code,
         mut penalty_parts,
+        mut weighted_parts,
         bias: bias_code,
     } = rows::rows(model, &needs, &mut tables)?;
     let derivatives::Derivatives {
@@ -140,6 +142,7 @@ pub fn generate(model: &FamilyModel, bodies: &[Option<BodyOf>]) -> syn::Result<T
         &needs,
         &mut potential_parts,
         &mut penalty_parts,
+        &mut weighted_parts,
         &bias_code,
         &mut tables.fields,
     );

@@ -1,5 +1,6 @@
 //! The holonomic rows of a model with families: `g` and its Jacobian on a pattern built once by
-//! `new`, the rows' penalty parts, and their acceleration bias.
+//! `new`, the rows' penalty parts and weighted parts (for their Hessians), and their
+//! acceleration bias.
 
 use mechanism_cas::{gradient, Id, Output};
 use proc_macro2::{Literal, TokenStream};
@@ -29,6 +30,9 @@ pub(super) struct Rows {
     pub code: Vec<TokenStream>,
     /// Per row, its part of the penalty `½ω²|g|²`, if the integrators need it.
     pub penalty_parts: Vec<Part>,
+    /// Per row, its part `Σ_c λ_c g_c` of `Σ_k λ_k g_k`, if `derivatives: [hessians]` asks
+    /// for the rows' Hessians.
+    pub weighted_parts: Vec<Part>,
     /// Per row, the loop that writes its acceleration bias, if the integrators need it.
     pub bias: Vec<TokenStream>,
 }
@@ -43,6 +47,7 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
     } = tables;
     let mut row_code = Vec::new();
     let mut penalty_parts = Vec::new();
+    let mut weighted_parts = Vec::new();
     let mut bias_code = Vec::new();
     // Rows: numbered in declaration order, instance by instance, component by component.
     let mut pattern_builders = Vec::new();
@@ -171,6 +176,9 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
         if needs.penalty {
             penalty_parts.push(Part::penalty(table.clone(), &row.kernel));
         }
+        if model.hessians() {
+            weighted_parts.push(Part::weighted(table.clone(), &row.kernel, start.clone()));
+        }
         if needs.kinematics {
             bias_code.push(acceleration_bias(model, &mut kernel, &table, &start));
         }
@@ -180,6 +188,7 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
         families: row_families,
         code: row_code,
         penalty_parts,
+        weighted_parts,
         bias: bias_code,
     })
 }

@@ -6,6 +6,10 @@ mechanism! {
         coordinates: [x[N]],
         kinetic: sum(0..N, |i| 0.5 * dot(x[i]).powi(2)),
         potential: sum(0..N, |i| 0.5 * x[i].powi(2)),
+        holonomic: {
+            gap[i in 1..N]: (x[i] - x[i - 1]).abs() - 1.0,
+        },
+        integrators: [spook],
         derivatives: [hessians],
     }
 }
