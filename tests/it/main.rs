@@ -35,6 +35,7 @@ mod save_every;
 mod spook_models;
 mod squeezer;
 mod stability;
+mod steady_motion;
 mod step_robustness;
 mod water;
 mod water_cutoff;

@@ -89,6 +89,7 @@
 mod equilibrium;
 mod modes;
 mod sparse;
+mod steady;
 mod stiffness;
 mod tangent;
 
@@ -97,6 +98,7 @@ pub use modes::{DampedEigenvalue, DampedMode, Mode, ModeKind, Modes};
 pub use sparse::{
     sparse_equilibrium, sparse_modes, SparseEquilibrium, SparseLinearizable, SparseModeSettings,
 };
+pub use steady::{SteadyLinearization, SteadyMotion, SteadyStability};
 pub use stiffness::Stability;
 pub use tangent::Linearization;
 
@@ -171,6 +173,12 @@ pub enum LinearizationError {
     InvalidModel {
         /// What is wrong.
         reason: String,
+    },
+    /// A steady motion's generator is not a symmetry of the model at the point.
+    #[error("the steady motion's generator S is not a symmetry of the model: {what}")]
+    NotASymmetry {
+        /// What fails.
+        what: &'static str,
     },
     /// A setting is outside its admissible range.
     #[error("setting {name} = {value} is invalid: {requirement}")]
