@@ -5,8 +5,10 @@
 //! pendulum's radial and swinging frequencies `√(k/m)` and `√(g/L)`, `L = l₀ + m g/k`.
 
 use mechanism::mechanism;
+use mechanism::models::VariedPendulumChain;
 use mechanism::runtime::linearization::{
-    equilibrium, EquilibriumSettings, Linearization, LinearizationError, ModeKind, Seek, Stability,
+    equilibrium, sparse_equilibrium, sparse_modes, EquilibriumSettings, Linearization,
+    LinearizationError, ModeKind, MotionLinearization, Seek, SparseModeSettings, Stability,
 };
 use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::HangingChain;
@@ -171,10 +173,91 @@ fn hanging_pair_against_angle_coordinates() {
     let model = HangingPair::default();
     let chain = Chain::of_pair(&model);
     chain.check::<_, 4, 2>(&model, &[0.3, -0.2]);
+    chain.check_sparse(&[0.3, -0.2]);
+}
+
+impl Chain {
+    /// The same checks on the sparse tier: `models::VariedPendulumChain` with this chain's
+    /// masses and lengths, its rest found from the guess at `angles` by `sparse_equilibrium`,
+    /// all its modes by `sparse_modes` (shift-invert Lanczos).
+    fn check_sparse(&self, angles: &[f64]) {
+        let n = self.0.links();
+        let mut model = VariedPendulumChain::new(n).unwrap();
+        model.m.copy_from_slice(self.0.masses());
+        model.l.copy_from_slice(self.0.lengths());
+        model.g = self.0.gravity();
+        let found = sparse_equilibrium(
+            &model,
+            &self.0.configuration(angles),
+            &EquilibriumSettings::default(),
+        )
+        .expect("the hanging chain's equilibrium is found");
+        assert_eq!(found.stability, Stability::Minimum);
+        assert!(found.residual <= 1e-12, "residual {}", found.residual);
+        let rest = self.0.configuration(&[]);
+        let scale: f64 = self.0.lengths().iter().sum();
+        for (q, expected) in found.q.iter().zip(&rest) {
+            assert!((q - expected).abs() <= 1e-10 * scale, "q = {:?}", found.q);
+        }
+        for i in 0..n {
+            let tension = self.0.tension(i) / (2.0 * self.0.lengths()[i]);
+            assert!(
+                (found.lambda[i] - tension).abs() <= 1e-10 * tension,
+                "λ{i} = {} against {tension}",
+                found.lambda[i]
+            );
+        }
+        let settings = SparseModeSettings {
+            count: n,
+            ..SparseModeSettings::default()
+        };
+        let modes = sparse_modes(&model, &found, &settings).expect("modes");
+        let (reference, shapes) = self.0.angle_modes();
+        assert_eq!(modes.modes.len(), n);
+        for (k, (mode, &omega2)) in modes.modes.iter().zip(&reference).enumerate() {
+            assert!(matches!(mode.kind, ModeKind::Oscillation { .. }));
+            assert!(
+                (mode.eigenvalue - omega2).abs() <= 1e-10 * omega2,
+                "mode {k}: ω² = {} against {omega2}",
+                mode.eigenvalue
+            );
+            assert!(
+                mode.residual <= 1e-12,
+                "mode {k}: residual {}",
+                mode.residual
+            );
+            let angles = DMatrix::from_fn(n, 1, |i, _| {
+                let previous = if i == 0 { 0.0 } else { mode.shape[2 * i - 2] };
+                (mode.shape[2 * i] - previous) / self.0.lengths()[i]
+            })
+            .normalize();
+            let expected = shapes.column(k);
+            let aligned = if angles.dot(&expected) < 0.0 {
+                -angles
+            } else {
+                angles
+            };
+            assert!(
+                (aligned - expected).amax() <= 1e-8,
+                "mode {k}: shape in angles differs from the reference"
+            );
+        }
+    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Ten pendula of arbitrary masses and lengths on the sparse tier, from an arbitrary guess
+    /// within 0.4 rad of the rest.
+    #[test]
+    fn hanging_ten_on_the_sparse_tier_against_angle_coordinates(
+        masses in proptest::collection::vec(0.2f64..5.0, 10),
+        lengths in proptest::collection::vec(0.3f64..3.0, 10),
+        angles in proptest::collection::vec(-0.4f64..0.4, 10),
+    ) {
+        Chain::new(masses, lengths, 9.81).check_sparse(&angles);
+    }
 
     /// Five pendula of arbitrary masses and lengths, released from an arbitrary guess within
     /// 0.4 rad of the rest.
@@ -191,6 +274,7 @@ proptest! {
         };
         let chain = Chain::new(masses, lengths, model.g);
         chain.check::<_, 10, 5>(&model, &angles);
+        chain.check_sparse(&angles);
     }
 }
 
@@ -547,4 +631,72 @@ fn the_lowest_mode_predicts_a_small_motion_to_second_order() {
         (order - 2.0).abs() <= 0.15,
         "order {order}, differences {differences:?}"
     );
+}
+
+mechanism! {
+    /// One point mass on a rod of length `l` from the origin, with viscous damping `c`.
+    pub struct SwingingPendulum {
+        coordinates: [x, y],
+        parameters: { m = 1.5, l = 0.8, g = 9.81, c = 0.3 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: m * g * y,
+        dissipation: 0.5 * c * (dot(x).powi(2) + dot(y).powi(2)),
+        holonomic: { rod: x.powi(2) + y.powi(2) - l.powi(2) },
+        integrators: [spook, rk],
+        derivatives: [hessians],
+    }
+}
+
+/// At a point of a swing, `θ` from the downward vertical at the rate `ω`, the rod's tension
+/// balances the weight's radial part and the centripetal force: `2 l λ = m (g cos θ + l ω²)`
+/// (the row is `|q|² − l²`, so `Gᵀλ = 2λ q`); then `K = 2λ I`, `D = c I`, and the tangential
+/// acceleration is `l θ̈ = −g sin θ − (c/m) l ω`.
+#[test]
+fn a_swinging_pendulum_linearizes_with_its_dynamic_tension() {
+    let model = SwingingPendulum::default();
+    let (m, l, g, c) = (model.m, model.l, model.g, model.c);
+    for (theta, omega) in [(0.4f64, 2.5f64), (-1.2, -0.7), (2.5, 4.0)] {
+        let (s, k) = theta.sin_cos();
+        let q = [l * s, -l * k];
+        let state = State::new(0.3, q, [l * omega * k, l * omega * s]);
+        let linear = MotionLinearization::<2, 1>::at(&model, &state).unwrap();
+        let lambda = m * (g * k + l * omega * omega) / (2.0 * l);
+        assert!((linear.lambda[0] - lambda).abs() <= 1e-12 * lambda.abs().max(1.0));
+        let tangential = -g * s - c / m * l * omega;
+        let expected_a = [
+            -l * omega * omega * s + tangential * k,
+            l * omega * omega * k + tangential * s,
+        ];
+        for (a, e) in linear.acceleration.iter().zip(expected_a) {
+            assert!(
+                (a - e).abs() <= 1e-12 * (g + l * omega * omega),
+                "{a} against {e}"
+            );
+        }
+        let (e, a) = linear.descriptor();
+        assert_eq!((e.nrows(), a.ncols()), (5, 5));
+        for i in 0..2 {
+            assert_eq!(e[(i, i)], 1.0);
+            assert_eq!(e[(2 + i, 2 + i)], m);
+            assert_eq!(a[(i, 2 + i)], 1.0);
+            // −K = −2λ I, −D = −c I, −Gᵀ = −2q, G = 2q.
+            assert!((a[(2 + i, i)] + 2.0 * lambda).abs() <= 1e-12 * lambda.abs().max(1.0));
+            assert!((a[(2 + i, 2 + i)] + c).abs() <= 1e-14);
+            assert!((a[(2 + i, 4)] + 2.0 * q[i]).abs() <= 1e-14);
+            assert!((a[(4, i)] - 2.0 * q[i]).abs() <= 1e-14);
+        }
+        assert_eq!(e[(4, 4)], 0.0);
+    }
+    // At rest at the bottom it is the equilibrium's linearization.
+    let rest = State::new(0.0, [0.0, -l], [0.0, 0.0]);
+    let moving = MotionLinearization::<2, 1>::at(&model, &rest).unwrap();
+    let found = equilibrium::<_, 2, 1>(
+        &model,
+        &SVector::<f64, 2>::new(0.1, -0.7),
+        &EquilibriumSettings::default(),
+    )
+    .unwrap();
+    let still = Linearization::at(&model, &found).unwrap();
+    let ((e1, a1), (e2, a2)) = (moving.descriptor(), still.descriptor());
+    assert!((e1 - e2).amax() <= 1e-12 && (a1 - a2).amax() <= 1e-10);
 }

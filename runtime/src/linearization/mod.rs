@@ -53,6 +53,15 @@
 //! Géradin & Rixen, *Mechanical Vibrations*), on the fixed-size tier with nalgebra's dense
 //! decompositions (the analysis allocates; it is not a step).
 //!
+//! With damping, [`Linearization::damped_eigenvalues`] gives the eigenvalues `s` of
+//! `(s² Mᵣ + s Dᵣ + Kᵣ) y = 0` with natural frequencies and damping ratios, and
+//! [`Linearization::damped_modes`] their complex shapes. Away from rest,
+//! [`MotionLinearization`] linearizes a constant-mass model about a point `(q, v)` of a
+//! trajectory (the descriptor form with the motion's multipliers), and
+//! [`SteadyLinearization`] about a steady motion `q(t) = exp(tΩS) q*` of a symmetric model
+//! (a top spinning upright) in its co-rotating frame, where the gyroscopic term decides
+//! stability ([`SteadyStability`]).
+//!
 //! # The sparse tier
 //!
 //! A model of the sparse tier (a chain of a thousand pendula, a ladder of a hundred cells) has
@@ -88,6 +97,7 @@
 
 mod equilibrium;
 mod modes;
+mod motion;
 mod sparse;
 mod steady;
 mod stiffness;
@@ -95,6 +105,7 @@ mod tangent;
 
 pub use equilibrium::{equilibrium, Equilibrium, EquilibriumSettings, Seek};
 pub use modes::{DampedEigenvalue, DampedMode, Mode, ModeKind, Modes};
+pub use motion::MotionLinearization;
 pub use sparse::{
     sparse_equilibrium, sparse_modes, SparseEquilibrium, SparseLinearizable, SparseModeSettings,
 };

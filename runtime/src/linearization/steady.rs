@@ -1,33 +1,5 @@
-//! The linearization about a steady motion (a relative equilibrium), in its co-rotating frame.
-//!
-//! A model whose energy and rows are invariant under a one-parameter group of linear maps
-//! `q ↦ exp(θ S) q` (a rotation about a fixed axis acting on a rotation matrix's entries or a
-//! quaternion, a translation, …) can move steadily along an orbit of the group,
-//! `q(t) = exp(t Ω S) q*`, `v = Ω S q`: a heavy top spinning upright, a rotor turning at a
-//! constant rate. In the frame that turns with it, `q = exp(t Ω S) q̃`, a constant mass matrix
-//! `M` with `Sᵀ M + M S = 0` (the group preserves the kinetic energy) turns the Lagrangian
-//! into the time-independent
-//!
-//! ```text
-//! L̃ = ½ (q̃̇ + Ω S q̃)ᵀ M (q̃̇ + Ω S q̃) − V(q̃),
-//! ```
-//!
-//! whose Euler–Lagrange equations about `q̃ = q*` are (Marsden & Ratiu, *Introduction to
-//! Mechanics and Symmetry*, §1.10 and the energy–momentum method of Simo, Lewis & Marsden 1991;
-//! Meirovitch, *Methods of Analytical Dynamics*, §6.7 for the gyroscopic form)
-//!
-//! ```text
-//! M δq̈ + C δq̇ + K_Ω δq + Gᵀ δλ = 0,    G δq = 0,
-//! C   = Ω (M S − Sᵀ M)                         (gyroscopic, skew-symmetric),
-//! K_Ω = ∇²V − Ω² Sᵀ M S + Σₖ λₖ ∇²gₖ           (∇² of the amended potential V − ½ Ω² |S q|²_M),
-//! ```
-//!
-//! with `λ` the steady motion's multipliers, `∇V − Ω² Sᵀ M S q* + Gᵀ λ = 0` (the centrifugal
-//! force balanced by gravity and the rows). In the tangent space, `δq = T y`, the eigenvalues
-//! `s` of `Tᵀ M T ÿ + Tᵀ C T ẏ + Tᵀ K_Ω T y = 0` come in quadruples `±s, ±s̄` (a gyroscopic
-//! conservative system is Hamiltonian), so the steady motion is spectrally stable exactly when
-//! every `s` is imaginary ([`SteadyLinearization::stability`]). The symmetry's own direction
-//! `S q*` adds zero eigenvalues (moving along the orbit, changing the rate), which are neutral.
+//! The linearization about a steady motion (a relative equilibrium), in its co-rotating frame:
+//! [`SteadyLinearization`].
 
 use nalgebra::{Complex, DMatrix, SMatrix, SVector};
 
@@ -57,8 +29,36 @@ pub enum SteadyStability {
     },
 }
 
-/// The linearized equations about a steady motion, in its co-rotating frame (see the
-/// [module docs](self)).
+/// The linearized equations about a steady motion, in its co-rotating frame.
+///
+/// A model whose energy and rows are invariant under a one-parameter group of linear maps
+/// `q ↦ exp(θ S) q` (a rotation about a fixed axis acting on a rotation matrix's entries or a
+/// quaternion, a translation, …) can move steadily along an orbit of the group,
+/// `q(t) = exp(t Ω S) q*`, `v = Ω S q`: a heavy top spinning upright, a rotor turning at a
+/// constant rate. In the frame that turns with it, `q = exp(t Ω S) q̃`, a constant mass matrix
+/// `M` with `Sᵀ M + M S = 0` (the group preserves the kinetic energy) turns the Lagrangian
+/// into the time-independent
+///
+/// ```text
+/// L̃ = ½ (q̃̇ + Ω S q̃)ᵀ M (q̃̇ + Ω S q̃) − V(q̃),
+/// ```
+///
+/// whose Euler–Lagrange equations about `q̃ = q*` are (Marsden & Ratiu, *Introduction to
+/// Mechanics and Symmetry*, §1.10 and the energy–momentum method of Simo, Lewis & Marsden 1991;
+/// Meirovitch, *Methods of Analytical Dynamics*, §6.7 for the gyroscopic form)
+///
+/// ```text
+/// M δq̈ + C δq̇ + K_Ω δq + Gᵀ δλ = 0,    G δq = 0,
+/// C   = Ω (M S − Sᵀ M)                         (gyroscopic, skew-symmetric),
+/// K_Ω = ∇²V − Ω² Sᵀ M S + Σₖ λₖ ∇²gₖ           (∇² of the amended potential V − ½ Ω² |S q|²_M),
+/// ```
+///
+/// with `λ` the steady motion's multipliers, `∇V − Ω² Sᵀ M S q* + Gᵀ λ = 0` (the centrifugal
+/// force balanced by gravity and the rows). In the tangent space, `δq = T y`, the eigenvalues
+/// `s` of `Tᵀ M T ÿ + Tᵀ C T ẏ + Tᵀ K_Ω T y = 0` come in quadruples `±s, ±s̄` (a gyroscopic
+/// conservative system is Hamiltonian), so the steady motion is spectrally stable exactly when
+/// every `s` is imaginary ([`stability`](Self::stability)). The symmetry's own direction
+/// `S q*` adds zero eigenvalues (moving along the orbit, changing the rate), which are neutral.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SteadyLinearization<const N: usize, const M: usize> {
     /// The configuration `q*` on the orbit.

@@ -69,7 +69,7 @@ pub(super) fn null_space(g: &DMatrix<f64>) -> DMatrix<f64> {
 pub(super) struct Stiffness<const N: usize, const M: usize> {
     /// `K`.
     pub stiffness: SMatrix<f64, N, N>,
-    /// `D = −∂f_a/∂v` at `v = 0`, from the same evaluation of the forces' Jacobians.
+    /// `D = −∂f_a/∂v`, from the same evaluation of the forces' Jacobians.
     pub damping: SMatrix<f64, N, N>,
     /// `G = ∂g/∂q`.
     pub jacobian: SMatrix<f64, M, N>,
@@ -95,10 +95,25 @@ where
 }
 
 impl<const N: usize, const M: usize> Stiffness<N, M> {
-    /// Evaluates `K`, `D`, `G` and `T` of `model` at `(q, λ)` and time `t`.
+    /// Evaluates `K`, `D`, `G` and `T` of `model` at `(q, λ)`, at rest, at time `t`.
     pub fn new<S>(
         model: &S,
         q: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+        t: f64,
+    ) -> Result<Self, LinearizationError>
+    where
+        S: PotentialHessian<N> + HolonomicHessians<N, M> + AppliedForces<N>,
+    {
+        Self::moving(model, q, &SVector::zeros(), lambda, t)
+    }
+
+    /// Evaluates `K`, `D`, `G` and `T` of `model` at `(q, λ)` moving at `v` (the forces'
+    /// Jacobians at `v`), at time `t`.
+    pub fn moving<S>(
+        model: &S,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
         lambda: &SVector<f64, M>,
         t: f64,
     ) -> Result<Self, LinearizationError>
@@ -123,7 +138,7 @@ impl<const N: usize, const M: usize> Stiffness<N, M> {
             stiffness += lambda[k] * hessian;
         }
         let (mut dq, mut dv) = (SMatrix::zeros(), SMatrix::zeros());
-        model.applied_force_jacobians(q, &SVector::zeros(), t, &mut dq, &mut dv);
+        model.applied_force_jacobians(q, v, t, &mut dq, &mut dv);
         finite("∂f_a/∂q", dq.iter(), q.as_slice())?;
         finite("∂f_a/∂v", dv.iter(), q.as_slice())?;
         stiffness -= dq;

@@ -140,17 +140,28 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
     ///
     /// (the index-2 form; a control user reduces it, or takes the tangent-space matrices).
     pub fn descriptor(&self) -> (DMatrix<f64>, DMatrix<f64>) {
-        let size = 2 * N + M;
-        let mut e = DMatrix::<f64>::zeros(size, size);
-        let mut a = DMatrix::<f64>::zeros(size, size);
-        e.view_mut((0, 0), (N, N)).fill_with_identity();
-        e.view_mut((N, N), (N, N)).copy_from(&self.mass);
-        a.view_mut((0, N), (N, N)).fill_with_identity();
-        a.view_mut((N, 0), (N, N)).copy_from(&(-self.stiffness));
-        a.view_mut((N, N), (N, N)).copy_from(&(-self.damping));
-        a.view_mut((N, 2 * N), (N, M))
-            .copy_from(&(-self.jacobian.transpose()));
-        a.view_mut((2 * N, 0), (M, N)).copy_from(&self.jacobian);
-        (e, a)
+        descriptor(&self.mass, &self.stiffness, &self.damping, &self.jacobian)
     }
+}
+
+/// The descriptor pair `(E, A)` of `M δv̇ = −K δq − D δv − Gᵀ δλ`, `δq̇ = δv`, `G δq = 0` in
+/// `x = (δq, δv, δλ)`.
+pub(super) fn descriptor<const N: usize, const M: usize>(
+    mass: &SMatrix<f64, N, N>,
+    stiffness: &SMatrix<f64, N, N>,
+    damping: &SMatrix<f64, N, N>,
+    jacobian: &SMatrix<f64, M, N>,
+) -> (DMatrix<f64>, DMatrix<f64>) {
+    let size = 2 * N + M;
+    let mut e = DMatrix::<f64>::zeros(size, size);
+    let mut a = DMatrix::<f64>::zeros(size, size);
+    e.view_mut((0, 0), (N, N)).fill_with_identity();
+    e.view_mut((N, N), (N, N)).copy_from(mass);
+    a.view_mut((0, N), (N, N)).fill_with_identity();
+    a.view_mut((N, 0), (N, N)).copy_from(&(-stiffness));
+    a.view_mut((N, N), (N, N)).copy_from(&(-damping));
+    a.view_mut((N, 2 * N), (N, M))
+        .copy_from(&(-jacobian.transpose()));
+    a.view_mut((2 * N, 0), (M, N)).copy_from(jacobian);
+    (e, a)
 }

@@ -159,11 +159,17 @@ pub trait SparseHolonomicKinematics: SparseHolonomic {
 }
 
 /// The Hessian `Hess V(q)` of a [`SparsePotential`] on a sparsity pattern fixed for the
-/// model's lifetime, for the linearly implicit integrators (Z&Ss, Z&S).
+/// model's lifetime, for the linearly implicit integrators (Z&Ss, Z&S) and the sparse
+/// linearization (`linearization::sparse_modes`).
 ///
 /// The pattern lists each structural nonzero once, as `(i, j)` in either triangle: an entry
 /// stands for both `H_ij` and `H_ji`, and a pair must not be listed twice (its values would
 /// add up). Values are written in the pattern's order.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `SparsePotentialHessian`",
+    label = "the model lacks the potential's Hessian",
+    note = "a `mechanism!` model with families has it when compiled for `zs`, `zss` or `zss_stiff`, or with `derivatives: [hessians]` (which the sparse linearization, `mechanism::runtime::linearization::sparse_modes`, needs)"
+)]
 pub trait SparsePotentialHessian: SparsePotential {
     /// Returns the structural nonzeros of `Hess V`, each unordered pair once.
     fn hessian_pattern(&self) -> &[(usize, usize)];
@@ -188,6 +194,11 @@ pub trait SparsePotentialThirdDerivative: SparsePotentialHessian {
 
 /// The weighted sum of the constraint Hessians, `Σ_k λ_k Hess g_k(q, t)`, on one pattern fixed
 /// for the model's lifetime: never `m` separate Hessians.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `SparseHolonomicHessians`",
+    label = "the model lacks its rows' Hessians",
+    note = "a `mechanism!` model with families has them with `derivatives: [hessians]`, which the sparse linearization (`mechanism::runtime::linearization::sparse_equilibrium`, `sparse_modes`) needs"
+)]
 ///
 /// The pattern is the union of the patterns of the `Hess g_k`, each unordered pair once in
 /// either triangle (as for [`SparsePotentialHessian`]).

@@ -57,6 +57,11 @@ use crate::model::{
 /// What the sparse analysis needs of a model: its mass blocks, `∇²V`, the rows' weighted
 /// Hessians and its applied forces (checked to vanish at rest). Implemented for every type
 /// with these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lacks what the sparse linearization needs: the potential's and the rows' Hessians (`SparsePotentialHessian`, `SparseHolonomicHessians`)",
+    label = "the model lacks its Hessians",
+    note = "add `derivatives: [hessians]` to the `mechanism!` of the model (a model with families)"
+)]
 pub trait SparseLinearizable:
     SparseInertia + SparsePotentialHessian + SparseHolonomicHessians + SparseAppliedForces
 {
