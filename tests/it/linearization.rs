@@ -102,23 +102,7 @@ impl Chain {
             .expect("the hanging chain's equilibrium is found");
         assert_eq!(found.stability, Stability::Minimum);
         assert!(found.residual <= 1e-12, "residual {}", found.residual);
-        // The rest: every bob straight below the pivot.
-        let rest = self.configuration::<N>(&vec![0.0; M]);
-        let scale: f64 = self.0.lengths().iter().sum();
-        assert!(
-            (found.q - rest).amax() <= 1e-10 * scale,
-            "q = {:?}",
-            found.q
-        );
-        // Rod i pulls with the weight below it: 2 lᵢ λᵢ = g Σ_{k ≥ i} mₖ.
-        for i in 0..M {
-            let tension = self.0.tension(i) / (2.0 * self.0.lengths()[i]);
-            assert!(
-                (found.lambda[i] - tension).abs() <= 1e-10 * tension,
-                "λ{i} = {} against {tension}",
-                found.lambda[i]
-            );
-        }
+        self.check_rest(found.q.as_slice(), found.lambda.as_slice());
 
         let linear = Linearization::at(model, &found).expect("linearized");
         assert_eq!(linear.dof(), M);
@@ -126,36 +110,18 @@ impl Chain {
         let (reference, shapes) = self.0.angle_modes();
         assert_eq!(modes.modes.len(), M);
         for (k, (mode, &omega2)) in modes.modes.iter().zip(&reference).enumerate() {
-            assert!(matches!(mode.kind, ModeKind::Oscillation { .. }));
-            assert!(
-                (mode.eigenvalue - omega2).abs() <= 1e-10 * omega2,
-                "mode {k}: ω² = {} against {omega2}",
-                mode.eigenvalue
+            let shape = mode.shape.as_slice();
+            self.check_mode(
+                k,
+                (mode.eigenvalue, omega2),
+                mode.kind,
+                mode.residual,
+                shape,
+                &shapes,
             );
-            assert!(
-                mode.residual <= 1e-12,
-                "mode {k}: residual {}",
-                mode.residual
-            );
-            // Its shape moves the bobs sideways only, rod i turning by (δxᵢ − δxᵢ₋₁)/lᵢ.
             let mut jacobian = SMatrix::<f64, M, N>::zeros();
             model.constraint_jacobian(&found.q, 0.0, &mut jacobian);
             assert!((jacobian * mode.shape).amax() <= 1e-10 * jacobian.amax());
-            let angles = DMatrix::from_fn(M, 1, |i, _| {
-                let previous = if i == 0 { 0.0 } else { mode.shape[2 * i - 2] };
-                (mode.shape[2 * i] - previous) / self.0.lengths()[i]
-            })
-            .normalize();
-            let expected = shapes.column(k);
-            let aligned = if angles.dot(&expected) < 0.0 {
-                -angles
-            } else {
-                angles
-            };
-            assert!(
-                (aligned - expected).amax() <= 1e-8,
-                "mode {k}: shape in angles differs from the reference"
-            );
             // Mass-normalized.
             let norm = (mode.shape.transpose() * linear.mass * mode.shape)[0];
             assert!((norm - 1.0).abs() <= 1e-12, "φᵀMφ = {norm}");
@@ -194,19 +160,7 @@ impl Chain {
         .expect("the hanging chain's equilibrium is found");
         assert_eq!(found.stability, Stability::Minimum);
         assert!(found.residual <= 1e-12, "residual {}", found.residual);
-        let rest = self.0.configuration(&[]);
-        let scale: f64 = self.0.lengths().iter().sum();
-        for (q, expected) in found.q.iter().zip(&rest) {
-            assert!((q - expected).abs() <= 1e-10 * scale, "q = {:?}", found.q);
-        }
-        for i in 0..n {
-            let tension = self.0.tension(i) / (2.0 * self.0.lengths()[i]);
-            assert!(
-                (found.lambda[i] - tension).abs() <= 1e-10 * tension,
-                "λ{i} = {} against {tension}",
-                found.lambda[i]
-            );
-        }
+        self.check_rest(&found.q, &found.lambda);
         let settings = SparseModeSettings {
             count: n,
             ..SparseModeSettings::default()
@@ -215,33 +169,68 @@ impl Chain {
         let (reference, shapes) = self.0.angle_modes();
         assert_eq!(modes.modes.len(), n);
         for (k, (mode, &omega2)) in modes.modes.iter().zip(&reference).enumerate() {
-            assert!(matches!(mode.kind, ModeKind::Oscillation { .. }));
-            assert!(
-                (mode.eigenvalue - omega2).abs() <= 1e-10 * omega2,
-                "mode {k}: ω² = {} against {omega2}",
-                mode.eigenvalue
-            );
-            assert!(
-                mode.residual <= 1e-12,
-                "mode {k}: residual {}",
-                mode.residual
-            );
-            let angles = DMatrix::from_fn(n, 1, |i, _| {
-                let previous = if i == 0 { 0.0 } else { mode.shape[2 * i - 2] };
-                (mode.shape[2 * i] - previous) / self.0.lengths()[i]
-            })
-            .normalize();
-            let expected = shapes.column(k);
-            let aligned = if angles.dot(&expected) < 0.0 {
-                -angles
-            } else {
-                angles
-            };
-            assert!(
-                (aligned - expected).amax() <= 1e-8,
-                "mode {k}: shape in angles differs from the reference"
+            let shape = &mode.shape;
+            self.check_mode(
+                k,
+                (mode.eigenvalue, omega2),
+                mode.kind,
+                mode.residual,
+                shape,
+                &shapes,
             );
         }
+    }
+
+    /// The rest: every bob straight below the pivot; rod `i` pulls with the weight below it,
+    /// `2 lᵢ λᵢ = g Σ_{k ≥ i} mₖ`.
+    fn check_rest(&self, q: &[f64], lambda: &[f64]) {
+        let rest = self.0.configuration(&[]);
+        let scale: f64 = self.0.lengths().iter().sum();
+        for (q, expected) in q.iter().zip(&rest) {
+            assert!((q - expected).abs() <= 1e-10 * scale, "q = {q:?}");
+        }
+        for (i, lambda) in lambda.iter().enumerate() {
+            let tension = self.0.tension(i) / (2.0 * self.0.lengths()[i]);
+            assert!(
+                (lambda - tension).abs() <= 1e-10 * tension,
+                "λ{i} = {lambda} against {tension}"
+            );
+        }
+    }
+
+    /// Mode `k`'s `ω²` against the reference's, its residual, and its shape, which moves the
+    /// bobs sideways only, read as rod angles `(δxᵢ − δxᵢ₋₁)/lᵢ` against the reference's
+    /// eigenvector `shapes[k]`.
+    fn check_mode(
+        &self,
+        k: usize,
+        (eigenvalue, omega2): (f64, f64),
+        kind: ModeKind,
+        residual: f64,
+        shape: &[f64],
+        shapes: &DMatrix<f64>,
+    ) {
+        assert!(matches!(kind, ModeKind::Oscillation { .. }));
+        assert!(
+            (eigenvalue - omega2).abs() <= 1e-10 * omega2,
+            "mode {k}: ω² = {eigenvalue} against {omega2}"
+        );
+        assert!(residual <= 1e-12, "mode {k}: residual {residual}");
+        let angles = DMatrix::from_fn(self.0.links(), 1, |i, _| {
+            let previous = if i == 0 { 0.0 } else { shape[2 * i - 2] };
+            (shape[2 * i] - previous) / self.0.lengths()[i]
+        })
+        .normalize();
+        let expected = shapes.column(k);
+        let aligned = if angles.dot(&expected) < 0.0 {
+            -angles
+        } else {
+            angles
+        };
+        assert!(
+            (aligned - expected).amax() <= 1e-8,
+            "mode {k}: shape in angles differs from the reference"
+        );
     }
 }
 

@@ -33,7 +33,8 @@ mechanism! {
 }
 
 mechanism! {
-    /// Three asymmetric heavy tops coupled by springs between body points, as a family.
+    /// Three asymmetric heavy tops coupled by springs between body points, as a family (with
+    /// its Hessians, which `families::hessians` checks).
     pub struct CoupledTops {
         sizes: { N = 3 },
         orientations: { r[N]: matrix },
@@ -43,6 +44,7 @@ mechanism! {
             + sum(1..N, |i| 0.5 * k * (rotate_x(r[i], 1.0, 0.0, 0.0)
                 - rotate_x(r[i - 1], 0.0, 1.0, 0.0)).powi(2)),
         integrators: [rattle, spook],
+        derivatives: [hessians],
     }
 }
 

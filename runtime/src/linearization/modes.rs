@@ -59,6 +59,27 @@ pub struct Mode<Shape> {
 }
 
 impl<Shape> Mode<Shape> {
+    /// The mode of `eigenvalue` (classified against `scale`, [`ModeKind::of`]) with `shape`
+    /// and the relative residual `misfit / denominator` (zero for a zero denominator).
+    pub(super) fn new(
+        eigenvalue: f64,
+        scale: f64,
+        shape: Shape,
+        misfit: f64,
+        denominator: f64,
+    ) -> Self {
+        Mode {
+            eigenvalue,
+            kind: ModeKind::of(eigenvalue, scale),
+            shape,
+            residual: if denominator > 0.0 {
+                misfit / denominator
+            } else {
+                0.0
+            },
+        }
+    }
+
     /// The angular frequency `ω` of an oscillation, else `None`.
     pub fn omega(&self) -> Option<f64> {
         match self.kind {
@@ -162,17 +183,7 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
             shape *= sign;
             let misfit = (&stiffness * &y - eigenvalue * (&mass * &y)).norm();
             let denominator = (k_norm + eigenvalue.abs() * m_norm) * y.norm();
-            let kind = ModeKind::of(eigenvalue, scale);
-            modes.push(Mode {
-                eigenvalue,
-                kind,
-                shape,
-                residual: if denominator > 0.0 {
-                    misfit / denominator
-                } else {
-                    0.0
-                },
-            });
+            modes.push(Mode::new(eigenvalue, scale, shape, misfit, denominator));
         }
         modes.sort_by(|a, b| a.eigenvalue.total_cmp(&b.eigenvalue));
         Ok(Modes { modes })

@@ -3,7 +3,7 @@
 
 use nalgebra::{Complex, DMatrix, SMatrix, SVector};
 
-use super::stiffness::tangent_space;
+use super::stiffness::{constraint_hessians, tangent_space};
 use super::{finite, LinearizationError};
 use crate::model::{AppliedForces, ConstantMass, HolonomicHessians, PotentialHessian};
 
@@ -182,18 +182,8 @@ impl<const N: usize, const M: usize> SteadyLinearization<N, M> {
             });
         }
         let mut stiffness = potential_hessian;
-        let mut hessians: Box<[SMatrix<f64, N, N>; M]> =
-            match vec![SMatrix::<f64, N, N>::zeros(); M]
-                .into_boxed_slice()
-                .try_into()
-            {
-                Ok(hessians) => hessians,
-                Err(_) => unreachable!("a vector of M entries converts to an array of M"),
-            };
-        model.constraint_hessians(q, t, &mut hessians);
         let curve_rows = jacobian * s * orbit;
-        for (k, hessian) in hessians.iter().enumerate() {
-            finite("∇²g", hessian.iter(), q.as_slice())?;
+        for (k, hessian) in constraint_hessians(model, q, t)?.iter().enumerate() {
             // The rows stay satisfied along the orbit to second order too.
             let second = orbit.dot(&(hessian * orbit)) + curve_rows[k];
             let size = (hessian.amax() + jacobian.amax()) * orbit.norm_squared().max(1.0);

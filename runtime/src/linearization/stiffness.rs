@@ -77,6 +77,30 @@ pub(super) struct Stiffness<const N: usize, const M: usize> {
     pub tangent: DMatrix<f64>,
 }
 
+/// The rows' Hessians `∇²gₖ` of `model` at `q` and time `t`, checked finite; on the heap, as
+/// `M` Hessians of `N × N` may not fit a thread's stack.
+pub(super) fn constraint_hessians<S, const N: usize, const M: usize>(
+    model: &S,
+    q: &SVector<f64, N>,
+    t: f64,
+) -> Result<Box<[SMatrix<f64, N, N>; M]>, LinearizationError>
+where
+    S: HolonomicHessians<N, M>,
+{
+    let mut hessians: Box<[SMatrix<f64, N, N>; M]> = match vec![SMatrix::<f64, N, N>::zeros(); M]
+        .into_boxed_slice()
+        .try_into()
+    {
+        Ok(hessians) => hessians,
+        Err(_) => unreachable!("a vector of M entries converts to an array of M"),
+    };
+    model.constraint_hessians(q, t, &mut hessians);
+    for hessian in hessians.iter() {
+        finite("∇²g", hessian.iter(), q.as_slice())?;
+    }
+    Ok(hessians)
+}
+
 /// Evaluates `G = ∂g/∂q` of `model` at `q` and time `t` with the orthonormal basis `T` of its
 /// null space ([`null_space`]): the tangent space of the rows at `q`.
 pub(super) fn tangent_space<S, const N: usize, const M: usize>(
@@ -123,18 +147,7 @@ impl<const N: usize, const M: usize> Stiffness<N, M> {
         let mut stiffness = SMatrix::<f64, N, N>::zeros();
         model.potential_hessian(q, &mut stiffness);
         finite("∇²V", stiffness.iter(), q.as_slice())?;
-        // On the heap: `M` Hessians of `N × N` may not fit a thread's stack.
-        let mut hessians: Box<[SMatrix<f64, N, N>; M]> =
-            match vec![SMatrix::<f64, N, N>::zeros(); M]
-                .into_boxed_slice()
-                .try_into()
-            {
-                Ok(hessians) => hessians,
-                Err(_) => unreachable!("a vector of M entries converts to an array of M"),
-            };
-        model.constraint_hessians(q, t, &mut hessians);
-        for (k, hessian) in hessians.iter().enumerate() {
-            finite("∇²g", hessian.iter(), q.as_slice())?;
+        for (k, hessian) in constraint_hessians(model, q, t)?.iter().enumerate() {
             stiffness += lambda[k] * hessian;
         }
         let (mut dq, mut dv) = (SMatrix::zeros(), SMatrix::zeros());

@@ -21,6 +21,7 @@ use mechanism::runtime::model::{
 use mechanism::runtime::reference::PendulumChain;
 
 use super::noise;
+use crate::rigid_clusters::CoupledTops;
 use crate::support::{central_differences, dense_symmetric};
 
 mechanism! {
@@ -44,23 +45,6 @@ mechanism! {
                 (x[i] - 0.5 * a).powi(2) + y[i].powi(2) - 0.25 * a.powi(2),
             ],
         },
-        integrators: [spook],
-        derivatives: [hessians],
-    }
-}
-
-mechanism! {
-    /// Three asymmetric heavy tops coupled by springs between body points, one rotation matrix
-    /// each (`tests/it/rigid_clusters.rs`'s `CoupledTops`): six quadratic row families per
-    /// member, and a potential quadratic in the matrices' entries.
-    pub struct CoupledTops {
-        sizes: { N = 3 },
-        orientations: { r[N]: matrix },
-        parameters: { i1 = 1.0, i2 = 1.5, i3 = 2.0, k = 2.0, mgl = 1.0 },
-        kinetic: sum(0..N, |i| rigid_kinetic(r[i], i1, i2, i3)),
-        potential: sum(0..N, |i| mgl * rotate_z(r[i], 0.0, 0.0, 1.0))
-            + sum(1..N, |i| 0.5 * k * (rotate_x(r[i], 1.0, 0.0, 0.0)
-                - rotate_x(r[i - 1], 0.0, 1.0, 0.0)).powi(2)),
         integrators: [spook],
         derivatives: [hessians],
     }

@@ -4,7 +4,7 @@
 use nalgebra::{DMatrix, SymmetricEigen};
 
 use super::{dot, SparseEquilibrium, SparseLinearizable, System};
-use crate::linearization::{LinearizationError, Mode, ModeKind, Modes};
+use crate::linearization::{LinearizationError, Mode, Modes};
 
 /// The settings of [`sparse_modes`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -312,16 +312,7 @@ fn modes_of<S: SparseLinearizable>(
             .sum::<f64>()
             .sqrt();
         let denominator = (k_norm + eigenvalue.abs() * m_norm) * dot(&shape, &shape).sqrt();
-        modes.push(Mode {
-            eigenvalue,
-            kind: ModeKind::of(eigenvalue, scale),
-            shape,
-            residual: if denominator > 0.0 {
-                misfit / denominator
-            } else {
-                0.0
-            },
-        });
+        modes.push(Mode::new(eigenvalue, scale, shape, misfit, denominator));
     }
     modes.sort_by(|a, b| a.eigenvalue.total_cmp(&b.eigenvalue));
     Ok(Modes { modes })
