@@ -1,6 +1,7 @@
 //! Where a mechanism rests and how it vibrates there (`runtime::linearization`): the static
 //! equilibrium, the lowest undamped modes with their residuals, and the angle coordinates'
-//! frequencies beside them where they are known in closed form.
+//! frequencies beside them where they are known in closed form; then, for the fixed-size
+//! models, a run released in a mode, against its linear prediction.
 //!
 //! ```sh
 //! cargo run --release --example modes                                   # the README's double pendulum
@@ -19,11 +20,21 @@
 //!   vertical, linearized in the co-rotating frame; stable exactly above the sleeping-top
 //!   threshold `Ω² = 4 m g l I₁ / I₃²`.
 //!
-//! Writes `--out FILE.json` as `{"omega": [ascending angular frequencies], "residuals": [...]}`,
-//! the table `--csv` (default `out/modes.csv`: `mode`, `eigenvalue` = `ω²`, `omega`, `kind`,
-//! `residual`, `reference.omega`) and, for the planar models, `--animate FILE.gif`: each of the
-//! lowest modes (up to 4) oscillating for two of its periods, `q = q* + a φ sin(ω t)`, the time
-//! stamp counting periods.
+//! Outputs: the modes' table `--csv` (default `out/modes.csv`: `mode`, `eigenvalue` = `ω²`,
+//! `omega`, `kind`, `residual`, `reference.omega`); with `--out FILE.json` the ascending
+//! angular frequencies and residuals as `{"omega": [...], "residuals": [...]}`; for the planar
+//! models `--animate FILE.gif`: each of the lowest modes (up to 4) oscillating for two of its
+//! periods, `q = q* + a φ sin(ω t)`, the time stamp counting periods.
+//!
+//! The release run (double pendulum and top; `--method rattle|spook`, `--h`, `--t-end`,
+//! `--save-every`, `--every`, `--plot`, `--checkpoint`): the double pendulum started at rest
+//! position with the velocity `a ω φ` of mode `--mode K` (amplitude `a` = `--amplitude` times
+//! the pendulum's length over `φ`'s largest entry), for ten of its periods by default, with
+//! the column `linear.deviation` = `max |q − q* − a φ sin ωt| / a`, which stays `O(a)`; the
+//! top spinning at `--spin` tilted by `--amplitude` rad, for ten turns, with the column `tilt`
+//! (`√(R₁₃² + R₂₃²)`), which grows as `e^{rate t}` below the threshold and stays small above
+//! it. The rows go to `--out FILE.csv` (or `.parquet`; default `out/modes_release.csv`) and the
+//! plot to `out/modes_release.png`.
 
 use mechanism_examples as common;
 
@@ -34,8 +45,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use common::cli;
-use mechanism::models::{DoublePendulum, HeavyTopMatrix, VariedPendulumChain};
+use common::{cli, Column, RunOptions};
+use mechanism::models::{matrix_state, DoublePendulum, HeavyTopMatrix, VariedPendulumChain};
 use mechanism::pictures::{Animation, Frame, Sketch};
 use mechanism::runtime::linearization::{
     equilibrium, sparse_equilibrium, sparse_modes, EquilibriumSettings, Linearization,
@@ -44,7 +55,7 @@ use mechanism::runtime::linearization::{
 };
 use mechanism::runtime::reference::{HangingChain, HeldLadder, SpookLadder};
 use mechanism::runtime::simulation::{Sink, Table};
-use mechanism::runtime::{SMatrix, SVector};
+use mechanism::runtime::{Rattle, SMatrix, SVector, Spook, State};
 
 /// Which mechanism to analyse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,7 +71,17 @@ enum Model {
     Top,
 }
 
-/// Finds a mechanism's rest and its lowest modes; prints, writes JSON, CSV and a GIF.
+/// The integrator of the release run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Method {
+    /// RATTLE (Andersen 1983).
+    Rattle,
+    /// SPOOK (Lacoursière 2007).
+    Spook,
+}
+
+/// Finds a mechanism's rest and its lowest modes; prints, writes JSON, CSV and a GIF; runs a
+/// motion released in a mode (fixed-size models).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -68,35 +89,43 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Model::DoublePendulum)]
     model: Model,
     /// The chain's number of pendula.
-    #[arg(long, default_value_t = 10, value_parser = cli::count)]
+    #[arg(long, default_value_t = 10, value_parser = cli::count, allow_negative_numbers = true)]
     n: usize,
     /// The bobs' masses, root first, comma separated; one value sets every bob.
-    #[arg(long, value_delimiter = ',', value_parser = cli::positive)]
+    #[arg(long, value_delimiter = ',', value_parser = cli::positive, allow_negative_numbers = true)]
     m: Vec<f64>,
     /// The rods' lengths, root first, comma separated; one value sets every rod.
-    #[arg(long, value_delimiter = ',', value_parser = cli::positive)]
+    #[arg(long, value_delimiter = ',', value_parser = cli::positive, allow_negative_numbers = true)]
     l: Vec<f64>,
     /// The gravitational acceleration (default: the model's).
-    #[arg(long, value_parser = cli::positive)]
+    #[arg(long, value_parser = cli::positive, allow_negative_numbers = true)]
     g: Option<f64>,
     /// The held ladder's number of cells.
-    #[arg(long, default_value_t = 5, value_parser = cli::count)]
+    #[arg(long, default_value_t = 5, value_parser = cli::count, allow_negative_numbers = true)]
     links: usize,
     /// How many of the lowest modes the sparse models compute.
-    #[arg(long, default_value_t = 10, value_parser = cli::count)]
+    #[arg(long, default_value_t = 10, value_parser = cli::count, allow_negative_numbers = true)]
     count: usize,
     /// The top's spin about the vertical, rad per unit time (default: twice the threshold).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     spin: Option<f64>,
-    /// Write the ascending angular frequencies and the residuals as JSON.
-    #[arg(long, value_name = "FILE.json", value_parser = cli::output)]
-    out: Option<PathBuf>,
     /// The modes' table.
     #[arg(long, value_name = "FILE.csv", default_value = "out/modes.csv", value_parser = cli::output)]
     csv: PathBuf,
-    /// Animate the lowest modes (planar models).
-    #[arg(long, value_name = "FILE.gif", value_parser = cli::output)]
-    animate: Option<PathBuf>,
+    /// The integrator of the release run (double pendulum and top).
+    #[arg(long, value_enum, default_value_t = Method::Rattle)]
+    method: Method,
+    /// The mode the double pendulum's run is released in (1: the lowest).
+    #[arg(long, default_value_t = 1, value_parser = cli::count, allow_negative_numbers = true)]
+    mode: usize,
+    /// The release's amplitude: of the double pendulum's mode, relative to its length; of
+    /// the top's tilt, in radians.
+    #[arg(long, default_value_t = 1e-3, value_parser = cli::positive, allow_negative_numbers = true)]
+    amplitude: f64,
+    /// --out FILE.json writes the frequencies and residuals as JSON; --animate the lowest
+    /// modes; any other --out is the release run's table.
+    #[command(flatten)]
+    run: RunOptions,
 }
 
 /// One mode as the example reports it.
@@ -126,9 +155,22 @@ fn main() -> ExitCode {
     common::exit_code(run(common::cli::parse::<Args>()))
 }
 
+/// Where `--out` goes: a `.json` path is the modes' JSON, anything else the release run's rows.
+fn json_path(args: &Args) -> Option<&Path> {
+    args.run
+        .out
+        .as_deref()
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+}
+
 fn run(args: Args) -> Result<(), Box<dyn Error>> {
-    if args.model == Model::Top && args.animate.is_some() {
-        return Err("--animate is for planar models; the top moves in space".into());
+    let fixed_size = matches!(args.model, Model::DoublePendulum | Model::Top);
+    if !fixed_size {
+        refuse_release(&args)?;
+    }
+    if args.model == Model::Top {
+        args.run
+            .refuse_motion("modes", "the top moves in space, not in a plane")?;
     }
     let analysis = match args.model {
         Model::DoublePendulum => double_pendulum(&args)?,
@@ -139,14 +181,43 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     print(&analysis);
     write_csv(&args.csv, &analysis)?;
     println!("wrote {}", args.csv.display());
-    if let Some(path) = &args.out {
+    if let Some(path) = json_path(&args) {
         write_json(path, &analysis)?;
         println!("wrote {}", path.display());
     }
-    if let Some(path) = &args.animate {
+    if let Some(path) = &args.run.animate {
         animate(path, &analysis)?;
     }
-    Ok(())
+    match args.model {
+        Model::DoublePendulum => release_double_pendulum(&args, &analysis),
+        Model::Top => release_top(&args),
+        Model::Chain | Model::Ladder => Ok(()),
+    }
+}
+
+/// Refuses the release run's options for a model without one (the sparse models).
+fn refuse_release(args: &Args) -> Result<(), Box<dyn Error>> {
+    let run = &args.run;
+    let given = [
+        (run.h.is_some(), "--h"),
+        (run.t_end.is_some(), "--t-end"),
+        (run.save_every.is_some(), "--save-every"),
+        (run.every.is_some(), "--every"),
+        (run.plot.is_some(), "--plot"),
+        (run.paths.is_some(), "--paths"),
+        (
+            run.out.is_some() && json_path(args).is_none(),
+            "--out (other than FILE.json)",
+        ),
+    ];
+    if let Some((_, option)) = given.iter().find(|(set, _)| *set) {
+        return Err(format!(
+            "{option} is for the release run, which the double pendulum and the top have; \
+             the sparse models' modes are computed, not run"
+        )
+        .into());
+    }
+    run.refuse_checkpoints("the sparse models' modes", "there is no run to checkpoint")
 }
 
 /// Expands a `--m` or `--l` list to `n` values: empty gives the model's `default`, one value
@@ -180,21 +251,28 @@ fn draw_bobs(q: &[f64], frame: &mut Frame) {
     }
 }
 
-fn double_pendulum(args: &Args) -> Result<Analysis, Box<dyn Error>> {
+/// The double pendulum of `--m`, `--l`, `--g` (defaults: the README's), with its masses and
+/// lengths.
+fn double_pendulum_model(args: &Args) -> Result<(DoublePendulum, Vec<f64>, Vec<f64>), String> {
     let defaults = DoublePendulum::default();
     let masses = per_link("m", &args.m, 2, defaults.m1)?;
     let mut lengths = per_link("l", &args.l, 2, defaults.l1)?;
     if args.l.is_empty() {
         lengths[1] = defaults.l2;
     }
-    let g = args.g.unwrap_or(defaults.g);
     let model = DoublePendulum {
         m1: masses[0],
         m2: masses[1],
         l1: lengths[0],
         l2: lengths[1],
-        g,
+        g: args.g.unwrap_or(defaults.g),
     };
+    Ok((model, masses, lengths))
+}
+
+fn double_pendulum(args: &Args) -> Result<Analysis, Box<dyn Error>> {
+    let (model, masses, lengths) = double_pendulum_model(args)?;
+    let g = model.g;
     // A guess off the rest: both rods 0.3 rad from the vertical.
     let chain = HangingChain::new(masses.clone(), lengths.clone(), g).ok_or("a bad chain")?;
     let guess = SVector::<f64, 4>::from_column_slice(&chain.configuration(&[0.3, -0.3]));
@@ -333,7 +411,7 @@ fn vertical_turn() -> SMatrix<f64, 9, 9> {
 
 fn top(args: &Args) -> Result<Analysis, Box<dyn Error>> {
     let top = HeavyTopMatrix::default();
-    let critical = 2.0 * (top.mgl * top.i1).sqrt() / top.i3;
+    let critical = top_threshold(&top);
     let rate = args.spin.unwrap_or(2.0 * critical);
     if !rate.is_finite() {
         return Err(format!("--spin must be finite, got {rate}").into());
@@ -381,6 +459,138 @@ fn top(args: &Args) -> Result<Analysis, Box<dyn Error>> {
         size: 1.0,
         draw: None,
     })
+}
+
+/// Runs the double pendulum released at its rest with the velocity `a ω φ` of mode `--mode`,
+/// with the column `linear.deviation` (see the module docs), and writes its rows and plot.
+fn release_double_pendulum(args: &Args, analysis: &Analysis) -> Result<(), Box<dyn Error>> {
+    let (model, _, lengths) = double_pendulum_model(args)?;
+    let row = analysis.rows.get(args.mode - 1).ok_or_else(|| {
+        format!(
+            "--mode {} of a model with {} modes",
+            args.mode,
+            analysis.rows.len()
+        )
+    })?;
+    let omega = omega(row).ok_or("the released mode does not oscillate")?;
+    let largest = row.shape.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let size: f64 = lengths.iter().sum();
+    let amplitude = args.amplitude * size / largest;
+    let shape = SVector::<f64, 4>::from_column_slice(&row.shape);
+    let rest = SVector::<f64, 4>::from_column_slice(&analysis.rest);
+    let initial = State::new(0.0, rest.into(), (shape * (amplitude * omega)).into());
+    let period = std::f64::consts::TAU / omega;
+    let (h, t_end) = (
+        args.run.h_or(period / 400.0),
+        args.run.t_end_or(10.0 * period),
+    );
+    let name = "modes_release";
+    let plan = args.run.plan(h, t_end)?.stream_to(args.run.csv_or(name));
+    let deviation = move |s: &State<4>| {
+        let linear = rest + shape * (amplitude * (omega * s.t).sin());
+        (s.q - linear).amax() / amplitude
+    };
+    let trajectory = match args.method {
+        Method::Rattle => {
+            let columns = [Column::new(
+                "linear.deviation",
+                move |_: &Rattle<4, 2>, s: &State<4>| deviation(s),
+            )];
+            common::simulate(
+                Rattle::<4, 2>::new(h)?,
+                &model,
+                &model,
+                initial,
+                &plan,
+                columns,
+            )?
+        }
+        Method::Spook => {
+            let columns = [Column::new(
+                "linear.deviation",
+                move |_: &Spook<4, 2>, s: &State<4>| deviation(s),
+            )];
+            common::simulate(
+                Spook::<4, 2>::new(h)?,
+                &model,
+                &model,
+                initial,
+                &plan,
+                columns,
+            )?
+        }
+    };
+    let title = format!(
+        "double pendulum in mode {} (ω = {omega:.4}, a = {amplitude:.1e}), {:?}, h = {h:.4}",
+        args.mode, args.method
+    );
+    common::print_summary(&title, &trajectory);
+    common::write_outputs(
+        &args.run.csv_or(name),
+        &args.run.png_or(name),
+        &title,
+        &trajectory,
+        &trajectory.table,
+    )
+}
+
+/// Runs the top spinning at `--spin` about the vertical, tilted by `--amplitude` rad, for ten
+/// turns, with the column `tilt`, and writes its rows and plot.
+fn release_top(args: &Args) -> Result<(), Box<dyn Error>> {
+    let top = HeavyTopMatrix::default();
+    let rate = args.spin.unwrap_or(2.0 * top_threshold(&top));
+    let a = args.amplitude;
+    let tilted = [
+        [1.0, 0.0, 0.0],
+        [0.0, a.cos(), -a.sin()],
+        [0.0, a.sin(), a.cos()],
+    ];
+    let initial = matrix_state(tilted, [0.0, 0.0, rate]);
+    let turn = std::f64::consts::TAU / rate.abs().max(1e-3);
+    let (h, t_end) = (args.run.h_or(turn / 400.0), args.run.t_end_or(10.0 * turn));
+    let name = "modes_release";
+    let plan = args.run.plan(h, t_end)?.stream_to(args.run.csv_or(name));
+    let tilt = |s: &State<9>| s.q[2].hypot(s.q[5]);
+    let trajectory = match args.method {
+        Method::Rattle => common::simulate(
+            Rattle::<9, 6>::new(h)?,
+            &top,
+            &top,
+            initial,
+            &plan,
+            [Column::new(
+                "tilt",
+                move |_: &Rattle<9, 6>, s: &State<9>| tilt(s),
+            )],
+        )?,
+        Method::Spook => common::simulate(
+            Spook::<9, 6>::new(h)?,
+            &top,
+            &top,
+            initial,
+            &plan,
+            [Column::new("tilt", move |_: &Spook<9, 6>, s: &State<9>| {
+                tilt(s)
+            })],
+        )?,
+    };
+    let title = format!(
+        "top spinning at Ω = {rate:.4}, tilted {a:.1e} rad, {:?}, h = {h:.2e}",
+        args.method
+    );
+    common::print_summary(&title, &trajectory);
+    common::write_outputs(
+        &args.run.csv_or(name),
+        &args.run.png_or(name),
+        &title,
+        &trajectory,
+        &trajectory.table,
+    )
+}
+
+/// The sleeping-top threshold `2 √(m g l I₁) / I₃`.
+fn top_threshold(top: &HeavyTopMatrix) -> f64 {
+    2.0 * (top.mgl * top.i1).sqrt() / top.i3
 }
 
 /// The angular frequency of an oscillation, else `None`.

@@ -299,6 +299,13 @@ fn held_ladder_against_swing_angles_and_the_dense_path() {
             .zip(d.shape.iter())
             .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
         assert!(difference <= 1e-8, "shapes differ by {difference:e}");
+        println!(
+            "ω = {:.12}: sparse {:.1e}, dense {:.1e} from the swing angles; shapes {difference:.1e} apart; residual {:.1e}",
+            expected.sqrt(),
+            relative(s.eigenvalue, *expected),
+            relative(d.eigenvalue, *expected),
+            s.residual
+        );
     }
 }
 
