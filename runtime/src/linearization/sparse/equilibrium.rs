@@ -37,7 +37,8 @@ pub struct SparseEquilibrium {
 /// ```
 ///
 /// with `μ = 0` (Newton) where the inertia says `K` is positive definite on `ker G`, and else
-/// the smallest `μ` of a growing sequence for which it is (Levenberg–Marquardt); `q + α δ` is
+/// `μ = 2μ₊ + f s`, `μ₊` the first of `f s, 4 f s, 16 f s, …` for which it is (`s` the largest
+/// `|Kᵢᵢ| / Mᵢᵢ`, `f` a fraction raised after shortened steps: Levenberg–Marquardt); `q + α δ` is
 /// projected back onto the rows and `α` halved until `V` decreases by Armijo's `10⁻⁴` (or,
 /// unshifted, the residual does, where `V`'s decrease is below round-off). With [`Seek::Any`],
 /// Newton on `(F, g) = 0` in `(q, λ)` finds the stationary point nearest the guess, unstable or
