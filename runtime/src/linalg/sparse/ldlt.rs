@@ -163,27 +163,10 @@ impl SparseLdlt {
     /// pivot at or below `n·ε` of its column's largest entry is reported as
     /// [`LinalgError::ZeroPivot`] (a singular or nearly singular `A`), never counted.
     pub fn factor_with_inertia(&mut self, values: &[f64]) -> Result<Inertia, LinalgError> {
-        let signs = std::mem::take(&mut self.signs);
-        let n = signs.len();
-        // Factor with every sign expected positive, then read the signs off `D`.
-        self.signs = vec![PivotSign::Positive; n];
-        let result = self.factor(values);
-        self.signs = signs;
-        match result {
-            Ok(()) | Err(LinalgError::WrongSignPivot { .. }) => {}
-            Err(error) => return Err(error),
-        }
-        // `factor` stopped at the first wrong sign: check every pivot's size here instead.
-        let tolerance = n.max(1) as f64 * f64::EPSILON;
-        let col_ptr = self.symbolic.col_ptr();
+        self.factor_numeric(values)?;
         let mut inertia = Inertia::default();
-        for (k, (&start, &scale)) in col_ptr.iter().zip(&self.column_scale).enumerate() {
-            let d = self.factor_values[start];
-            if d.abs() <= tolerance * scale {
-                self.factored = false;
-                return Err(LinalgError::ZeroPivot { index: k, value: d });
-            }
-            if d > 0.0 {
+        for k in 0..self.dimension() {
+            if self.pivot(k)? > 0.0 {
                 inertia.positive += 1;
             } else {
                 inertia.negative += 1;
@@ -193,18 +176,24 @@ impl SparseLdlt {
         Ok(inertia)
     }
 
-    /// Checks every pivot of the factorization just computed for its sign and size.
+    /// Returns the pivot `D_k` of the factorization just computed, or
+    /// [`LinalgError::ZeroPivot`] if it is at or below `n·ε` times the largest entry of its
+    /// column of the upper triangle of `A`.
+    fn pivot(&self, k: usize) -> Result<f64, LinalgError> {
+        let tolerance = self.dimension().max(1) as f64 * f64::EPSILON;
+        // The simplicial factor stores D_k first in column k of L.
+        let d = self.factor_values[self.symbolic.col_ptr()[k]];
+        if d.abs() <= tolerance * self.column_scale[k] {
+            return Err(LinalgError::ZeroPivot { index: k, value: d });
+        }
+        Ok(d)
+    }
+
+    /// Checks every pivot of the factorization just computed for its size and sign.
     fn check_pivots(&self) -> Result<(), LinalgError> {
-        let n = self.dimension();
-        let tolerance = n.max(1) as f64 * f64::EPSILON;
-        let col_ptr = self.symbolic.col_ptr();
         for (k, sign) in self.signs.iter().enumerate() {
-            // The simplicial factor stores D_k first in column k of L.
-            let d = self.factor_values[col_ptr[k]];
+            let d = self.pivot(k)?;
             let expected_positive = *sign == PivotSign::Positive;
-            if d.abs() <= tolerance * self.column_scale[k] {
-                return Err(LinalgError::ZeroPivot { index: k, value: d });
-            }
             if (d > 0.0) != expected_positive {
                 return Err(LinalgError::WrongSignPivot {
                     index: k,
@@ -215,24 +204,10 @@ impl SparseLdlt {
         }
         Ok(())
     }
-}
 
-impl std::fmt::Debug for SparseLdlt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparseLdlt")
-            .field("dimension", &self.dimension())
-            .field("value_count", &self.value_count())
-            .field("factor_entry_count", &self.factor_entry_count())
-            .field("factored", &self.factored)
-            .finish()
-    }
-}
-
-impl LinearSolver for SparseLdlt {
-    /// The values of the upper triangle, in the slots [`SparseLdlt::analyse`] returned.
-    type Matrix = [f64];
-
-    fn factor(&mut self, values: &[f64]) -> Result<(), LinalgError> {
+    /// Computes `L` and `D` of `A` without judging the pivots (the first half of
+    /// [`factor`](LinearSolver::factor)); on success the solver is still marked unfactored.
+    fn factor_numeric(&mut self, values: &[f64]) -> Result<(), LinalgError> {
         self.factored = false;
         check_len(self.value_count(), values.len())?;
         if let Some(index) = values.iter().position(|x| !x.is_finite()) {
@@ -264,6 +239,27 @@ impl LinearSolver for SparseLdlt {
                 value: 0.0,
             });
         }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for SparseLdlt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseLdlt")
+            .field("dimension", &self.dimension())
+            .field("value_count", &self.value_count())
+            .field("factor_entry_count", &self.factor_entry_count())
+            .field("factored", &self.factored)
+            .finish()
+    }
+}
+
+impl LinearSolver for SparseLdlt {
+    /// The values of the upper triangle, in the slots [`SparseLdlt::analyse`] returned.
+    type Matrix = [f64];
+
+    fn factor(&mut self, values: &[f64]) -> Result<(), LinalgError> {
+        self.factor_numeric(values)?;
         self.check_pivots()?;
         self.factored = true;
         Ok(())
