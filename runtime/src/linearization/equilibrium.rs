@@ -193,18 +193,27 @@ where
     model.applied_force(q, &SVector::zeros(), t, &mut applied);
     let mut jac = SMatrix::<f64, M, N>::zeros();
     model.constraint_jacobian(q, t, &mut jac);
-    let jac = DMatrix::from_column_slice(M, N, jac.as_slice());
-    let normal = &jac * jac.transpose();
-    let rhs = &jac * DMatrix::from_column_slice(N, 1, (applied - gradient).as_slice());
-    let lambda: SVector<f64, M> = normal
-        .lu()
-        .solve(&rhs)
-        .filter(|l| l.iter().all(|x| x.is_finite()))
-        .map_or_else(SVector::zeros, |l| {
-            SVector::from_iterator(l.iter().copied())
-        });
+    let lambda =
+        least_squares_multipliers(&jac, &(gradient - applied)).unwrap_or_else(SVector::zeros);
     finite("λ", lambda.iter(), q.as_slice())?;
     Ok(lambda)
+}
+
+/// The least-squares `λ` of `Gᵀ λ = −f`: `G Gᵀ λ = −G f`, or `None` where `G Gᵀ` is singular.
+pub(super) fn least_squares_multipliers<const N: usize, const M: usize>(
+    jacobian: &SMatrix<f64, M, N>,
+    force: &SVector<f64, N>,
+) -> Option<SVector<f64, M>> {
+    if M == 0 {
+        return Some(SVector::zeros());
+    }
+    let g = DMatrix::from_column_slice(M, N, jacobian.as_slice());
+    let rhs = -(&g * DMatrix::from_column_slice(N, 1, force.as_slice()));
+    let lambda = (&g * g.transpose()).lu().solve(&rhs)?;
+    lambda
+        .iter()
+        .all(|x| x.is_finite())
+        .then(|| SVector::from_iterator(lambda.iter().copied()))
 }
 
 /// What an iteration returns: `q`, `λ`, the iterations taken and the relative residual.

@@ -3,6 +3,7 @@
 
 use nalgebra::{Complex, DMatrix, SMatrix, SVector};
 
+use super::equilibrium::least_squares_multipliers;
 use super::stiffness::{constraint_hessians, tangent_space};
 use super::{finite, LinearizationError};
 use crate::model::{AppliedForces, ConstantMass, HolonomicHessians, PotentialHessian};
@@ -165,8 +166,8 @@ impl<const N: usize, const M: usize> SteadyLinearization<N, M> {
             }
         })?;
         let mut g = SVector::<f64, M>::zeros();
-        let mut unused = SMatrix::<f64, M, N>::zeros();
-        model.constraints_and_jacobian(q, t, &mut g, &mut unused);
+        model.constraints(q, t, &mut g);
+        finite("g", g.iter(), q.as_slice())?;
         let reaction = jacobian.transpose() * lambda;
         let force_scale = gradient
             .amax()
@@ -260,21 +261,4 @@ impl<const N: usize, const M: usize> SteadyLinearization<N, M> {
             SteadyStability::Stable
         })
     }
-}
-
-/// The least-squares `λ` of `Gᵀ λ = −f`: `G Gᵀ λ = −G f`, or `None` where `G Gᵀ` is singular.
-fn least_squares_multipliers<const N: usize, const M: usize>(
-    jacobian: &SMatrix<f64, M, N>,
-    force: &SVector<f64, N>,
-) -> Option<SVector<f64, M>> {
-    if M == 0 {
-        return Some(SVector::zeros());
-    }
-    let g = DMatrix::from_column_slice(M, N, jacobian.as_slice());
-    let rhs = -(&g * DMatrix::from_column_slice(N, 1, force.as_slice()));
-    let lambda = (&g * g.transpose()).lu().solve(&rhs)?;
-    lambda
-        .iter()
-        .all(|x| x.is_finite())
-        .then(|| SVector::from_iterator(lambda.iter().copied()))
 }
