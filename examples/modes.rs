@@ -38,24 +38,29 @@
 
 use mechanism_examples as common;
 
+#[path = "modes/outputs.rs"]
+mod outputs;
+
 use std::error::Error;
-use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use common::{cli, Column, RunOptions};
 use mechanism::models::{matrix_state, DoublePendulum, HeavyTopMatrix, VariedPendulumChain};
-use mechanism::pictures::{Animation, Frame, Sketch};
+use mechanism::pictures::Frame;
+use mechanism::runtime::checkpoint::ModelIdentity;
 use mechanism::runtime::linearization::{
     equilibrium, sparse_equilibrium, sparse_modes, EquilibriumSettings, Linearization,
     LinearizationError, ModeKind, SparseLinearizable, SparseModeSettings, SteadyLinearization,
     SteadyMotion,
 };
 use mechanism::runtime::reference::{HangingChain, HeldLadder, SpookLadder};
-use mechanism::runtime::simulation::{Sink, Table};
-use mechanism::runtime::{Rattle, SMatrix, SVector, Spook, State};
+use mechanism::runtime::{
+    Configuration, Holonomic, Inertia, Integrator, Potential, Rattle, SMatrix, SVector, Spook,
+    State,
+};
+use outputs::{animate, omega, print, write_csv, write_json};
 
 /// Which mechanism to analyse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -484,53 +489,21 @@ fn release_double_pendulum(args: &Args, analysis: &Analysis) -> Result<(), Box<d
         args.run.h_or(period / 400.0),
         args.run.t_end_or(10.0 * period),
     );
-    let name = "modes_release";
-    let plan = args.run.plan(h, t_end)?.stream_to(args.run.csv_or(name));
     let deviation = move |s: &State<4>| {
         let linear = rest + shape * (amplitude * (omega * s.t).sin());
         (s.q - linear).amax() / amplitude
-    };
-    let trajectory = match args.method {
-        Method::Rattle => {
-            let columns = [Column::new(
-                "linear.deviation",
-                move |_: &Rattle<4, 2>, s: &State<4>| deviation(s),
-            )];
-            common::simulate(
-                Rattle::<4, 2>::new(h)?,
-                &model,
-                &model,
-                initial,
-                &plan,
-                columns,
-            )?
-        }
-        Method::Spook => {
-            let columns = [Column::new(
-                "linear.deviation",
-                move |_: &Spook<4, 2>, s: &State<4>| deviation(s),
-            )];
-            common::simulate(
-                Spook::<4, 2>::new(h)?,
-                &model,
-                &model,
-                initial,
-                &plan,
-                columns,
-            )?
-        }
     };
     let title = format!(
         "double pendulum in mode {} (ω = {omega:.4}, a = {amplitude:.1e}), {:?}, h = {h:.4}",
         args.mode, args.method
     );
-    common::print_summary(&title, &trajectory);
-    common::write_outputs(
-        &args.run.csv_or(name),
-        &args.run.png_or(name),
+    release::<_, 4, 2>(
+        args,
+        &model,
+        initial,
+        (h, t_end),
         &title,
-        &trajectory,
-        &trajectory.table,
+        ("linear.deviation", deviation),
     )
 }
 
@@ -548,41 +521,59 @@ fn release_top(args: &Args) -> Result<(), Box<dyn Error>> {
     let initial = matrix_state(tilted, [0.0, 0.0, rate]);
     let turn = std::f64::consts::TAU / rate.abs().max(1e-3);
     let (h, t_end) = (args.run.h_or(turn / 400.0), args.run.t_end_or(10.0 * turn));
-    let name = "modes_release";
-    let plan = args.run.plan(h, t_end)?.stream_to(args.run.csv_or(name));
     let tilt = |s: &State<9>| s.q[2].hypot(s.q[5]);
-    let trajectory = match args.method {
-        Method::Rattle => common::simulate(
-            Rattle::<9, 6>::new(h)?,
-            &top,
-            &top,
-            initial,
-            &plan,
-            [Column::new(
-                "tilt",
-                move |_: &Rattle<9, 6>, s: &State<9>| tilt(s),
-            )],
-        )?,
-        Method::Spook => common::simulate(
-            Spook::<9, 6>::new(h)?,
-            &top,
-            &top,
-            initial,
-            &plan,
-            [Column::new("tilt", move |_: &Spook<9, 6>, s: &State<9>| {
-                tilt(s)
-            })],
-        )?,
-    };
     let title = format!(
         "top spinning at Ω = {rate:.4}, tilted {a:.1e} rad, {:?}, h = {h:.2e}",
         args.method
     );
-    common::print_summary(&title, &trajectory);
+    release::<_, 9, 6>(args, &top, initial, (h, t_end), &title, ("tilt", tilt))
+}
+
+/// Runs `model` from `initial` with `--method` for `t_end` in steps of `h` through the shared
+/// harness (rows streamed to `--out` or `out/modes_release.csv`, with the extra column
+/// `column`), and writes its summary, rows and plot.
+fn release<Model, const N: usize, const M: usize>(
+    args: &Args,
+    model: &Model,
+    initial: State<N>,
+    (h, t_end): (f64, f64),
+    title: &str,
+    (name, column): (&'static str, impl Fn(&State<N>) -> f64 + Copy),
+) -> Result<(), Box<dyn Error>>
+where
+    Model: ModelIdentity + Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
+    Rattle<N, M>: Integrator<Model, N>,
+    Spook<N, M>: Integrator<Model, N>,
+{
+    let file = "modes_release";
+    let plan = args.run.plan(h, t_end)?.stream_to(args.run.csv_or(file));
+    let trajectory = match args.method {
+        Method::Rattle => common::simulate(
+            Rattle::<N, M>::new(h)?,
+            model,
+            model,
+            initial,
+            &plan,
+            [Column::new(name, move |_: &Rattle<N, M>, s: &State<N>| {
+                column(s)
+            })],
+        )?,
+        Method::Spook => common::simulate(
+            Spook::<N, M>::new(h)?,
+            model,
+            model,
+            initial,
+            &plan,
+            [Column::new(name, move |_: &Spook<N, M>, s: &State<N>| {
+                column(s)
+            })],
+        )?,
+    };
+    common::print_summary(title, &trajectory);
     common::write_outputs(
-        &args.run.csv_or(name),
-        &args.run.png_or(name),
-        &title,
+        &args.run.csv_or(file),
+        &args.run.png_or(file),
+        title,
         &trajectory,
         &trajectory.table,
     )
@@ -591,129 +582,4 @@ fn release_top(args: &Args) -> Result<(), Box<dyn Error>> {
 /// The sleeping-top threshold `2 √(m g l I₁) / I₃`.
 fn top_threshold(top: &HeavyTopMatrix) -> f64 {
     2.0 * (top.mgl * top.i1).sqrt() / top.i3
-}
-
-/// The angular frequency of an oscillation, else `None`.
-fn omega(row: &Row) -> Option<f64> {
-    match row.kind {
-        ModeKind::Oscillation { omega } => Some(omega),
-        _ => None,
-    }
-}
-
-fn kind_name(kind: ModeKind) -> &'static str {
-    match kind {
-        ModeKind::Oscillation { .. } => "oscillation",
-        ModeKind::Zero => "zero",
-        ModeKind::Unstable { .. } => "unstable",
-    }
-}
-
-fn print(analysis: &Analysis) {
-    println!("{}", analysis.title);
-    println!(
-        "{:>5} {:>14} {:>16} {:>16} {:>10}",
-        "mode", "omega", "angle coords", "relative diff", "residual"
-    );
-    for (k, row) in analysis.rows.iter().enumerate() {
-        let omega = omega(row);
-        let shown = match row.kind {
-            ModeKind::Oscillation { omega } => format!("{omega:.10}"),
-            ModeKind::Unstable { rate } => format!("grows {rate:.6}"),
-            ModeKind::Zero => "zero".to_string(),
-        };
-        let (reference, difference) = match (omega, row.reference) {
-            (Some(w), Some(r)) => (format!("{r:.10}"), format!("{:.1e}", (w - r).abs() / r)),
-            _ => (String::new(), String::new()),
-        };
-        let residual = row.residual.map_or(String::new(), |r| format!("{r:.1e}"));
-        println!(
-            "{:>5} {shown:>14} {reference:>16} {difference:>16} {residual:>10}",
-            k + 1
-        );
-    }
-}
-
-fn write_csv(path: &Path, analysis: &Analysis) -> Result<(), Box<dyn Error>> {
-    let mut text = String::from("mode,eigenvalue,omega,kind,residual,reference.omega\n");
-    for (k, row) in analysis.rows.iter().enumerate() {
-        let omega = omega(row).map_or(String::new(), |w| format!("{w:e}"));
-        let reference = row.reference.map_or(String::new(), |r| format!("{r:e}"));
-        let residual = row.residual.map_or(String::new(), |r| format!("{r:e}"));
-        writeln!(
-            text,
-            "{},{:e},{omega},{},{residual},{reference}",
-            k + 1,
-            row.eigenvalue,
-            kind_name(row.kind)
-        )?;
-    }
-    write_file(path, &text)
-}
-
-fn write_json(path: &Path, analysis: &Analysis) -> Result<(), Box<dyn Error>> {
-    let oscillations: Vec<&Row> = analysis
-        .rows
-        .iter()
-        .filter(|r| omega(r).is_some())
-        .collect();
-    let json = serde_json::json!({
-        "omega": oscillations.iter().filter_map(|r| omega(r)).collect::<Vec<f64>>(),
-        "residuals": oscillations.iter().map(|r| r.residual).collect::<Vec<Option<f64>>>(),
-    });
-    write_file(path, &serde_json::to_string_pretty(&json)?)
-}
-
-fn write_file(path: &Path, text: &str) -> Result<(), Box<dyn Error>> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)?;
-    }
-    fs::write(path, text)?;
-    Ok(())
-}
-
-/// Frames per period of each animated mode.
-const FRAMES_PER_PERIOD: usize = 30;
-
-/// Writes each of the lowest (up to 4) oscillating modes for two of its periods,
-/// `q* + a φ sin(2π s)` with `s` in periods, `a` a tenth of the drawing's size over `φ`'s
-/// largest displacement.
-fn animate(path: &Path, analysis: &Analysis) -> Result<(), Box<dyn Error>> {
-    let Some(draw) = &analysis.draw else {
-        return Err("--animate is for planar models; the top moves in space".into());
-    };
-    let n = analysis.rest.len();
-    let mut columns = vec!["t".to_string()];
-    columns.extend((0..n).map(|i| format!("q.{i}")));
-    let mut table = Table::default();
-    table.begin(&columns, None)?;
-    let modes: Vec<&Row> = analysis
-        .rows
-        .iter()
-        .filter(|r| omega(r).is_some())
-        .take(4)
-        .collect();
-    let mut row = vec![0.0; n + 1];
-    for (k, mode) in modes.iter().enumerate() {
-        let largest = mode.shape.iter().fold(0.0f64, |a, x| a.max(x.abs()));
-        let amplitude = 0.1 * analysis.size / largest.max(f64::MIN_POSITIVE);
-        for frame in 0..2 * FRAMES_PER_PERIOD {
-            let s = frame as f64 / FRAMES_PER_PERIOD as f64;
-            row[0] = 2.0 * k as f64 + s;
-            let phase = (2.0 * std::f64::consts::PI * s).sin();
-            for (i, value) in row[1..].iter_mut().enumerate() {
-                *value = analysis.rest[i] + amplitude * phase * mode.shape[i];
-            }
-            Sink::row(&mut table, &row)?;
-        }
-    }
-    let scene = Sketch::new(|_t: f64, q: &[f64], frame: &mut Frame| draw(q, frame));
-    let summary = Animation::new(format!(
-        "the lowest {} modes, two periods each (t in periods)",
-        modes.len()
-    ))
-    .interval(1.0 / FRAMES_PER_PERIOD as f64)
-    .write(path, &table, &scene)?;
-    println!("wrote {}: {summary}", path.display());
-    Ok(())
 }
