@@ -1,5 +1,5 @@
-//! `ten_steps!`, shared by `tests/it/compiled_integrators.rs` and the trybuild pass cases
-//! (`ui-tests/tests/pass/*.rs`): steps a generated model with every integrator family it is
+//! `ten_steps!`, shared by `tests/it/compiled_integrators.rs` and the models that must compile
+//! without warnings (`tests/it/warning_free/`): steps a generated model with every integrator family it is
 //! compiled for. The macro names `::mechanism`, so a crate that expands it depends on `mechanism`.
 
 /// Asserts that `$Model::INTEGRATORS` is exactly `[$family, …]` and steps `$state` ten times

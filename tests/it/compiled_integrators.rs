@@ -1,8 +1,8 @@
 //! Every model of the test suite steps with every integrator family it is compiled for: the
 //! compile-time checks, the default set and the run-time `Unsupported` checks read one table
 //! (`mechanism::runtime::capabilities`), so a model that compiles for a family never fails
-//! with `Unsupported` (issue 9, item 1). The models of `ui-tests/tests/pass/` run the same check in
-//! their `main`.
+//! with `Unsupported` (issue 9, item 1). The models of `warning_free` run the same check in their
+//! tests.
 
 use mechanism_test_support::ten_steps;
 

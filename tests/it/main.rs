@@ -37,6 +37,7 @@ mod squeezer;
 mod stability;
 mod steady_motion;
 mod step_robustness;
+mod warning_free;
 mod water;
 mod water_cutoff;
 

@@ -18,7 +18,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     ten_steps!(SpringPendulum, mechanism::runtime::State::new(0.0, [1.0, 0.5, 0.0], [0.0, 1.0, 1.0]),
         <3, 0, 0>, h: 0.001, penalty: false, [livens, rk]);
 

@@ -18,7 +18,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     assert_eq!(Keyword::new().r#in, 2.0);
     assert_eq!(<Keyword as Configuration<1>>::COORDINATES, ["type"]);
     ten_steps!(Keyword, mechanism::runtime::State::new(0.0, [0.1], [0.0]),

@@ -5,9 +5,7 @@
 #![deny(warnings)]
 
 use mechanism::mechanism;
-use mechanism::runtime::{
-    Dissipation, Forces, Holonomic, Nonholonomic, Potential, SVector,
-};
+use mechanism::runtime::{Dissipation, Forces, Holonomic, Nonholonomic, Potential, SVector};
 
 mechanism! {
     /// A bead on a parabolic wire with friction, a drive and a skate-like constraint.
@@ -41,7 +39,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     ten_steps!(Everything, mechanism::runtime::State::new(0.0, [0.0, 0.0, 0.3], [0.0, 0.0, 0.5]),
         <3, 1, 1>, h: 0.001, penalty: false, [spook]);
 

@@ -29,7 +29,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     let state = mechanism::runtime::State::new(0.0, [0.5], [0.0]);
     ten_steps!(Well, state, <1, 0, 0>, h: 0.001, penalty: false, [spook]);
     ten_steps!(Clamped, state, <1, 0, 0>, h: 0.001, penalty: false, [spook, zs]);

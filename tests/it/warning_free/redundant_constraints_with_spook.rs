@@ -18,7 +18,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     ten_steps!(Redundant, mechanism::runtime::State::new(0.0, [0.6, -0.8], [0.8, 0.6]),
         <2, 2, 0>, h: 0.001, penalty: true, [spook, zss]);
 

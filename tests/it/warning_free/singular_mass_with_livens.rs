@@ -19,7 +19,8 @@ mechanism! {
 
 use mechanism_test_support::ten_steps;
 
-fn main() {
+#[test]
+fn compiles_without_warnings_and_steps() {
     ten_steps!(SingularMassSpring,
         mechanism::runtime::State::new(0.0, [0.1, 0.2, 0.3], [0.1, 0.0, 0.2]),
         <3, 0, 0>, h: 0.001, penalty: false, [livens]);
