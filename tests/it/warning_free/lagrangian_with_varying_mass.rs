@@ -24,7 +24,7 @@ fn compiles_without_warnings_and_steps() {
         <3, 0, 0>, h: 0.001, penalty: false, [livens, rk]);
 
     let model = SpringPendulum::new();
-    assert!(!<SpringPendulum as Inertia<3>>::CONSTANT_MASS);
+    const { assert!(!<SpringPendulum as Inertia<3>>::CONSTANT_MASS) };
     let mut out = SVector::<f64, 3>::zeros();
     model.kinetic_gradient(
         &SVector::<f64, 3>::new(1.0, 0.5, 0.0),
