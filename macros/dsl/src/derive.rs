@@ -4,6 +4,7 @@ use mechanism_cas::{
     derivative, gradient, hessian, jacobian, third_contraction, Id, Store, Symbol,
 };
 
+use crate::family::{self, derive::FamilyDerived};
 use crate::ir::Ir;
 use crate::model::Model;
 use crate::plan::Plan;
@@ -87,17 +88,18 @@ pub struct Derived {
 pub enum Outputs {
     /// Every expression the plan asks for, over all coordinates.
     Fixed(Box<Derived>),
-    /// A model with families: each kernel is differentiated in its local slots as its output
-    /// is emitted ([`family::emit`](crate::family::emit) through
-    /// [`family::assembly`](crate::family::assembly)), so there is nothing to hold here.
-    Runtime,
+    /// A model with families: each term's and row's kernel differentiated in its local slots
+    /// ([`family::derive`]).
+    Runtime(Box<FamilyDerived>),
 }
 
 /// Computes the derived quantities of a model of either kind that `plan` asks for.
 pub fn outputs(model: &mut Ir, plan: &Plan) -> Outputs {
     match model {
         Ir::Fixed(model) => Outputs::Fixed(Box::new(derive(model, plan))),
-        Ir::Runtime { .. } => Outputs::Runtime,
+        Ir::Runtime { model, .. } => {
+            Outputs::Runtime(Box::new(family::derive::derive(model, plan)))
+        }
     }
 }
 

@@ -20,12 +20,16 @@ pub fn limits() -> SimplifyLimits {
     }
 }
 
-/// Simplifies the derived quantities of a model of either kind in place (a model with families
-/// simplifies each kernel's outputs as they are emitted, through
-/// [`KernelCopy::simplified`](crate::family::kernel_code::KernelCopy::simplified)).
+/// Simplifies the derived quantities of a model of either kind in place: a fixed-size model's
+/// in its store, a model with families' kernel by kernel, each in its own
+/// ([`FamilyDerived::simplify`](crate::family::derive::FamilyDerived::simplify)).
 pub fn simplify_model(model: &mut Ir, outputs: &mut Outputs) {
-    if let (Ir::Fixed(model), Outputs::Fixed(derived)) = (model, outputs) {
-        simplify_outputs(&mut model.store, derived, &limits());
+    match (model, outputs) {
+        (Ir::Fixed(model), Outputs::Fixed(derived)) => {
+            simplify_outputs(&mut model.store, derived, &limits());
+        }
+        (_, Outputs::Runtime(derived)) => derived.simplify(),
+        (Ir::Runtime { .. }, Outputs::Fixed(_)) => {}
     }
 }
 

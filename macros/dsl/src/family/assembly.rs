@@ -19,7 +19,7 @@ use syn::Ident;
 
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{Cutoff, FamilyModel, Kernel};
-use crate::family::switch::{indexed, switched_entries, Switch};
+use crate::family::switch::{indexed, simplified_nonzero, switched_entries, Switch};
 
 /// A scalar kernel summed over the instances of its table, times a run-time scale.
 pub struct Part {
@@ -31,12 +31,28 @@ pub struct Part {
     value: Id,
     /// The run-time factor: `1.0`, or `omega * omega` for a penalty.
     scale: TokenStream,
-    /// The nonzero entries `(a, b, ∂²k/∂s_a∂s_b)` with `a ≤ b`, once computed.
+    /// `∇k` by slot, if derived.
+    gradient: Option<Vec<Id>>,
+    /// The entries `(a, b, ∂²k/∂s_a∂s_b)` with `a ≤ b`, if derived (the structurally nonzero
+    /// ones once simplified).
     hessian: Option<Vec<(usize, usize, Id)>>,
+    /// `a·k‴·a = ∇(aᵀ Hess k a)` by slot, if derived.
+    third: Option<Vec<Id>>,
     /// A pair sum's cutoff: the switching distance's kernel, applied by the product rule.
     switch: Option<Switch>,
     /// A row family's multipliers, which its kernel reads per instance.
     multipliers: Option<Multipliers>,
+}
+
+/// Which derivatives of a [`Part`] its model's integrators need.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartNeeds {
+    /// `∇k` (the gradient of the energy it is part of).
+    pub gradient: bool,
+    /// `Hess k` (a Hessian it is assembled into).
+    pub hessian: bool,
+    /// `a·k‴·a` (full Z&S).
+    pub third: bool,
 }
 
 /// The multipliers `λ` of a row family's instance, symbols of its weighted kernel
@@ -78,7 +94,9 @@ impl Part {
             kernel: copy,
             value,
             scale: quote!(1.0),
+            gradient: None,
             hessian: None,
+            third: None,
             switch: cutoff.map(|c| Switch::new(kernel, c)),
             multipliers: None,
         }
@@ -102,7 +120,9 @@ impl Part {
             kernel: copy,
             value,
             scale: quote!(omega * omega),
+            gradient: None,
             hessian: None,
+            third: None,
             switch: None,
             multipliers: None,
         }
@@ -133,9 +153,62 @@ impl Part {
             kernel: copy,
             value,
             scale: quote!(1.0),
+            gradient: None,
             hessian: None,
+            third: None,
             switch: None,
             multipliers: Some(Multipliers { start, symbols }),
+        }
+    }
+
+    /// Differentiates the kernel (the derive stage): `∇k` if `needs.gradient`, `Hess k` if
+    /// `needs.hessian`, `a·k‴·a` if `needs.third`, and for a pair sum with a cutoff the
+    /// switching distance's derivatives that the product rule takes.
+    pub fn derive(&mut self, needs: PartNeeds) {
+        let (q, a) = (self.kernel.symbols.q.clone(), self.kernel.symbols.a.clone());
+        let store = &mut self.kernel.store;
+        if needs.gradient {
+            self.gradient = Some(gradient(store, self.value, &q));
+        }
+        if needs.hessian {
+            let h = hessian(store, self.value, &q);
+            self.hessian = Some(
+                (0..q.len())
+                    .flat_map(|b| (0..=b).map(move |a| (a, b)))
+                    .map(|(a, b)| (a, b, h[a][b]))
+                    .collect(),
+            );
+        }
+        if needs.third {
+            self.third = Some(third_contraction(store, self.value, &q, &a));
+        }
+        if let Some(switch) = &mut self.switch {
+            switch.derive(needs.hessian);
+        }
+    }
+
+    /// Simplifies what [`Part::derive`] added (the simplify stage): the gradient, the Hessian
+    /// and the contraction each as one group (each is emitted as one loop body), dropping the
+    /// Hessian's structurally zero entries.
+    pub fn simplify(&mut self) {
+        if let Some(gradient) = &self.gradient {
+            self.gradient = Some(self.kernel.simplified(gradient));
+        }
+        if let Some(hessian) = &self.hessian {
+            let entries: Vec<((usize, usize), Id)> =
+                hessian.iter().map(|&(a, b, h)| ((a, b), h)).collect();
+            self.hessian = Some(
+                simplified_nonzero(&mut self.kernel, &entries)
+                    .into_iter()
+                    .map(|((a, b), h)| (a, b, h))
+                    .collect(),
+            );
+        }
+        if let Some(third) = &self.third {
+            self.third = Some(self.kernel.simplified(third));
+        }
+        if let Some(switch) = &mut self.switch {
+            switch.simplify();
         }
     }
 
@@ -191,24 +264,22 @@ impl Part {
     }
 
     /// Returns the loop that adds the part's scaled gradient to the slice `target`.
-    pub fn gradient(&mut self, model: &FamilyModel, target: TokenStream) -> TokenStream {
-        let q = self.kernel.symbols.q.clone();
-        let entries = gradient(&mut self.kernel.store, self.value, &q);
-        let entries = self.kernel.simplified(&entries);
-        self.scatter(model, &entries, target)
+    pub fn gradient(&self, model: &FamilyModel, target: TokenStream) -> TokenStream {
+        self.scatter(model, self.gradient.as_deref().unwrap_or_default(), target)
     }
 
     /// Returns the loop that adds the part's scaled `a·k‴·a = ∇(aᵀ Hess k a)` to `out`.
-    pub fn third_contraction(&mut self, model: &FamilyModel) -> TokenStream {
-        let (q, a) = (self.kernel.symbols.q.clone(), self.kernel.symbols.a.clone());
-        let entries = third_contraction(&mut self.kernel.store, self.value, &q, &a);
-        let entries = self.kernel.simplified(&entries);
-        self.scatter(model, &entries, quote!(out))
+    pub fn third_contraction(&self, model: &FamilyModel) -> TokenStream {
+        self.scatter(
+            model,
+            self.third.as_deref().unwrap_or_default(),
+            quote!(out),
+        )
     }
 
     /// Returns the loop that adds `scale · entries[s]` to `target[ix_s]` for every slot `s`
     /// whose entry is not structurally zero (nothing when none is).
-    fn scatter(&mut self, model: &FamilyModel, entries: &[Id], target: TokenStream) -> TokenStream {
+    fn scatter(&self, model: &FamilyModel, entries: &[Id], target: TokenStream) -> TokenStream {
         let nonzero: Vec<usize> = (0..entries.len())
             .filter(|&s| !self.kernel.store.is_zero(entries[s]))
             .collect();
@@ -230,7 +301,7 @@ impl Part {
         let slots = nonzero.iter().map(|&s| Literal::usize_unsuffixed(s));
         let statements = Emitter::new(model, &self.kernel).emit(&outputs);
         let (table, scale) = (&self.table, &self.scale);
-        if let Some(switch) = &mut self.switch {
+        if let Some(switch) = &self.switch {
             // Inside `on` the body's gradient unchanged; in the shell S ∇E + E S' ∇r.
             let (skip, factors, inside) = (
                 switch.distance_and_skip(model),
@@ -283,37 +354,16 @@ impl Part {
         }
     }
 
-    /// Returns the structurally nonzero entries of the kernel's Hessian in its slots, `a ≤ b`.
-    fn hessian_entries(&mut self) -> &[(usize, usize, Id)] {
-        if self.hessian.is_none() {
-            let q = self.kernel.symbols.q.clone();
-            let h = hessian(&mut self.kernel.store, self.value, &q);
-            let upper: Vec<(usize, usize)> = (0..q.len())
-                .flat_map(|b| (0..=b).map(move |a| (a, b)))
-                .collect();
-            let values: Vec<Id> = upper.iter().map(|&(a, b)| h[a][b]).collect();
-            let values = self.kernel.simplified(&values);
-            let entries = upper
-                .into_iter()
-                .zip(values)
-                .filter(|&(_, value)| !self.kernel.store.is_zero(value))
-                .map(|((a, b), value)| (a, b, value))
-                .collect();
-            self.hessian = Some(entries);
-        }
-        self.hessian.as_deref().unwrap_or_default()
-    }
-
     /// Returns the slot pairs `(a, b)`, `a ≤ b`, of the part's Hessian entries and the
     /// statements of an instance's loop iteration that fill `__d` with them (which may
     /// `continue` past a pair beyond its cutoff); `None` if the Hessian is structurally zero.
-    fn hessian_fill(&mut self, model: &FamilyModel) -> Option<(Vec<(usize, usize)>, TokenStream)> {
-        let entries = self.hessian_entries().to_vec();
+    fn hessian_fill(&self, model: &FamilyModel) -> Option<(Vec<(usize, usize)>, TokenStream)> {
+        let entries = self.hessian.as_deref().unwrap_or_default();
         let body: Vec<(usize, usize)> = entries.iter().map(|&(a, b, _)| (a, b)).collect();
         let outputs = indexed(quote!(__h), entries.iter().map(|&(_, _, v)| v));
         let statements = Emitter::new(model, &self.kernel).emit(&outputs);
         let h_count = Literal::usize_unsuffixed(entries.len());
-        let Some(switch) = self.switch.as_mut() else {
+        let Some(switch) = self.switch.as_ref() else {
             if entries.is_empty() {
                 return None;
             }
@@ -329,11 +379,11 @@ impl Part {
             ));
         };
         // The switched entries: the body's, and those of ∇r with ∇E and with itself.
-        let q = self.kernel.symbols.q.clone();
-        let grad = gradient(&mut self.kernel.store, self.value, &q);
-        let grad = self.kernel.simplified(&grad);
-        let grad: Vec<(usize, Id)> = grad
-            .into_iter()
+        let grad: Vec<(usize, Id)> = self
+            .gradient
+            .iter()
+            .flatten()
+            .copied()
             .enumerate()
             .filter(|&(_, g)| !self.kernel.store.is_zero(g))
             .collect();
@@ -419,14 +469,14 @@ pub struct Hessian {
 }
 
 /// Assembles the Hessian named `name` of the sum of `parts`.
-pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &mut [&mut Part]) -> Hessian {
+pub fn assemble_hessian(model: &FamilyModel, name: &str, parts: &[&Part]) -> Hessian {
     let pattern = format_ident!("__hessian_{}_pattern", name);
     let map = format_ident!("__hessian_{}_map", name);
     let mut fields = vec![quote!(#pattern: ::std::vec::Vec<(usize, usize)>)];
     let mut names = vec![pattern.clone()];
     let mut builders = Vec::new();
     let mut code = Vec::new();
-    for part in parts.iter_mut() {
+    for part in parts {
         let Some((entries, fill)) = part.hessian_fill(model) else {
             continue;
         };

@@ -18,7 +18,7 @@
 //! The contraction `a·V‴·a` of full Z&S is not provided with a cutoff; the generator refuses
 //! that combination at the cutoff's tokens.
 
-use mechanism_cas::{gradient, hessian, Id, Math, Output};
+use mechanism_cas::{gradient, Id, Math, Output};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use syn::Ident;
@@ -41,8 +41,11 @@ pub struct Switch {
     on: Ident,
     /// The `off` parameter's field.
     off: Ident,
-    /// `∇r`'s structurally nonzero slots and their entries, once computed.
-    gradient: Option<Vec<(usize, Id)>>,
+    /// `∇r` by slot: every slot once derived, the structurally nonzero ones once simplified.
+    gradient: Vec<(usize, Id)>,
+    /// `Hess r` by slot pair `(a, b)`, `a ≤ b`, if the body's Hessian is assembled (nonzero
+    /// entries once simplified).
+    hessian: Option<Vec<((usize, usize), Id)>>,
 }
 
 impl Switch {
@@ -61,7 +64,8 @@ impl Switch {
             squared,
             on: cutoff.on.clone(),
             off: cutoff.off.clone(),
-            gradient: None,
+            gradient: Vec::new(),
+            hessian: None,
         }
     }
 
@@ -111,26 +115,37 @@ impl Switch {
         }
     }
 
-    /// Returns `∇r`'s nonzero slots and entries (simplified once).
-    fn gradient_entries(&mut self) -> Vec<(usize, Id)> {
-        if self.gradient.is_none() {
-            let q = self.kernel.symbols.q.clone();
-            let entries = gradient(&mut self.kernel.store, self.r, &q);
-            let entries = self.kernel.simplified(&entries);
-            self.gradient = Some(
-                entries
-                    .into_iter()
-                    .enumerate()
-                    .filter(|&(_, e)| !self.kernel.store.is_zero(e))
+    /// Differentiates the switching distance (the derive stage): `∇r`, and `Hess r` if
+    /// `hessian` (the body's Hessian is assembled).
+    pub fn derive(&mut self, hessian: bool) {
+        let q = self.kernel.symbols.q.clone();
+        self.gradient = gradient(&mut self.kernel.store, self.r, &q)
+            .into_iter()
+            .enumerate()
+            .collect();
+        if hessian {
+            let h = mechanism_cas::hessian(&mut self.kernel.store, self.r, &q);
+            self.hessian = Some(
+                (0..q.len())
+                    .flat_map(|b| (0..=b).map(move |a| (a, b)))
+                    .map(|(a, b)| ((a, b), h[a][b]))
                     .collect(),
             );
         }
-        self.gradient.clone().unwrap_or_default()
+    }
+
+    /// Simplifies `∇r` and `Hess r` (the simplify stage), each as one group, and drops their
+    /// structurally zero entries.
+    pub fn simplify(&mut self) {
+        self.gradient = simplified_nonzero(&mut self.kernel, &self.gradient);
+        if let Some(hessian) = &self.hessian {
+            self.hessian = Some(simplified_nonzero(&mut self.kernel, hessian));
+        }
     }
 
     /// Returns the slots of `∇r` and the statements that fill `__dr` with its entries.
-    pub fn gradient(&mut self, model: &FamilyModel) -> (Vec<usize>, TokenStream) {
-        let entries = self.gradient_entries();
+    pub fn gradient(&self, model: &FamilyModel) -> (Vec<usize>, TokenStream) {
+        let entries = &self.gradient;
         let count = Literal::usize_unsuffixed(entries.len());
         let outputs = indexed(quote!(__dr), entries.iter().map(|&(_, e)| e));
         let statements = Emitter::new(model, &self.kernel).emit(&outputs);
@@ -146,23 +161,9 @@ impl Switch {
 
     /// Returns the slots of `∇r`, the nonzero entries `(a, b)` (`a ≤ b`, as slot pairs) of
     /// `Hess r`, and the statements that fill `__dr` and `__hr` with them.
-    pub fn hessian(
-        &mut self,
-        model: &FamilyModel,
-    ) -> (Vec<usize>, Vec<(usize, usize)>, TokenStream) {
-        let gradient = self.gradient_entries();
-        let q = self.kernel.symbols.q.clone();
-        let h = hessian(&mut self.kernel.store, self.r, &q);
-        let upper: Vec<(usize, usize)> = (0..q.len())
-            .flat_map(|b| (0..=b).map(move |a| (a, b)))
-            .collect();
-        let values: Vec<Id> = upper.iter().map(|&(a, b)| h[a][b]).collect();
-        let values = self.kernel.simplified(&values);
-        let entries: Vec<((usize, usize), Id)> = upper
-            .into_iter()
-            .zip(values)
-            .filter(|&(_, v)| !self.kernel.store.is_zero(v))
-            .collect();
+    pub fn hessian(&self, model: &FamilyModel) -> (Vec<usize>, Vec<(usize, usize)>, TokenStream) {
+        let gradient = &self.gradient;
+        let entries = self.hessian.as_deref().unwrap_or_default();
         let outputs: Vec<Output> = indexed(quote!(__dr), gradient.iter().map(|&(_, e)| e))
             .into_iter()
             .chain(indexed(quote!(__hr), entries.iter().map(|&(_, e)| e)))
@@ -182,6 +183,19 @@ impl Switch {
             },
         )
     }
+}
+
+/// Returns `entries` with their values simplified together in `kernel`'s store (one group of
+/// [`KernelCopy::simplified`]) and the structurally zero ones dropped.
+pub fn simplified_nonzero<K: Copy>(kernel: &mut KernelCopy, entries: &[(K, Id)]) -> Vec<(K, Id)> {
+    let values: Vec<Id> = entries.iter().map(|&(_, value)| value).collect();
+    let values = kernel.simplified(&values);
+    entries
+        .iter()
+        .zip(values)
+        .filter(|&(_, value)| !kernel.store.is_zero(value))
+        .map(|(&(key, _), value)| (key, value))
+        .collect()
 }
 
 /// Returns the outputs `target[j] = value_j`.

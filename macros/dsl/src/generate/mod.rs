@@ -46,10 +46,16 @@ fn allow_lints() -> TokenStream {
 pub fn generate(model: &Ir, outputs: &Outputs) -> syn::Result<TokenStream> {
     match (model, outputs) {
         (Ir::Fixed(model), Outputs::Fixed(derived)) => Ok(fixed(model, derived)),
-        (Ir::Runtime { model, bodies }, _) => crate::family::emit::generate(model, bodies),
-        (Ir::Fixed(model), Outputs::Runtime) => Err(syn::Error::new_spanned(
+        (Ir::Runtime { model, bodies }, Outputs::Runtime(derived)) => {
+            crate::family::emit::generate(model, bodies, derived)
+        }
+        (Ir::Fixed(model), Outputs::Runtime(_)) => Err(syn::Error::new_spanned(
             &model.name,
-            "internal: a fixed-size model without derived quantities",
+            "internal: a fixed-size model with a family model's derived quantities",
+        )),
+        (Ir::Runtime { model, .. }, Outputs::Fixed(_)) => Err(syn::Error::new_spanned(
+            &model.name,
+            "internal: a model with families with a fixed-size model's derived quantities",
         )),
     }
 }

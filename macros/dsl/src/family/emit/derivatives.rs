@@ -10,6 +10,7 @@ use syn::Ident;
 
 use super::runtime;
 use crate::family::assembly::{assemble_hessian, Part};
+use crate::family::derive::FamilyDerived;
 use crate::family::model::FamilyModel;
 use crate::plan::Plan;
 
@@ -24,24 +25,25 @@ pub(super) struct Derivatives {
 }
 
 /// Emits the derivatives `needs` asks for from the potential's and the rows' penalty parts
-/// and the rows' acceleration bias `bias_code`, and the rows' weighted Hessians from their
-/// `weighted_parts` if `derivatives: [hessians]` asks for them, adding the Hessians' fields to
-/// `fields`.
+/// of `derived` and the rows' acceleration bias `bias_code`, and the rows' weighted Hessians
+/// from their weighted parts if `derivatives: [hessians]` asks for them, adding the Hessians'
+/// fields to `fields`.
 pub(super) fn derivatives(
     model: &FamilyModel,
     needs: &Plan,
-    potential_parts: &mut [Part],
-    penalty_parts: &mut [Part],
-    weighted_parts: &mut [Part],
+    derived: &FamilyDerived,
     bias_code: &[TokenStream],
     fields: &mut Vec<TokenStream>,
 ) -> Derivatives {
+    let potential_parts: Vec<&Part> = derived.potential_parts().collect();
+    let penalty_parts: Vec<&Part> = derived.penalty_parts().collect();
+    let weighted_parts: Vec<&Part> = derived.weighted_parts().collect();
     let rt = runtime();
     let name = &model.name;
     let mut hessian_names = Vec::new();
     let mut hessian_builders = Vec::new();
     let mut derivative_impls = Vec::new();
-    let mut assemble = |name: &str, parts: &mut [&mut Part]| {
+    let mut assemble = |name: &str, parts: &[&Part]| {
         let assembled = assemble_hessian(model, name, parts);
         fields.extend(assembled.fields);
         hessian_names.extend(assembled.names);
@@ -49,10 +51,7 @@ pub(super) fn derivatives(
         (assembled.pattern, assembled.code)
     };
     if needs.hessian {
-        let (pattern, code) = assemble(
-            "potential",
-            &mut potential_parts.iter_mut().collect::<Vec<_>>(),
-        );
+        let (pattern, code) = assemble("potential", &potential_parts);
         derivative_impls.push(quote! {
             impl #rt::model::SparsePotentialHessian for #name {
                 fn hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
@@ -64,9 +63,7 @@ pub(super) fn derivatives(
             }
         });
         if needs.third_derivative {
-            let code = potential_parts
-                .iter_mut()
-                .map(|p| p.third_contraction(model));
+            let code = potential_parts.iter().map(|p| p.third_contraction(model));
             derivative_impls.push(quote! {
                 impl #rt::model::SparsePotentialThirdDerivative for #name {
                     #[allow(unused_variables, clippy::all)]
@@ -84,7 +81,7 @@ pub(super) fn derivatives(
             .map(|p| p.energy(model))
             .collect::<Vec<_>>();
         let gradient = penalty_parts
-            .iter_mut()
+            .iter()
             .map(|p| p.gradient(model, quote!(grad)))
             .collect::<Vec<_>>();
         derivative_impls.push(quote! {
@@ -102,11 +99,12 @@ pub(super) fn derivatives(
                 }
             }
         });
-        let mut all: Vec<&mut Part> = potential_parts
-            .iter_mut()
-            .chain(penalty_parts.iter_mut())
+        let all: Vec<&Part> = potential_parts
+            .iter()
+            .chain(&penalty_parts)
+            .copied()
             .collect();
-        let (pattern, code) = assemble("penalized", &mut all);
+        let (pattern, code) = assemble("penalized", &all);
         derivative_impls.push(quote! {
             impl #rt::model::SparsePenalizedHessian for #name {
                 fn penalized_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
@@ -119,8 +117,8 @@ pub(super) fn derivatives(
         });
         if needs.third_derivative {
             let code = potential_parts
-                .iter_mut()
-                .chain(penalty_parts.iter_mut())
+                .iter()
+                .chain(&penalty_parts)
                 .map(|p| p.third_contraction(model))
                 .collect::<Vec<_>>();
             derivative_impls.push(quote! {
@@ -134,8 +132,7 @@ pub(super) fn derivatives(
             });
         }
         if needs.penalty_hessian {
-            let (pattern, code) =
-                assemble("penalty", &mut penalty_parts.iter_mut().collect::<Vec<_>>());
+            let (pattern, code) = assemble("penalty", &penalty_parts);
             derivative_impls.push(quote! {
                 impl #rt::model::SparsePenaltyHessian for #name {
                     fn penalty_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }
@@ -150,10 +147,7 @@ pub(super) fn derivatives(
     }
     if model.hessians() {
         // Also without rows (then the pattern is empty), as `SparseHolonomic` is.
-        let (pattern, code) = assemble(
-            "constraints",
-            &mut weighted_parts.iter_mut().collect::<Vec<_>>(),
-        );
+        let (pattern, code) = assemble("constraints", &weighted_parts);
         derivative_impls.push(quote! {
             impl #rt::model::SparseHolonomicHessians for #name {
                 fn constraint_hessian_pattern(&self) -> &[(usize, usize)] { &self.#pattern }

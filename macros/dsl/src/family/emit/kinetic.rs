@@ -1,13 +1,14 @@
 //! The kinetic energy terms of a model with families: `T` and the mass matrix's blocks, each a
 //! loop over a term's instances.
 
-use mechanism_cas::{hessian, Output, Symbol};
+use mechanism_cas::{Output, Symbol};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::tables::{instance_table, local, table_footprint, Tables};
 use crate::family::checks::BodyOf;
-use crate::family::kernel_code::{kernel_copy, Emitter};
+use crate::family::derive::MassBlock;
+use crate::family::kernel_code::Emitter;
 use crate::family::model::FamilyModel;
 
 /// The kinetic energy's code.
@@ -20,11 +21,12 @@ pub(super) struct Kinetic {
     pub constant_mass: bool,
 }
 
-/// Emits the kinetic energy terms, on the body of each (`bodies`, from
-/// [`crate::family::checks::terms`]), adding their instance tables to `tables`.
+/// Emits the kinetic energy terms with their mass blocks `blocks_derived`, on the body of each
+/// (`bodies`, from [`crate::family::checks::terms`]), adding their instance tables to `tables`.
 pub(super) fn kinetic(
     model: &FamilyModel,
     bodies: &[Option<BodyOf>],
+    blocks_derived: &[MassBlock],
     tables: &mut Tables,
 ) -> syn::Result<Kinetic> {
     let Tables {
@@ -75,10 +77,11 @@ pub(super) fn kinetic(
             }
         });
         // Mass block entries ∂²T/∂v_a∂v_b of the velocity slots, all in one body.
-        let mut store_kernel = kernel_copy(kernel);
-        let v: Vec<Symbol> = store_kernel.symbols.v.clone();
-        let q: Vec<Symbol> = store_kernel.symbols.q.clone();
-        let h = hessian(&mut store_kernel.store, value, &v);
+        let MassBlock {
+            kernel: store_kernel,
+            entries: h,
+        } = &blocks_derived[k];
+        let q: &[Symbol] = &store_kernel.symbols.q;
         let mut outputs = Vec::new();
         let width = match body {
             Some(BodyOf::Scalars) => model.scalars.len(),
@@ -104,7 +107,7 @@ pub(super) fn kinetic(
                 });
             }
         }
-        let statements = Emitter::new(model, &store_kernel).emit(&outputs);
+        let statements = Emitter::new(model, store_kernel).emit(&outputs);
         mass_code.push(quote! {
             for (__ix, &__offset) in self.#table.iter().zip(&self.#blocks) {
                 #statements

@@ -26,6 +26,7 @@ use quote::{format_ident, quote};
 use syn::Ident;
 
 use crate::family::checks::BodyOf;
+use crate::family::derive::FamilyDerived;
 use crate::family::model::{Cutoff, FamilyModel};
 use crate::family::switch;
 use tables::{fields_names, size_lets, Tables};
@@ -35,8 +36,13 @@ fn runtime() -> TokenStream {
     quote!(::mechanism::runtime)
 }
 
-/// Emits the model, checked by [`crate::family::checks`], whose kinetic terms live on `bodies`.
-pub fn generate(model: &FamilyModel, bodies: &[Option<BodyOf>]) -> syn::Result<TokenStream> {
+/// Emits the model, checked by [`crate::family::checks`], whose kinetic terms live on `bodies`,
+/// from its derived quantities `derived` ([`crate::family::derive`]).
+pub fn generate(
+    model: &FamilyModel,
+    bodies: &[Option<BodyOf>],
+    derived: &FamilyDerived,
+) -> syn::Result<TokenStream> {
     let rt = runtime();
     let name = &model.name;
     let vis = &model.vis;
@@ -119,33 +125,22 @@ pub fn generate(model: &FamilyModel, bodies: &[Option<BodyOf>]) -> syn::Result<T
         energy: kinetic_code,
         mass: mass_code,
         constant_mass,
-    } = kinetic::kinetic(model, bodies, &mut tables)?;
+    } = kinetic::kinetic(model, bodies, &derived.kinetic, &mut tables)?;
     let potential::Potential {
-        parts: mut potential_parts,
         energy: potential_code,
         gradient: gradient_code,
-    } = potential::potential(model, &mut tables)?;
+    } = potential::potential(model, &derived.potential, &mut tables)?;
     let rows::Rows {
         pattern_builders,
         families: row_families,
         code: row_code,
-        mut penalty_parts,
-        mut weighted_parts,
         bias: bias_code,
-    } = rows::rows(model, &needs, &mut tables)?;
+    } = rows::rows(model, &derived.rows, &mut tables)?;
     let derivatives::Derivatives {
         impls: derivative_impls,
         hessian_names,
         hessian_builders,
-    } = derivatives::derivatives(
-        model,
-        &needs,
-        &mut potential_parts,
-        &mut penalty_parts,
-        &mut weighted_parts,
-        &bias_code,
-        &mut tables.fields,
-    );
+    } = derivatives::derivatives(model, &needs, derived, &bias_code, &mut tables.fields);
     let Tables {
         fields,
         builders,

@@ -1,24 +1,18 @@
 //! The holonomic rows of a model with families: `g` and its Jacobian on a pattern built once by
-//! `new`, the rows' penalty parts and weighted parts (for their Hessians), and their
-//! acceleration bias.
+//! `new`, and their acceleration bias (their penalty and weighted parts are assembled by
+//! [`super::derivatives`]).
 
-use mechanism_cas::{gradient, Id, Output};
+use mechanism_cas::{Id, Output};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use syn::Ident;
 
 use super::runtime;
 use super::tables::{instance_count, instance_table, table_footprint, Tables};
-use crate::family::assembly::Part;
-use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
+use crate::family::derive::RowDerived;
+use crate::family::kernel_code::{Emitter, KernelCopy};
 use crate::family::model::FamilyModel;
-use crate::plan::Plan;
-
-/// A kernel's derivatives, in its own store.
-struct Derived {
-    /// `∂value_c/∂slot_k` for every component `c` and slot `k`.
-    gradient: Vec<Vec<Id>>,
-}
+use crate::family::switch::indexed;
 
 /// The rows' code.
 pub(super) struct Rows {
@@ -28,17 +22,17 @@ pub(super) struct Rows {
     pub families: Vec<TokenStream>,
     /// Per row, the loop that writes its instances' values and Jacobian entries.
     pub code: Vec<TokenStream>,
-    /// Per row, its part of the penalty `½ω²|g|²`, if the integrators need it.
-    pub penalty_parts: Vec<Part>,
-    /// Per row, its part `Σ_c λ_c g_c` of `Σ_k λ_k g_k`, if `derivatives: [hessians]` asks
-    /// for the rows' Hessians.
-    pub weighted_parts: Vec<Part>,
     /// Per row, the loop that writes its acceleration bias, if the integrators need it.
     pub bias: Vec<TokenStream>,
 }
 
-/// Emits the holonomic rows, adding their instance tables, starts and positions to `tables`.
-pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> syn::Result<Rows> {
+/// Emits the holonomic rows from their derived quantities `derived` (one per row), adding their
+/// instance tables, starts and positions to `tables`.
+pub(super) fn rows(
+    model: &FamilyModel,
+    derived: &[RowDerived],
+    tables: &mut Tables,
+) -> syn::Result<Rows> {
     let rt = runtime();
     let Tables {
         fields,
@@ -46,13 +40,11 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
         footprint,
     } = tables;
     let mut row_code = Vec::new();
-    let mut penalty_parts = Vec::new();
-    let mut weighted_parts = Vec::new();
     let mut bias_code = Vec::new();
     // Rows: numbered in declaration order, instance by instance, component by component.
     let mut pattern_builders = Vec::new();
     let mut row_families = Vec::new();
-    for (k, row) in model.rows.iter().enumerate() {
+    for (k, (row, derived)) in model.rows.iter().zip(derived).enumerate() {
         let table = format_ident!("__row{}", k);
         let start = format_ident!("__row{}_start", k);
         let positions = format_ident!("__row{}_positions", k);
@@ -60,34 +52,13 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
         let (builder, field) =
             instance_table(model, &table, row.instances.as_ref(), &row.kernel, &what)?;
         fields.push(field);
-        let mut kernel = kernel_copy(&row.kernel);
-        let q = kernel.symbols.q.clone();
+        let kernel = &derived.kernel;
         let components = kernel.values.len();
-        let jacobian: Vec<Vec<Id>> = kernel
-            .values
-            .clone()
-            .into_iter()
-            .map(|value| gradient(&mut kernel.store, value, &q))
-            .collect();
-        // The rows and their Jacobian are emitted by one loop: clean them up together.
-        let all: Vec<Id> = kernel
-            .values
-            .iter()
-            .chain(jacobian.iter().flatten())
-            .copied()
-            .collect();
-        let mut all = kernel.simplified(&all).into_iter();
-        kernel.values = all.by_ref().take(components).collect();
-        let derived = Derived {
-            gradient: jacobian
-                .iter()
-                .map(|row| all.by_ref().take(row.len()).collect())
-                .collect(),
-        };
+        let slots = kernel.symbols.q.len();
         // Structural nonzeros (component, slot), in emission order.
         let nonzero: Vec<(usize, usize)> = (0..components)
-            .flat_map(|c| (0..q.len()).map(move |s| (c, s)))
-            .filter(|&(c, s)| !kernel.store.is_zero(derived.gradient[c][s]))
+            .flat_map(|c| (0..slots).map(move |s| (c, s)))
+            .filter(|&(c, s)| !kernel.store.is_zero(derived.jacobian[c][s]))
             .collect();
         let count = Literal::usize_unsuffixed(nonzero.len());
         let width = Literal::usize_unsuffixed(components);
@@ -150,7 +121,7 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
                 let j = Literal::usize_unsuffixed(j);
                 Output {
                     target: quote!(__d[#j]),
-                    value: derived.gradient[c][s],
+                    value: derived.jacobian[c][s],
                 }
             })
             .chain(kernel.values.iter().enumerate().map(|(c, &value)| {
@@ -161,7 +132,7 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
                 }
             }))
             .collect();
-        let statements = Emitter::new(model, &kernel).emit(&outputs);
+        let statements = Emitter::new(model, kernel).emit(&outputs);
         row_code.push(quote! {
             for (__instance, (__ix, __at)) in self.#table.iter().zip(&self.#positions).enumerate() {
                 let mut __d = [0.0f64; #count];
@@ -173,64 +144,31 @@ pub(super) fn rows(model: &FamilyModel, needs: &Plan, tables: &mut Tables) -> sy
                 }
             }
         });
-        if needs.penalty {
-            penalty_parts.push(Part::penalty(table.clone(), &row.kernel));
-        }
-        if model.hessians() {
-            weighted_parts.push(Part::weighted(table.clone(), &row.kernel, start.clone()));
-        }
-        if needs.kinematics {
-            bias_code.push(acceleration_bias(model, &mut kernel, &table, &start));
+        if let Some(bias) = &derived.bias {
+            bias_code.push(acceleration_bias(model, kernel, bias, &table, &start));
         }
     }
     Ok(Rows {
         pattern_builders,
         families: row_families,
         code: row_code,
-        penalty_parts,
-        weighted_parts,
         bias: bias_code,
     })
 }
 
-/// Returns the loop that writes the rows' acceleration bias `vᵀ Hess g_c v` (their constraints
-/// do not depend on time) for every instance of the row family `table` starting at row
-/// `start`: the `g̈ = G q̈ + vᵀ Hess g v` of the index-1 formulation (Ascher et al. 1995, eq. 1.5).
+/// Returns the loop that writes the rows' acceleration bias `bias` (`vᵀ Hess g_c v` per
+/// component, [`crate::family::derive`]) for every instance of the row family `table` starting
+/// at row `start`.
 fn acceleration_bias(
     model: &FamilyModel,
-    kernel: &mut KernelCopy,
+    kernel: &KernelCopy,
+    bias: &[Id],
     table: &Ident,
     start: &Ident,
 ) -> TokenStream {
-    let (q, v) = (kernel.symbols.q.clone(), kernel.symbols.v.clone());
-    let velocities: Vec<Id> = v.iter().map(|&s| kernel.store.symbol(s)).collect();
-    let directional = |store: &mut mechanism_cas::Store, f: Id| {
-        let d = gradient(store, f, &q);
-        let terms: Vec<Id> = d
-            .iter()
-            .zip(&velocities)
-            .map(|(&d, &v)| store.mul(d, v))
-            .collect();
-        store.sum(terms)
-    };
-    let width = kernel.values.len();
-    let outputs: Vec<Output> = kernel
-        .values
-        .clone()
-        .into_iter()
-        .enumerate()
-        .map(|(c, g)| {
-            let once = directional(&mut kernel.store, g);
-            let value = directional(&mut kernel.store, once);
-            let c = Literal::usize_unsuffixed(c);
-            Output {
-                target: quote!(__b[#c]),
-                value,
-            }
-        })
-        .collect();
-    let statements = Emitter::new(model, &*kernel).emit(&outputs);
-    let width = Literal::usize_unsuffixed(width);
+    let outputs = indexed(quote!(__b), bias.iter().copied());
+    let statements = Emitter::new(model, kernel).emit(&outputs);
+    let width = Literal::usize_unsuffixed(bias.len());
     quote! {
         for (__instance, __ix) in self.#table.iter().enumerate() {
             let mut __b = [0.0f64; #width];
