@@ -19,7 +19,7 @@ use syn::Ident;
 
 use crate::family::kernel_code::{kernel_copy, Emitter, KernelCopy};
 use crate::family::model::{Cutoff, FamilyModel, Kernel};
-use crate::family::switch::{indexed, simplified_nonzero, switched_entries, Switch};
+use crate::family::switch::{indexed, switched_entries, Switch};
 
 /// A scalar kernel summed over the instances of its table, times a run-time scale.
 pub struct Part {
@@ -198,7 +198,8 @@ impl Part {
             let entries: Vec<((usize, usize), Id)> =
                 hessian.iter().map(|&(a, b, h)| ((a, b), h)).collect();
             self.hessian = Some(
-                simplified_nonzero(&mut self.kernel, &entries)
+                self.kernel
+                    .simplified_nonzero(&entries)
                     .into_iter()
                     .map(|((a, b), h)| (a, b, h))
                     .collect(),

@@ -49,6 +49,19 @@ impl KernelCopy {
     pub fn simplified(&mut self, outputs: &[Id]) -> Vec<Id> {
         mechanism_cas::simplify(&mut self.store, outputs, &crate::simplify::limits()).0
     }
+
+    /// Returns `entries` with their values simplified as one group ([`Self::simplified`]) and
+    /// the structurally zero ones dropped.
+    pub fn simplified_nonzero<K: Copy>(&mut self, entries: &[(K, Id)]) -> Vec<(K, Id)> {
+        let values: Vec<Id> = entries.iter().map(|&(_, value)| value).collect();
+        let values = self.simplified(&values);
+        entries
+            .iter()
+            .zip(values)
+            .filter(|&(_, value)| !self.store.is_zero(value))
+            .map(|(&(key, _), value)| (key, value))
+            .collect()
+    }
 }
 
 /// Emits a kernel's outputs with slot `k` read as `q[__ix[k]]` (`v[__ix[k]]`), parameters as

@@ -137,9 +137,9 @@ impl Switch {
     /// Simplifies `∇r` and `Hess r` (the simplify stage), each as one group, and drops their
     /// structurally zero entries.
     pub fn simplify(&mut self) {
-        self.gradient = simplified_nonzero(&mut self.kernel, &self.gradient);
+        self.gradient = self.kernel.simplified_nonzero(&self.gradient);
         if let Some(hessian) = &self.hessian {
-            self.hessian = Some(simplified_nonzero(&mut self.kernel, hessian));
+            self.hessian = Some(self.kernel.simplified_nonzero(hessian));
         }
     }
 
@@ -183,19 +183,6 @@ impl Switch {
             },
         )
     }
-}
-
-/// Returns `entries` with their values simplified together in `kernel`'s store (one group of
-/// [`KernelCopy::simplified`]) and the structurally zero ones dropped.
-pub fn simplified_nonzero<K: Copy>(kernel: &mut KernelCopy, entries: &[(K, Id)]) -> Vec<(K, Id)> {
-    let values: Vec<Id> = entries.iter().map(|&(_, value)| value).collect();
-    let values = kernel.simplified(&values);
-    entries
-        .iter()
-        .zip(values)
-        .filter(|&(_, value)| !kernel.store.is_zero(value))
-        .map(|(&(key, _), value)| (key, value))
-        .collect()
 }
 
 /// Returns the outputs `target[j] = value_j`.
