@@ -18,10 +18,10 @@
 use mechanism_cas::{gradient, Id, Store, Symbol};
 
 use crate::family::assembly::{Part, PartNeeds};
+use crate::family::fields::{potential_table, row_start, row_table};
 use crate::family::kernel_code::{kernel_copy, KernelCopy};
 use crate::family::model::FamilyModel;
 use crate::plan::Plan;
-use quote::format_ident;
 
 /// Every derived quantity of a model with families.
 pub struct FamilyDerived {
@@ -142,8 +142,7 @@ pub fn derive(model: &FamilyModel, plan: &Plan) -> FamilyDerived {
         .iter()
         .enumerate()
         .map(|(k, term)| {
-            let table = format_ident!("__potential{}", k);
-            let mut part = Part::potential(table, &term.kernel, term.cutoff.as_ref());
+            let mut part = Part::potential(potential_table(k), &term.kernel, term.cutoff.as_ref());
             part.derive(potential_needs);
             part
         })
@@ -153,10 +152,7 @@ pub fn derive(model: &FamilyModel, plan: &Plan) -> FamilyDerived {
         .iter()
         .enumerate()
         .map(|(k, row)| {
-            let (table, start) = (
-                format_ident!("__row{}", k),
-                format_ident!("__row{}_start", k),
-            );
+            let (table, start) = (row_table(k), row_start(k));
             let mut kernel = kernel_copy(&row.kernel);
             let q = kernel.symbols.q.clone();
             let jacobian = kernel

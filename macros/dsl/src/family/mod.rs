@@ -30,6 +30,7 @@ pub mod checks;
 pub mod cutoff;
 pub mod derive;
 pub mod emit;
+pub mod fields;
 pub mod index;
 pub mod kernel_code;
 pub mod kernels;

@@ -27,6 +27,7 @@ use syn::Ident;
 
 use crate::family::checks::BodyOf;
 use crate::family::derive::FamilyDerived;
+use crate::family::fields;
 use crate::family::model::{Cutoff, FamilyModel};
 use crate::family::switch;
 use tables::{fields_names, size_lets, Tables};
@@ -152,12 +153,8 @@ pub fn generate(
         .filter_map(|t| t.cutoff.as_ref())
         .collect();
     let table_names: Vec<Ident> = fields_names(model);
-    let row_starts: Vec<Ident> = (0..model.rows.len())
-        .map(|k| format_ident!("__row{}_start", k))
-        .collect();
-    let row_positions: Vec<Ident> = (0..model.rows.len())
-        .map(|k| format_ident!("__row{}_positions", k))
-        .collect();
+    let row_starts: Vec<Ident> = (0..model.rows.len()).map(fields::row_start).collect();
+    let row_positions: Vec<Ident> = (0..model.rows.len()).map(fields::row_positions).collect();
     let kinetic_blocks: Vec<Ident> = (0..model.kinetic.len())
         .map(|k| format_ident!("__kinetic{}_block", k))
         .collect();

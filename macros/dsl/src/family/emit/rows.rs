@@ -4,12 +4,13 @@
 
 use mechanism_cas::{Id, Output};
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::Ident;
 
 use super::runtime;
 use super::tables::{instance_count, instance_table, table_footprint, Tables};
 use crate::family::derive::RowDerived;
+use crate::family::fields::{row_positions, row_start, row_table};
 use crate::family::kernel_code::{Emitter, KernelCopy};
 use crate::family::model::FamilyModel;
 use crate::family::switch::indexed;
@@ -45,9 +46,7 @@ pub(super) fn rows(
     let mut pattern_builders = Vec::new();
     let mut row_families = Vec::new();
     for (k, (row, derived)) in model.rows.iter().zip(derived).enumerate() {
-        let table = format_ident!("__row{}", k);
-        let start = format_ident!("__row{}_start", k);
-        let positions = format_ident!("__row{}_positions", k);
+        let (table, start, positions) = (row_table(k), row_start(k), row_positions(k));
         let what = format!("constraint `{}`", row.name);
         let (builder, field) =
             instance_table(model, &table, row.instances.as_ref(), &row.kernel, &what)?;

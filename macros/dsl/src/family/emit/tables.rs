@@ -7,6 +7,7 @@ use quote::{format_ident, quote, ToTokens};
 use syn::Ident;
 
 use super::runtime;
+use crate::family::fields;
 use crate::family::model::{FamilyModel, Instances, Kernel, Slot};
 
 /// What the emitters of the terms and rows add to the struct and to `new`, in emission order.
@@ -24,8 +25,8 @@ pub(super) struct Tables {
 pub(super) fn fields_names(model: &FamilyModel) -> Vec<Ident> {
     (0..model.kinetic.len())
         .map(|k| format_ident!("__kinetic{}", k))
-        .chain((0..model.potential.len()).map(|k| format_ident!("__potential{}", k)))
-        .chain((0..model.rows.len()).map(|k| format_ident!("__row{}", k)))
+        .chain((0..model.potential.len()).map(fields::potential_table))
+        .chain((0..model.rows.len()).map(fields::row_table))
         .collect()
 }
 
