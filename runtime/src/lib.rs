@@ -136,7 +136,10 @@ pub use integrators::projection::{Rattle, Shake, SparseRattle, SparseShake};
 pub use integrators::stabilized::{
     AdaptiveRk, Dopri5, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };
-pub use integrators::{DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepReport};
+pub use integrators::{
+    DifferentiableStep, DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepJacobian,
+    StepReport,
+};
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,
     HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, NonholonomicDerivative, Penalized,

@@ -27,6 +27,7 @@ pub(crate) mod checks;
 pub(crate) mod energy_guard;
 pub mod energy_momentum;
 pub mod explicit;
+mod jacobian;
 pub mod langevin;
 pub mod lie_group;
 pub mod linearly_implicit;
@@ -41,6 +42,7 @@ pub(crate) mod tier;
 pub use crate::guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
+pub use jacobian::{DifferentiableStep, StepJacobian};
 pub use newton::Newton;
 pub(crate) use tier::TierVector;
 

@@ -283,7 +283,7 @@ pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
     message = "`{Self}` is not compiled for an integrator that steps with `HolonomicHessians`",
     label = "the model lacks `HolonomicHessians`",
     note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)",
-    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead"
+    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead, or `derivatives: [step_jacobians]` for step Jacobians (`DifferentiableStep`)"
 )]
 pub trait HolonomicHessians<const N: usize, const M: usize>: Holonomic<N, M> {
     /// Writes `Hess g_k(q, t)` into `out[k]` for every row `k`.

@@ -28,7 +28,7 @@ pub trait Potential<const N: usize> {
     message = "`{Self}` is not compiled for an integrator that steps with `PotentialHessian`",
     label = "the model lacks `PotentialHessian`",
     note = "add the integrator to `integrators: [..]` in the `mechanism!` of the model (the names and the runtime types they cover: `mechanism::runtime::capabilities::Family`)",
-    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead"
+    note = "for `mechanism::runtime::linearization` (equilibria and modes), add `derivatives: [hessians]` to the `mechanism!` of the model instead, or `derivatives: [step_jacobians]` for step Jacobians (`DifferentiableStep`)"
 )]
 pub trait PotentialHessian<const N: usize>: Potential<N> {
     /// Writes the symmetric `Hess V(q)` into `hess`.

@@ -3,9 +3,10 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use super::factor::{Eq29Factor, Eq29Matrix};
 use super::{
-    check_regularization, restore_multipliers, save_multipliers, scheme, SpookOverrides, SpookRows,
-    SpookScheme, SpookSystem,
+    check_gamma, check_regularization, restore_multipliers, save_multipliers, scheme,
+    SpookOverrides, SpookRows, SpookScheme, SpookSystem,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -13,7 +14,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::{factored, mat_vec, solve_vector, Cholesky, LinearSolver};
+use crate::linalg::mat_vec;
 use crate::model::{
     AppliedForces, ConstantMass, GeneratedSolve, Holonomic, Inertia, Nonholonomic, Potential,
     Regularization, SpookCoefficients, SpookStep,
@@ -57,9 +58,16 @@ pub struct SpookDense<const N: usize, const M: usize, const K: usize> {
     coefficients_h: f64,
     coefficients_for: [Regularization; M],
     /// The multipliers of the last successful step.
-    multipliers: SVector<f64, M>,
-    nonholonomic_multipliers: SVector<f64, K>,
-    mass_factor: MassFactor<N>,
+    pub(super) multipliers: SVector<f64, M>,
+    pub(super) nonholonomic_multipliers: SVector<f64, K>,
+    pub(super) mass_factor: MassFactor<N>,
+}
+
+/// The diagonals of `Σ`, `Υ` (eq. 27) and `Γ` at one step size.
+pub(super) struct RowCoefficients<const M: usize, const K: usize> {
+    pub(super) sigma: SVector<f64, M>,
+    pub(super) upsilon: SVector<f64, M>,
+    pub(super) gamma: SVector<f64, K>,
 }
 
 impl<const N: usize, const M: usize, const K: usize> Default for SpookDense<N, M, K> {
@@ -216,94 +224,49 @@ impl<const N: usize, const M: usize, const K: usize> SpookDense<N, M, K> {
         true
     }
 
-    /// Solves through the Schur complements (`M` invertible); returns the number of
-    /// factorizations.
-    fn solve_schur(&mut self, mass_factor: &Cholesky<N>, time: f64) -> Result<u32, StepError> {
-        let (jac, a) = (&self.jac, &self.nonholonomic);
-        let mut minv_jac_t = jac.transpose();
-        mass_factor.solve_in_place(&mut minv_jac_t);
-        let mut minv_a_t = a.transpose();
-        mass_factor.solve_in_place(&mut minv_a_t);
-        let minv_r = mass_factor.solve(&self.r);
-
-        let mut s_gg = jac * minv_jac_t;
+    /// Returns the diagonals of `Σ`, `Υ` (eq. 27) and `Γ` for step size `h` and each row's
+    /// regularization (its override, else the model's), as the step forms them; fails as the
+    /// step does on an invalid one.
+    pub(super) fn coefficients<Model: Holonomic<N, M> + Nonholonomic<N, K> + ?Sized>(
+        &self,
+        model: &Model,
+        h: f64,
+    ) -> Result<RowCoefficients<M, K>, StepError> {
+        let (mut sigma, mut upsilon) = (SVector::<f64, M>::zeros(), SVector::<f64, M>::zeros());
         for row in 0..M {
-            s_gg[(row, row)] += self.sigma[row];
+            let regularization = self.overrides[row].unwrap_or_else(|| model.regularization(row));
+            check_regularization(&regularization)?;
+            (sigma[row], upsilon[row]) = regularization.spook_coefficients(h);
         }
-        let wrap_gg = StepError::linear_algebra("Schur complement G M⁻¹ Gᵀ + Σ", time);
-        let mut s_gg = factored::<Option<Cholesky<M>>>(&s_gg).map_err(&wrap_gg)?;
-        let b_g = self.t - jac * minv_r;
-        let b_a = self.s - a * minv_r;
-        if K == 0 {
-            self.step.lambda = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
-            self.step.v = minv_r + minv_jac_t * self.step.lambda;
-            self.alpha = SVector::zeros();
-            return Ok(1);
-        }
-        // Eliminate λ, then solve the reduced system for α.
-        let s_ag = a * minv_jac_t;
-        let mut s_gg_inv_s_ga = s_ag.transpose();
-        s_gg.solve_columns_in_place(s_gg_inv_s_ga.as_mut_slice(), M)
-            .map_err(&wrap_gg)?;
-        let mut reduced = a * minv_a_t - s_ag * s_gg_inv_s_ga;
+        let mut gamma = SVector::<f64, K>::zeros();
         for row in 0..K {
-            reduced[(row, row)] += self.gamma[row];
+            let compliance = self.compliance_overrides[row]
+                .unwrap_or_else(|| model.nonholonomic_compliance(row));
+            check_gamma(compliance)?;
+            gamma[row] = compliance / h;
         }
-        let wrap_reduced =
-            StepError::linear_algebra("Schur complement A M⁻¹ Aᵀ + Γ − S_AG S_GG⁻¹ S_GA", time);
-        let mut reduced = factored::<Option<Cholesky<K>>>(&reduced).map_err(&wrap_reduced)?;
-        let s_gg_inv_b_g = solve_vector(&mut s_gg, &b_g).map_err(&wrap_gg)?;
-        self.alpha =
-            solve_vector(&mut reduced, &(b_a - s_ag * s_gg_inv_b_g)).map_err(&wrap_reduced)?;
-        self.step.lambda =
-            solve_vector(&mut s_gg, &(b_g - s_ag.transpose() * self.alpha)).map_err(&wrap_gg)?;
-        self.step.v = minv_r + minv_a_t * self.alpha + minv_jac_t * self.step.lambda;
-        Ok(if M == 0 { 1 } else { 2 })
+        Ok(RowCoefficients {
+            sigma,
+            upsilon,
+            gamma,
+        })
     }
 
-    /// Solves with a singular `M` (massless coordinates, Kinon–Betsch §6.1) by eliminating the
-    /// multipliers, `λ = Σ⁻¹ (t − G v)` and `α = Γ⁻¹ (s − A v)`, which leaves
-    /// `(M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A) v = r + Gᵀ Σ⁻¹ t + Aᵀ Γ⁻¹ s`: positive definite when the
-    /// constraints fix every massless direction, and only defined for `Σ > 0`, `Γ > 0`.
-    fn solve_primal(&mut self, time: f64) -> Result<(), StepError> {
-        let ideal = StepError::Singular {
-            matrix: "mass matrix (and an ideal row, ε = 0 or γ = 0, so no regularized form \
-                     exists)",
-            t: time,
-        };
-        let mut sigma_inv_jac = self.jac;
-        let mut sigma_inv_t = self.t;
-        for row in 0..M {
-            let sigma = self.sigma[row];
-            if sigma <= 0.0 {
-                return Err(ideal);
-            }
-            sigma_inv_jac.row_mut(row).scale_mut(1.0 / sigma);
-            sigma_inv_t[row] /= sigma;
-        }
-        let mut gamma_inv_a = self.nonholonomic;
-        let mut gamma_inv_s = self.s;
-        for row in 0..K {
-            let gamma = self.gamma[row];
-            if gamma <= 0.0 {
-                return Err(ideal);
-            }
-            gamma_inv_a.row_mut(row).scale_mut(1.0 / gamma);
-            gamma_inv_s[row] /= gamma;
-        }
-        let primal = self.mass
-            + self.jac.transpose() * sigma_inv_jac
-            + self.nonholonomic.transpose() * gamma_inv_a;
-        let wrap =
-            StepError::linear_algebra("M + Gᵀ Σ⁻¹ G + Aᵀ Γ⁻¹ A (singular mass matrix)", time);
-        let mut factor = factored::<Option<Cholesky<N>>>(&primal).map_err(&wrap)?;
-        let rhs = self.r
-            + self.jac.transpose() * sigma_inv_t
-            + self.nonholonomic.transpose() * gamma_inv_s;
-        self.step.v = solve_vector(&mut factor, &rhs).map_err(&wrap)?;
-        self.step.lambda = sigma_inv_t - sigma_inv_jac * self.step.v;
-        self.alpha = gamma_inv_s - gamma_inv_a * self.step.v;
-        Ok(())
+    /// Factors the matrix of eq. 29 at the last evaluation (`M`'s factor reused while `M` is
+    /// unchanged); returns the factor and the number of factorizations it took.
+    fn factor(&mut self, time: f64) -> Result<(Eq29Factor<N, M, K>, u32), StepError> {
+        Eq29Factor::new(
+            &mut self.mass_factor,
+            Eq29Matrix {
+                mass: &self.mass,
+                constant_mass: self.constant_mass,
+                jac: &self.jac,
+                a: &self.nonholonomic,
+                sigma: &self.sigma,
+                gamma: &self.gamma,
+            },
+            time,
+        )
     }
 }
 
@@ -378,16 +341,10 @@ where
             self.alpha = SVector::zeros();
             return Ok(1);
         }
-        match self
-            .mass_factor
-            .factor(&self.mass, self.constant_mass, time)
-        {
-            Ok((mass_factor, mass_factorizations)) => {
-                Ok(mass_factorizations + self.solve_schur(&mass_factor, time)?)
-            }
-            Err(StepError::Singular { .. }) => self.solve_primal(time).map(|()| 1),
-            Err(other) => Err(other),
-        }
+        let (factor, factorizations) = self.factor(time)?;
+        let (v, alpha, lambda) = factor.solve(&self.r, &self.s, &self.t);
+        (self.step.v, self.alpha, self.step.lambda) = (v, alpha, lambda);
+        Ok(factorizations)
     }
 
     fn solution(&self) -> (&[f64], &[f64], &[f64]) {

@@ -14,6 +14,8 @@
 //!   unknowns numbered body by body and each row right after the last body it touches.
 
 pub(crate) mod dense;
+mod factor;
+mod jacobian;
 pub(crate) mod sparse;
 
 pub use dense::SpookDense;

@@ -1,0 +1,100 @@
+//! Exact Jacobians of one step with respect to the state it starts from: [`StepJacobian`]
+//! and [`DifferentiableStep`].
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{Integrator, StepReport};
+use crate::error::StepError;
+use crate::state::State;
+
+/// The Jacobian of one step `(q_k, v_k) → (q_{k+1}, v_{k+1})` in four `N × N` blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepJacobian<const N: usize> {
+    /// `∂q_{k+1}/∂q_k`.
+    pub q_q: SMatrix<f64, N, N>,
+    /// `∂q_{k+1}/∂v_k`.
+    pub q_v: SMatrix<f64, N, N>,
+    /// `∂v_{k+1}/∂q_k`.
+    pub v_q: SMatrix<f64, N, N>,
+    /// `∂v_{k+1}/∂v_k`.
+    pub v_v: SMatrix<f64, N, N>,
+}
+
+impl<const N: usize> Default for StepJacobian<N> {
+    /// Returns the zero Jacobian.
+    fn default() -> Self {
+        StepJacobian {
+            q_q: SMatrix::zeros(),
+            q_v: SMatrix::zeros(),
+            v_q: SMatrix::zeros(),
+            v_v: SMatrix::zeros(),
+        }
+    }
+}
+
+impl<const N: usize> StepJacobian<N> {
+    /// Returns `J·(dq, dv)`: the first-order change of `(q_{k+1}, v_{k+1})` for a change
+    /// `(dq, dv)` of `(q_k, v_k)`, a forward sensitivity pushed through the step.
+    pub fn apply(
+        &self,
+        dq: &SVector<f64, N>,
+        dv: &SVector<f64, N>,
+    ) -> (SVector<f64, N>, SVector<f64, N>) {
+        (self.q_q * dq + self.q_v * dv, self.v_q * dq + self.v_v * dv)
+    }
+
+    /// Returns `Jᵀ·(wq, wv)`: the gradient with respect to `(q_k, v_k)` of a function whose
+    /// gradient with respect to `(q_{k+1}, v_{k+1})` is `(wq, wv)`, an adjoint pulled back
+    /// through the step.
+    pub fn apply_transpose(
+        &self,
+        wq: &SVector<f64, N>,
+        wv: &SVector<f64, N>,
+    ) -> (SVector<f64, N>, SVector<f64, N>) {
+        (
+            self.q_q.tr_mul(wq) + self.v_q.tr_mul(wv),
+            self.q_v.tr_mul(wq) + self.v_v.tr_mul(wv),
+        )
+    }
+}
+
+/// An integrator whose step can be differentiated exactly with respect to the state it starts
+/// from.
+///
+/// A step maps `(q_k, v_k)` to `(q_{k+1}, v_{k+1})` by solving its own equations
+/// `F(q_k, v_k; q_{k+1}, v_{k+1}, λ, …) = 0` (linear ones for SPOOK, the converged Newton
+/// equations for an implicit method). By the implicit function theorem its Jacobian is
+///
+/// ```text
+/// ∂(q_{k+1}, v_{k+1}, λ, …)/∂(q_k, v_k) = −(∂F/∂(q_{k+1}, v_{k+1}, λ, …))⁻¹ ∂F/∂(q_k, v_k)
+/// ```
+///
+/// the derivative of the step's equations, not of the iteration that solved them: it holds to
+/// the accuracy the step was solved to, and the matrix to invert is the step's own (or its
+/// converged Newton matrix), factored once for all `2N` directions and solved for each. The second derivatives of the model it needs (`∇²V`,
+/// every row's `∇²g`, `∂(A v)/∂q`, the forces' Jacobians) are what `mechanism!` generates for
+/// `derivatives: [step_jacobians]`.
+///
+/// These are exact derivatives of the *discrete* map, which is what an optimizer, a fit or an
+/// adjoint of a simulated trajectory needs (the trajectory is the discrete map iterated); they
+/// converge to the derivatives of the exact flow at the method's order.
+///
+/// Implemented by [`Spook`](crate::Spook) (fixed-size tier, any number of holonomic and
+/// nonholonomic rows, a regular or singular constant `M`), for models with the second
+/// derivatives the step's equations need (`derivatives: [step_jacobians]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot differentiate its step for `{Model}`",
+    label = "no step Jacobian for `{Model}`",
+    note = "for a model written with `mechanism!`, add `derivatives: [step_jacobians]` to it; the integrators that differentiate their step are listed in the docs of `DifferentiableStep`"
+)]
+pub trait DifferentiableStep<Model, const N: usize>: Integrator<Model, N> {
+    /// Advances `state` by one step, as [`Integrator::step`] does, and writes the step's
+    /// Jacobian `∂(q_{k+1}, v_{k+1})/∂(q_k, v_k)` at the state it started from into `jacobian`.
+    /// On error `state` and `jacobian` are left unchanged.
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError>;
+}
