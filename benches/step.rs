@@ -4,15 +4,20 @@
 //! "hand-written" is the same algorithm coded by hand for this one model in straightforward
 //! nalgebra (`hand_written/mod.rs`). Each pair runs from the same initial state; report the ratio
 //! generated / hand-written of the two times.
+//!
+//! `spook_step_jacobian` times a SPOOK step with its exact Jacobian
+//! (`DifferentiableStep::step_with_jacobian`) against the step alone, on the double pendulum and
+//! the 10-link chain: the Jacobian's cost in steps is the ratio of the two minus one.
 
 mod hand_written;
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use mechanism::models::DoublePendulum;
+use mechanism::models::{Chain10, DoublePendulum};
 use mechanism::runtime::{
-    EnergyGuard, Integrator, Penalized, Spook, ZhangSkeel, ZhangSkeelSimplified,
+    DifferentiableStep, EnergyGuard, Integrator, Penalized, Spook, State, StepJacobian, ZhangSkeel,
+    ZhangSkeelSimplified,
 };
 
 const SPOOK_H: f64 = 1.0 / 60.0;
@@ -49,6 +54,59 @@ fn spook(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// One model's pair: the step alone, and the step with its Jacobian, from the same state.
+fn step_and_jacobian<Model, const N: usize, const M: usize>(
+    c: &mut Criterion,
+    name: &str,
+    model: &Model,
+    start: State<N>,
+) where
+    Spook<N, M>: DifferentiableStep<Model, N>,
+{
+    let mut group = c.benchmark_group(format!("spook_step_jacobian/{name}"));
+    let mut integrator = Spook::<N, M>::new(SPOOK_H).expect("valid step size");
+    let mut state = start;
+    group.bench_function("step", |b| {
+        b.iter(|| integrator.step(black_box(model), &mut state).expect("step"))
+    });
+    let mut integrator = Spook::<N, M>::new(SPOOK_H).expect("valid step size");
+    let (mut state, mut jacobian) = (start, StepJacobian::default());
+    group.bench_function("step_with_jacobian", |b| {
+        b.iter(|| {
+            integrator
+                .step_with_jacobian(black_box(model), &mut state, &mut jacobian)
+                .expect("step")
+        })
+    });
+    group.finish();
+}
+
+fn spook_jacobian(c: &mut Criterion) {
+    let pendulum = DoublePendulum::default();
+    step_and_jacobian::<_, 4, 2>(
+        c,
+        "double_pendulum",
+        &pendulum,
+        DoublePendulum::initial_state(),
+    );
+    // The chain hanging at 30° from the vertical, at rest (bob i at i·√5 (sin, −cos) 30°).
+    let (s, co) = (0.5 * 5.0f64.sqrt(), 0.75f64.sqrt() * 5.0f64.sqrt());
+    let q: [f64; 20] = std::array::from_fn(|i| {
+        let bob = (i / 2 + 1) as f64;
+        if i % 2 == 0 {
+            bob * s
+        } else {
+            -bob * co
+        }
+    });
+    step_and_jacobian::<_, 20, 10>(
+        c,
+        "chain10",
+        &Chain10::default(),
+        State::new(0.0, q, [0.0; 20]),
+    );
 }
 
 fn zhang_skeel(c: &mut Criterion) {
@@ -125,5 +183,5 @@ fn energy_guard(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, spook, zhang_skeel, energy_guard);
+criterion_group!(benches, spook, spook_jacobian, zhang_skeel, energy_guard);
 criterion_main!(benches);

@@ -35,5 +35,6 @@ mechanism! {
             rod10: (x10 - x9).powi(2) + (y10 - y9).powi(2) - 5.0,
         },
         integrators: [zss, zss_stiff, spook],
+        derivatives: [step_jacobians],
     }
 }

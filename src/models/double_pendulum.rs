@@ -30,6 +30,7 @@ mechanism! {
             spook, zs, zss, zss_stiff, newmark, newmark_1, pf_newmark, livens, shake, rattle,
             symplectic_euler, verlet, rk
         ],
+        derivatives: [step_jacobians],
     }
 }
 

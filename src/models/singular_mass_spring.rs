@@ -36,6 +36,7 @@ mechanism! {
             interconnection: 0.5 * ((q2 - x1).powi(2) - (l10 + w).powi(2)),
         },
         integrators: [livens, spook],
+        derivatives: [step_jacobians],
     }
 }
 

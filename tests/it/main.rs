@@ -36,6 +36,7 @@ mod spook_models;
 mod squeezer;
 mod stability;
 mod steady_motion;
+mod step_jacobians;
 mod step_robustness;
 mod warning_free;
 mod water;

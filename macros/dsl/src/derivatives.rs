@@ -4,7 +4,10 @@
 //! derivatives in `q`, `InertiaGradient`), which `mechanism::runtime::linearization` needs to
 //! find equilibria and modes of a model stepped, say, by SPOOK alone; for a model with
 //! families, their sparse twins (`SparsePotentialHessian`, and `SparseHolonomicHessians`, the
-//! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`).
+//! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`). `step_jacobians`
+//! generates what the exact step Jacobians of `mechanism::runtime::DifferentiableStep` need:
+//! those Hessians and `∂(A(q) v)/∂q` (`NonholonomicDerivative`); fixed-size models only for now
+//! (the sparse tier has no step Jacobians yet).
 
 use proc_macro2::Span;
 use syn::Ident;
@@ -17,16 +20,27 @@ use crate::errors::Errors;
 pub enum Derivative {
     /// `hessians`: `∇²V` and every holonomic row's `∇²g`.
     Hessians,
+    /// `step_jacobians`: the Hessians and `∂(A v)/∂q`, for the exact Jacobian of a step.
+    StepJacobians,
 }
 
 impl Derivative {
     /// Every quantity that can be asked for, in the order the messages list them.
-    pub const ALL: [Derivative; 1] = [Derivative::Hessians];
+    pub const ALL: [Derivative; 2] = [Derivative::Hessians, Derivative::StepJacobians];
 
     /// The name written in `derivatives: [..]`.
     pub fn name(self) -> &'static str {
         match self {
             Derivative::Hessians => "hessians",
+            Derivative::StepJacobians => "step_jacobians",
+        }
+    }
+
+    /// Whether it needs the Hessians of the potential and of the holonomic rows (and so their
+    /// second derivatives must exist: no kinks).
+    pub fn needs_hessians(self) -> bool {
+        match self {
+            Derivative::Hessians | Derivative::StepJacobians => true,
         }
     }
 
@@ -36,6 +50,10 @@ impl Derivative {
             Derivative::Hessians => {
                 "the Hessians of the potential and of the holonomic rows, for \
                  `mechanism::runtime::linearization`"
+            }
+            Derivative::StepJacobians => {
+                "the second derivatives the exact step Jacobians of \
+                 `mechanism::runtime::DifferentiableStep` need"
             }
         }
     }
@@ -85,4 +103,10 @@ pub fn requested(
         }
     }
     requested
+}
+
+/// Returns the first requested quantity that needs the Hessians, for the messages about
+/// functions without second derivatives (`derivatives: [hessians]`).
+pub fn hessians_wanted(derivatives: &[Derivative]) -> Option<Derivative> {
+    derivatives.iter().copied().find(|d| d.needs_hessians())
 }

@@ -2,7 +2,7 @@
 //! for (the table of "what each integrator needs" in DESIGN.md, as data in
 //! [`Family::capabilities`]). Generating only those keeps the macro's cost bounded.
 
-use crate::derivatives::Derivative;
+use crate::derivatives::{hessians_wanted, Derivative};
 use crate::integrators::{Capabilities, Family};
 use crate::model::Model;
 
@@ -67,9 +67,12 @@ impl Plan {
                 forces: model.forces.is_some(),
             },
         );
-        if model.derivatives.contains(&Derivative::Hessians) {
+        if hessians_wanted(&model.derivatives).is_some() {
             plan.hessian = true;
             plan.second_order = true;
+        }
+        if model.derivatives.contains(&Derivative::StepJacobians) {
+            plan.nonholonomic_derivative = true;
         }
         plan
     }

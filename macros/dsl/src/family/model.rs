@@ -204,7 +204,7 @@ impl FamilyModel {
     /// Returns whether `derivatives: [hessians]` asks for the potential's and the rows'
     /// Hessians (`SparsePotentialHessian`, `SparseHolonomicHessians`).
     pub fn hessians(&self) -> bool {
-        self.derivatives.contains(&Derivative::Hessians)
+        crate::derivatives::hessians_wanted(&self.derivatives).is_some()
     }
 }
 

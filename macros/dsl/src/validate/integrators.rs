@@ -7,7 +7,7 @@
 
 use syn::Ident;
 
-use crate::derivatives::Derivative;
+use crate::derivatives::hessians_wanted;
 use crate::errors::Errors;
 use crate::integrators::fit::{
     hessian_kink_problems, holonomic_jacobian, instead, kink_problems, problems, sample_points,
@@ -47,8 +47,9 @@ pub fn check(
             errors.error_at(span, message);
         }
     }
-    if model.derivatives.contains(&Derivative::Hessians) {
-        for (span, message) in hessian_kink_problems("`derivatives: [hessians]`", features) {
+    if let Some(derivative) = hessians_wanted(&model.derivatives) {
+        let what = format!("`derivatives: [{}]`", derivative.name());
+        for (span, message) in hessian_kink_problems(&what, features) {
             errors.error_at(span, message);
         }
     }

@@ -1,0 +1,109 @@
+//! SPOOK's step Jacobian (eq. 29 differentiated, `runtime/.../spook/jacobian.rs`) against
+//! central differences at random states: the double pendulum and the 10-link chain (holonomic
+//! rows, the generated step), the singular mass–spring (the elimination of the multipliers)
+//! and a damped, driven skate with a holonomic, a nonholonomic row, dissipation and a force
+//! (every term of the derivation).
+
+use mechanism::mechanism;
+use mechanism::models::{Chain10, DoublePendulum, SingularMassSpring};
+use mechanism::runtime::{Regularization, Relaxation, Spook, State};
+use proptest::prelude::*;
+
+use super::check_step_jacobian;
+
+mechanism! {
+    /// A skate on a saddle: a knife edge (`ẋ sin θ − ẏ cos θ = 0`) whose height `z` follows the
+    /// surface `z = 0.2 x y`, in a spring well, damped, with a torque from the skate's motion.
+    pub struct DampedSkate {
+        coordinates: [x, y, th, z],
+        parameters: { m = 1.3, j = 0.7, k = 2.0, c = 0.4, b = 0.25, grav = 9.81 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2) + dot(z).powi(2))
+            + 0.5 * j * dot(th).powi(2),
+        potential: 0.5 * k * (x.powi(2) + 2.0 * y.powi(2)) + m * grav * z,
+        holonomic: { surface: z - 0.2 * x * y },
+        nonholonomic: { blade: dot(x) * th.sin() - dot(y) * th.cos() },
+        dissipation: 0.5 * c * (dot(x).powi(2) + dot(y).powi(2)) + 0.5 * b * dot(th).powi(2),
+        forces: { th: 0.3 * x.cos() * dot(y) * dot(th) },
+        integrators: [spook],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// The state of a planar chain of links of lengths `lengths` from the origin at angles
+/// `angles` (from −y) turning at `rates`, in Cartesian coordinates bob by bob.
+fn chain_state<const N: usize>(lengths: &[f64], angles: &[f64], rates: &[f64]) -> State<N> {
+    let (mut q, mut v) = ([0.0; N], [0.0; N]);
+    let (mut x, mut y, mut vx, mut vy) = (0.0, 0.0, 0.0, 0.0);
+    for (link, ((l, angle), rate)) in lengths.iter().zip(angles).zip(rates).enumerate() {
+        x += l * angle.sin();
+        y -= l * angle.cos();
+        vx += l * angle.cos() * rate;
+        vy += l * angle.sin() * rate;
+        (q[2 * link], q[2 * link + 1], v[2 * link], v[2 * link + 1]) = (x, y, vx, vy);
+    }
+    State::new(0.0, q, v)
+}
+
+const H: f64 = 0.01;
+
+/// The difference step and the estimate of `κ` for the models with a regular `M`, where SPOOK
+/// solves with `S_GG = G M⁻¹ Gᵀ + Σ`: `κ ≈ 10` for the double pendulum, `≲ 4·10²` for the
+/// chain (its tridiagonal `G Gᵀ`, `O(links²)`).
+const REGULAR: (f64, f64) = (1e-5, 1e3);
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn the_double_pendulums_jacobian_matches_central_differences(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+        ideal in any::<bool>(),
+    ) {
+        let model = DoublePendulum::default();
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let mut spook = Spook::<4, 2>::new(H).unwrap();
+        if ideal {
+            let row = Regularization { epsilon: 0.0, tau: Relaxation::Steps(2.0) };
+            spook = spook.with_regularizations([row; 2]).unwrap();
+        }
+        let (largest, _) = check_step_jacobian("double pendulum", &spook, &model, &state, REGULAR);
+        prop_assert!(largest > 1.0);
+    }
+
+    #[test]
+    fn the_ten_link_chains_jacobian_matches_central_differences(
+        angles in prop::array::uniform10(-1.5..1.5f64),
+        rates in prop::array::uniform10(-0.5..0.5f64),
+    ) {
+        let model = Chain10::default();
+        let state = chain_state::<20>(&[5.0f64.sqrt(); 10], &angles, &rates);
+        let spook = Spook::<20, 10>::new(H).unwrap();
+        check_step_jacobian("10-link chain", &spook, &model, &state, REGULAR);
+    }
+
+    #[test]
+    fn the_singular_mass_springs_jacobian_matches_central_differences(
+        x1 in -1.0..1.0f64,
+        x2 in -1.0..1.0f64,
+        rates in prop::array::uniform2(-1.0..1.0f64),
+        offset in -1e-3..1e-3f64,
+    ) {
+        let model = SingularMassSpring::default();
+        // q2 = x1 + l10 + w on the constraint, moved off it by `offset`.
+        let state = State::new(0.0, [x1, x1 + 1.1 + offset, x2], [rates[0], rates[0], rates[1]]);
+        let spook = Spook::<3, 1>::new(H).unwrap();
+        // `M` is singular: SPOOK solves `(M + Gᵀ Σ⁻¹ G) v = …` with `Σ⁻¹ = h² (1 + 4τ/h) / 4ε
+        // ≈ 2.3·10⁴` and `|G|² ≈ 2.4`, so `κ ≈ 10⁵`.
+        check_step_jacobian("singular mass-spring", &spook, &model, &state, (1e-4, 1e5));
+    }
+
+    #[test]
+    fn the_damped_skates_jacobian_matches_central_differences(
+        q in prop::array::uniform4(-1.0..1.0f64),
+        v in prop::array::uniform4(-1.0..1.0f64),
+    ) {
+        let model = DampedSkate::default();
+        let spook = Spook::<4, 1, 1>::new(H).unwrap();
+        check_step_jacobian("damped skate", &spook, &model, &State::new(0.3, q, v), REGULAR);
+    }
+}
