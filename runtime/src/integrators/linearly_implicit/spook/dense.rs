@@ -5,8 +5,8 @@ use nalgebra::{SMatrix, SVector};
 
 use super::factor::{Eq29Factor, Eq29Matrix};
 use super::{
-    check_gamma, check_regularization, restore_multipliers, save_multipliers, scheme,
-    SpookOverrides, SpookRows, SpookScheme, SpookSystem,
+    check_regularization, holonomic_coefficients, nonholonomic_coefficient, restore_multipliers,
+    save_multipliers, scheme, SpookOverrides, SpookRows, SpookScheme, SpookSystem,
 };
 use crate::error::StepError;
 use crate::integrators::checks::{
@@ -235,15 +235,13 @@ impl<const N: usize, const M: usize, const K: usize> SpookDense<N, M, K> {
         let (mut sigma, mut upsilon) = (SVector::<f64, M>::zeros(), SVector::<f64, M>::zeros());
         for row in 0..M {
             let regularization = self.overrides[row].unwrap_or_else(|| model.regularization(row));
-            check_regularization(&regularization)?;
-            (sigma[row], upsilon[row]) = regularization.spook_coefficients(h);
+            (sigma[row], upsilon[row]) = holonomic_coefficients(&regularization, h)?;
         }
         let mut gamma = SVector::<f64, K>::zeros();
         for row in 0..K {
             let compliance = self.compliance_overrides[row]
                 .unwrap_or_else(|| model.nonholonomic_compliance(row));
-            check_gamma(compliance)?;
-            gamma[row] = compliance / h;
+            gamma[row] = nonholonomic_coefficient(compliance, h)?;
         }
         Ok(RowCoefficients {
             sigma,

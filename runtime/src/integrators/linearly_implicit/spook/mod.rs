@@ -301,16 +301,14 @@ impl<S> SpookScheme<S> {
         for row in 0..rows.g.len() {
             let regularization =
                 rows.overrides[row].unwrap_or_else(|| S::model_regularization(model, row));
-            check_regularization(&regularization)?;
-            let (sigma, upsilon) = regularization.spook_coefficients(h);
+            let (sigma, upsilon) = holonomic_coefficients(&regularization, h)?;
             rows.sigma[row] = sigma;
             rows.rhs[row] = spook_rhs(upsilon, rows.jac_v[row], rows.g[row], four_over_h);
         }
         for row in 0..rows.gamma.len() {
             let compliance =
                 rows.compliance_overrides[row].unwrap_or_else(|| S::model_compliance(model, row));
-            check_gamma(compliance)?;
-            rows.gamma[row] = compliance / h;
+            rows.gamma[row] = nonholonomic_coefficient(compliance, h)?;
         }
 
         let factorizations = self.system.solve(model, t)?;
@@ -334,6 +332,23 @@ impl<S> SpookScheme<S> {
             newton_iterations: 0,
         })
     }
+}
+
+/// Returns `(Σᵢᵢ, Υᵢᵢ)` of eq. 27 for a holonomic row with `regularization` at step size `h`,
+/// or why the regularization is invalid: the one per-row rule of the step and of its Jacobian.
+fn holonomic_coefficients(
+    regularization: &Regularization,
+    h: f64,
+) -> Result<(f64, f64), StepError> {
+    check_regularization(regularization)?;
+    Ok(regularization.spook_coefficients(h))
+}
+
+/// Returns `Γⱼⱼ = γⱼ / h` of eq. 27 for a nonholonomic row of compliance `γ`, or why `γ` is
+/// invalid.
+fn nonholonomic_coefficient(compliance: f64, h: f64) -> Result<f64, StepError> {
+    check_gamma(compliance)?;
+    Ok(compliance / h)
 }
 
 /// Returns `BadParameter` unless `γ` is finite and non-negative.
