@@ -5,9 +5,11 @@
 //! nalgebra (`hand_written/mod.rs`). Each pair runs from the same initial state; report the ratio
 //! generated / hand-written of the two times.
 //!
-//! `spook_step_jacobian` times a SPOOK step with its exact Jacobian
-//! (`DifferentiableStep::step_with_jacobian`) against the step alone, on the double pendulum and
-//! the 10-link chain: the Jacobian's cost in steps is the ratio of the two minus one.
+//! `spook_step_jacobian` and `rattle_step_jacobian` time a step with its exact Jacobian
+//! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
+//! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
+//! alone, on the double pendulum and (SPOOK) the 10-link chain: the Jacobian's cost in steps is
+//! the ratio of the two minus one.
 
 mod hand_written;
 
@@ -16,8 +18,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use mechanism::models::{Chain10, DoublePendulum};
 use mechanism::runtime::{
-    DifferentiableStep, EnergyGuard, Integrator, Penalized, Spook, State, StepJacobian, ZhangSkeel,
-    ZhangSkeelSimplified,
+    DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, ParameterJacobian,
+    Penalized, Rattle, Spook, State, StepJacobian, ZhangSkeel, ZhangSkeelSimplified,
 };
 
 const SPOOK_H: f64 = 1.0 / 60.0;
@@ -56,23 +58,25 @@ fn spook(c: &mut Criterion) {
     group.finish();
 }
 
-/// One model's pair: the step alone, and the step with its Jacobian, from the same state.
-fn step_and_jacobian<Model, const N: usize, const M: usize>(
-    c: &mut Criterion,
+/// One model's pair: the step alone, and the step with its Jacobian, from the same state, for
+/// the integrator `make` builds (`group` names the method).
+fn step_and_jacobian<'c, I, Model, const N: usize>(
+    c: &'c mut Criterion,
+    group: &str,
     name: &str,
     model: &Model,
     start: State<N>,
-) where
-    Spook<N, M>: DifferentiableStep<Model, N>,
+    make: impl Fn() -> I,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime>
+where
+    I: DifferentiableStep<Model, N>,
 {
-    let mut group = c.benchmark_group(format!("spook_step_jacobian/{name}"));
-    let mut integrator = Spook::<N, M>::new(SPOOK_H).expect("valid step size");
-    let mut state = start;
+    let mut group = c.benchmark_group(format!("{group}/{name}"));
+    let (mut integrator, mut state) = (make(), start);
     group.bench_function("step", |b| {
         b.iter(|| integrator.step(black_box(model), &mut state).expect("step"))
     });
-    let mut integrator = Spook::<N, M>::new(SPOOK_H).expect("valid step size");
-    let (mut state, mut jacobian) = (start, StepJacobian::default());
+    let (mut integrator, mut state, mut jacobian) = (make(), start, StepJacobian::default());
     group.bench_function("step_with_jacobian", |b| {
         b.iter(|| {
             integrator
@@ -80,17 +84,53 @@ fn step_and_jacobian<Model, const N: usize, const M: usize>(
                 .expect("step")
         })
     });
+    group
+}
+
+/// Adds the step with both Jacobians (state and the model's `P` parameters) to `group`.
+fn with_parameters<I, Model, const N: usize, const P: usize>(
+    mut group: criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    model: &Model,
+    start: State<N>,
+    make: impl Fn() -> I,
+) where
+    I: DifferentiableInParameters<Model, N, P>,
+{
+    let (mut integrator, mut state) = (make(), start);
+    let (mut jacobian, mut parameters) = (StepJacobian::default(), ParameterJacobian::default());
+    group.bench_function("step_with_jacobians", |b| {
+        b.iter(|| {
+            integrator
+                .step_with_jacobians(black_box(model), &mut state, &mut jacobian, &mut parameters)
+                .expect("step")
+        })
+    });
     group.finish();
 }
 
-fn spook_jacobian(c: &mut Criterion) {
+fn step_jacobians(c: &mut Criterion) {
     let pendulum = DoublePendulum::default();
-    step_and_jacobian::<_, 4, 2>(
+    let start = DoublePendulum::initial_state();
+    let spook = || Spook::<4, 2>::new(SPOOK_H).expect("valid step size");
+    let group = step_and_jacobian(
         c,
+        "spook_step_jacobian",
         "double_pendulum",
         &pendulum,
-        DoublePendulum::initial_state(),
+        start,
+        spook,
     );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, spook);
+    let rattle = || Rattle::<4, 2>::new(SPOOK_H).expect("valid step size");
+    let group = step_and_jacobian(
+        c,
+        "rattle_step_jacobian",
+        "double_pendulum",
+        &pendulum,
+        start,
+        rattle,
+    );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, rattle);
     // The chain hanging at 30° from the vertical, at rest (bob i at i·√5 (sin, −cos) 30°).
     let (s, co) = (0.5 * 5.0f64.sqrt(), 0.75f64.sqrt() * 5.0f64.sqrt());
     let q: [f64; 20] = std::array::from_fn(|i| {
@@ -101,12 +141,15 @@ fn spook_jacobian(c: &mut Criterion) {
             -bob * co
         }
     });
-    step_and_jacobian::<_, 20, 10>(
+    step_and_jacobian(
         c,
+        "spook_step_jacobian",
         "chain10",
         &Chain10::default(),
         State::new(0.0, q, [0.0; 20]),
-    );
+        || Spook::<20, 10>::new(SPOOK_H).expect("valid step size"),
+    )
+    .finish();
 }
 
 fn zhang_skeel(c: &mut Criterion) {
@@ -183,5 +226,5 @@ fn energy_guard(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, spook, spook_jacobian, zhang_skeel, energy_guard);
+criterion_group!(benches, spook, step_jacobians, zhang_skeel, energy_guard);
 criterion_main!(benches);

@@ -137,14 +137,15 @@ pub use integrators::stabilized::{
     AdaptiveRk, Dopri5, PostStabilization, SparseStabilizedRk, StabilizedRk,
 };
 pub use integrators::{
-    DifferentiableStep, DivergenceGuard, EnergyGuard, Integrator, SparseIntegrator, StepJacobian,
-    StepReport,
+    DifferentiableInParameters, DifferentiableStep, DivergenceGuard, EnergyGuard, Integrator,
+    ParameterJacobian, SparseIntegrator, StepJacobian, StepReport,
 };
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,
-    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, NonholonomicDerivative, Penalized,
-    PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative, PenaltyHessian, Potential,
-    PotentialHessian, PotentialThirdDerivative, Regularization, Relaxation, SplitPotential,
+    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, NonholonomicDerivative,
+    ParameterDerivatives, Parameters, Penalized, PenalizedHessian, PenalizedPotential,
+    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
+    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

@@ -51,6 +51,25 @@ pub struct SecondOrder {
     pub constraint_hessians: Vec<Vec<Vec<Id>>>,
 }
 
+/// Derivatives with respect to the model's run-time parameters `p` (one column or one matrix
+/// per parameter, in declaration order), for the parameter Jacobians of a step.
+pub struct ParameterDerived {
+    /// `∂M/∂p_j`, one row-major `N×N` matrix per parameter.
+    pub mass: Vec<Vec<Vec<Id>>>,
+    /// `∂(∇V)_i/∂p_j`, `N×P`.
+    pub potential_gradient: Vec<Vec<Id>>,
+    /// `∂f_a,i/∂p_j` of the applied force `f_a = −∂R/∂v + f`, `N×P` (empty without either).
+    pub applied_force: Vec<Vec<Id>>,
+    /// `∂g_c/∂p_j`, `M×P`.
+    pub constraints: Vec<Vec<Id>>,
+    /// `∂G/∂p_j`, one row-major `M×N` matrix per parameter.
+    pub constraint_jacobian: Vec<Vec<Vec<Id>>>,
+    /// `∂A/∂p_j`, one row-major `K×N` matrix per parameter.
+    pub nonholonomic_matrix: Vec<Vec<Vec<Id>>>,
+    /// `∂w_i/∂p_j` of the nonholonomic drive, `K×P`.
+    pub nonholonomic_drive: Vec<Vec<Id>>,
+}
+
 /// Every derived expression of a model.
 pub struct Derived {
     /// Mass matrix `M(q)`.
@@ -79,6 +98,8 @@ pub struct Derived {
     pub dissipation: Option<VectorDerivatives>,
     /// Generalized forces and their Jacobians, if the model has forces.
     pub forces: Option<VectorDerivatives>,
+    /// Derivatives with respect to the parameters, if planned.
+    pub parameters: Option<ParameterDerived>,
     /// Whether to emit the linear solves specialized to the structural nonzeros (for each
     /// Hessian above).
     pub linear_solve: bool,
@@ -185,6 +206,34 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         .clone()
         .filter(|_| plan.forces)
         .map(|f| vector(store, f, &q, &v));
+    let parameters = plan.parameter_derivatives.then(|| {
+        let applied: Vec<Id> = match (&dissipation, &forces) {
+            (Some(d), Some(f)) => d
+                .value
+                .iter()
+                .zip(&f.value)
+                .map(|(&d, &f)| store.add(d, f))
+                .collect(),
+            (Some(only), None) | (None, Some(only)) => only.value.clone(),
+            (None, None) => Vec::new(),
+        };
+        let nonholonomic_rows: Vec<Vec<Id>> = model
+            .nonholonomic
+            .iter()
+            .map(|r| r.matrix.clone())
+            .collect();
+        let drives: Vec<Id> = model.nonholonomic.iter().map(|r| r.drive).collect();
+        let p = &model.symbols.p;
+        ParameterDerived {
+            mass: per_parameter(store, &model.mass, p),
+            potential_gradient: jacobian(store, &potential.gradient, p),
+            applied_force: jacobian(store, &applied, p),
+            constraints: jacobian(store, &constraints, p),
+            constraint_jacobian: per_parameter(store, &jacobian_rows, p),
+            nonholonomic_matrix: per_parameter(store, &nonholonomic_rows, p),
+            nonholonomic_drive: jacobian(store, &drives, p),
+        }
+    });
     Derived {
         mass: model.mass.clone(),
         kinetic: model.kinetic,
@@ -199,8 +248,22 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         nonholonomic_derivative,
         dissipation,
         forces,
+        parameters,
         linear_solve: plan.linear_solve,
     }
+}
+
+/// Returns `∂matrix/∂p_j` for every parameter `p_j`, one matrix (row-major, as `matrix`) per
+/// parameter.
+fn per_parameter(store: &mut Store, matrix: &[Vec<Id>], p: &[Symbol]) -> Vec<Vec<Vec<Id>>> {
+    p.iter()
+        .map(|&p| {
+            matrix
+                .iter()
+                .map(|row| row.iter().map(|&e| derivative(store, e, p)).collect())
+                .collect()
+        })
+        .collect()
 }
 
 fn scalar(store: &mut Store, f: Id, q: &[Symbol], a: &[Symbol], plan: &Plan) -> ScalarDerivatives {

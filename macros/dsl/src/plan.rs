@@ -29,6 +29,9 @@ pub struct Plan {
     /// `∂(A(q) v)/∂q`, for Newton on nonholonomic rows (`dlda`'s Cortés–Martínez variant and
     /// `dlda_midpoint`).
     pub nonholonomic_derivative: bool,
+    /// The derivatives of `M`, `∇V`, the applied force, the rows and the drives with respect
+    /// to the run-time parameters, for a step's parameter Jacobian (`step_jacobians`).
+    pub parameter_derivatives: bool,
     /// `−∂R/∂v` and its Jacobians.
     pub dissipation: bool,
     /// `f(q, v, t)` and its Jacobians.
@@ -73,6 +76,7 @@ impl Plan {
         }
         if model.derivatives.contains(&Derivative::StepJacobians) {
             plan.nonholonomic_derivative = true;
+            plan.parameter_derivatives = true;
         }
         plan
     }
@@ -103,6 +107,7 @@ impl Plan {
             // that both runtime schemes of `dlda` step every model compiled for it.
             nonholonomic_derivative: integrators.contains(&Family::Dlda)
                 || integrators.contains(&Family::DldaMidpoint),
+            parameter_derivatives: false,
             dissipation: shape.dissipation,
             forces: shape.forces,
             linear_solve: any(|c| c.linear_solve),

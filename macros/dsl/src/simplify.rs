@@ -112,5 +112,24 @@ pub fn simplify_outputs(
             .flatten()
             .collect());
     }
+    if let Some(parameters) = &mut derived.parameters {
+        run(parameters.mass.iter_mut().flatten().flatten().collect());
+        run(parameters.potential_gradient.iter_mut().flatten().collect());
+        run(parameters.applied_force.iter_mut().flatten().collect());
+        run(parameters.constraints.iter_mut().flatten().collect());
+        run(parameters
+            .constraint_jacobian
+            .iter_mut()
+            .flatten()
+            .flatten()
+            .collect());
+        run(parameters
+            .nonholonomic_matrix
+            .iter_mut()
+            .flatten()
+            .flatten()
+            .collect());
+        run(parameters.nonholonomic_drive.iter_mut().flatten().collect());
+    }
     reports
 }

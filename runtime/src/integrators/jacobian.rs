@@ -1,5 +1,6 @@
-//! Exact Jacobians of one step with respect to the state it starts from: [`StepJacobian`]
-//! and [`DifferentiableStep`].
+//! Exact Jacobians of one step with respect to the state it starts from ([`StepJacobian`],
+//! [`DifferentiableStep`]) and to the model's parameters ([`ParameterJacobian`],
+//! [`DifferentiableInParameters`]).
 
 use nalgebra::{SMatrix, SVector};
 
@@ -80,8 +81,10 @@ impl<const N: usize> StepJacobian<N> {
 /// converge to the derivatives of the exact flow at the method's order.
 ///
 /// Implemented by [`Spook`](crate::Spook) (fixed-size tier, any number of holonomic and
-/// nonholonomic rows, a regular or singular constant `M`), for models with the second
-/// derivatives the step's equations need (`derivatives: [step_jacobians]`).
+/// nonholonomic rows, a regular or singular constant `M`) and [`Rattle`](crate::Rattle)
+/// (fixed-size tier: the converged position step's and the velocity projection's equations),
+/// for models with the second derivatives the step's equations need
+/// (`derivatives: [step_jacobians]`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}`",
     label = "no step Jacobian for `{Model}`",
@@ -96,5 +99,62 @@ pub trait DifferentiableStep<Model, const N: usize>: Integrator<Model, N> {
         model: &Model,
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError>;
+}
+
+/// The Jacobian of one step `(q_k, v_k) → (q_{k+1}, v_{k+1})` with respect to the model's `P`
+/// run-time parameters ([`Parameters`](crate::Parameters)), in two `N × P` blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParameterJacobian<const N: usize, const P: usize> {
+    /// `∂q_{k+1}/∂p`.
+    pub q_p: SMatrix<f64, N, P>,
+    /// `∂v_{k+1}/∂p`.
+    pub v_p: SMatrix<f64, N, P>,
+}
+
+impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
+    /// Returns the zero Jacobian.
+    fn default() -> Self {
+        ParameterJacobian {
+            q_p: SMatrix::zeros(),
+            v_p: SMatrix::zeros(),
+        }
+    }
+}
+
+/// An integrator whose step can be differentiated exactly with respect to the state it starts
+/// from and to the model's run-time parameters `p`.
+///
+/// The same implicit function theorem as [`DifferentiableStep`]'s, with `∂F/∂p` as `P` more
+/// right-hand sides of the same matrix: `∂(q_{k+1}, v_{k+1}, λ, …)/∂p = −(∂F/∂(q_{k+1},
+/// v_{k+1}, λ, …))⁻¹ ∂F/∂p`, solved with the factor the state Jacobian already has. `∂F/∂p`
+/// contains the derivatives of `M`, `∇V`, the applied force and the rows with respect to `p`,
+/// which `mechanism!` generates for `derivatives: [step_jacobians]`
+/// ([`ParameterDerivatives`](crate::ParameterDerivatives)).
+///
+/// Along a run, the sensitivity `S_k = ∂(q_k, v_k)/∂(q_0, v_0, p)` then obeys the chain rule
+/// `S_{k+1} = J_k S_k + [0 | J_p,k]`, with `J_k` the state Jacobian and `J_p,k` the parameter
+/// Jacobian of step `k`.
+///
+/// Implemented by [`Spook`](crate::Spook) and [`Rattle`](crate::Rattle) on the fixed-size
+/// tier, like [`DifferentiableStep`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
+    label = "no parameter Jacobian for `{Model}`",
+    note = "for a model written with `mechanism!`, add `derivatives: [step_jacobians]` to it; the integrators that differentiate their step are listed in the docs of `DifferentiableInParameters`"
+)]
+pub trait DifferentiableInParameters<Model, const N: usize, const P: usize>:
+    DifferentiableStep<Model, N>
+{
+    /// Advances `state` by one step, as [`Integrator::step`] does, and writes the step's
+    /// Jacobians at the state it started from: `∂(q_{k+1}, v_{k+1})/∂(q_k, v_k)` into
+    /// `jacobian` and `∂(q_{k+1}, v_{k+1})/∂p` into `parameters`. On error `state` and both
+    /// Jacobians are left unchanged.
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError>;
 }

@@ -42,7 +42,9 @@ pub(crate) mod tier;
 pub use crate::guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
-pub use jacobian::{DifferentiableStep, StepJacobian};
+pub use jacobian::{
+    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian,
+};
 pub use newton::Newton;
 pub(crate) use tier::TierVector;
 

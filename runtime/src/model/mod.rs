@@ -11,6 +11,7 @@ mod constraints;
 mod forces;
 mod inertia;
 mod nonholonomic;
+mod parameters;
 mod penalty;
 mod potential;
 mod rigid;
@@ -25,6 +26,7 @@ pub use constraints::{
 pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{ConstantMass, Inertia, InertiaGradient};
 pub use nonholonomic::{Nonholonomic, NonholonomicDerivative, DEFAULT_GAMMA};
+pub use parameters::{ParameterDerivatives, Parameters};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{GeneratedSolve, Potential, PotentialHessian, PotentialThirdDerivative};
 pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};

@@ -2,46 +2,38 @@
 //! central differences at random states: the double pendulum and the 10-link chain (holonomic
 //! rows, the generated step), the singular mass–spring (the elimination of the multipliers)
 //! and a damped, driven skate with a holonomic, a nonholonomic row, dissipation and a force
-//! (every term of the derivation).
+//! (every term of the derivation). The parameter Jacobians (`DifferentiableInParameters`) of
+//! the same steps, against central differences in the parameters: masses, lengths, gravity,
+//! stiffnesses and, on the skate, a parameter in every function of the model (`M`, `V`, the
+//! dissipation, the force, the holonomic row and its Jacobian, `A(q)` and the drive `w(t)`).
 
 use mechanism::mechanism;
 use mechanism::models::{Chain10, DoublePendulum, SingularMassSpring};
 use mechanism::runtime::{Regularization, Relaxation, Spook, State};
 use proptest::prelude::*;
 
-use super::check_step_jacobian;
+use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
 
 mechanism! {
-    /// A skate on a saddle: a knife edge (`ẋ sin θ − ẏ cos θ = 0`) whose height `z` follows the
-    /// surface `z = 0.2 x y`, in a spring well, damped, with a torque from the skate's motion.
+    /// A skate on a saddle: a knife edge (`ẋ sin θ − κ ẏ cos θ = u sin 2t`) whose height `z`
+    /// follows the surface `z = s x y`, in a spring well, damped, with a torque from the
+    /// skate's motion.
     pub struct DampedSkate {
         coordinates: [x, y, th, z],
-        parameters: { m = 1.3, j = 0.7, k = 2.0, c = 0.4, b = 0.25, grav = 9.81 },
+        parameters: {
+            m = 1.3, j = 0.7, k = 2.0, c = 0.4, b = 0.25, grav = 9.81,
+            s = 0.2, kappa = 1.1, u = 0.1, e = 0.3,
+        },
         kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2) + dot(z).powi(2))
             + 0.5 * j * dot(th).powi(2),
         potential: 0.5 * k * (x.powi(2) + 2.0 * y.powi(2)) + m * grav * z,
-        holonomic: { surface: z - 0.2 * x * y },
-        nonholonomic: { blade: dot(x) * th.sin() - dot(y) * th.cos() },
+        holonomic: { surface: z - s * x * y },
+        nonholonomic: { blade: dot(x) * th.sin() - kappa * dot(y) * th.cos() - u * (2.0 * t).sin() },
         dissipation: 0.5 * c * (dot(x).powi(2) + dot(y).powi(2)) + 0.5 * b * dot(th).powi(2),
-        forces: { th: 0.3 * x.cos() * dot(y) * dot(th) },
+        forces: { th: e * x.cos() * dot(y) * dot(th) },
         integrators: [spook],
         derivatives: [step_jacobians],
     }
-}
-
-/// The state of a planar chain of links of lengths `lengths` from the origin at angles
-/// `angles` (from −y) turning at `rates`, in Cartesian coordinates bob by bob.
-fn chain_state<const N: usize>(lengths: &[f64], angles: &[f64], rates: &[f64]) -> State<N> {
-    let (mut q, mut v) = ([0.0; N], [0.0; N]);
-    let (mut x, mut y, mut vx, mut vy) = (0.0, 0.0, 0.0, 0.0);
-    for (link, ((l, angle), rate)) in lengths.iter().zip(angles).zip(rates).enumerate() {
-        x += l * angle.sin();
-        y -= l * angle.cos();
-        vx += l * angle.cos() * rate;
-        vy += l * angle.sin() * rate;
-        (q[2 * link], q[2 * link + 1], v[2 * link], v[2 * link + 1]) = (x, y, vx, vy);
-    }
-    State::new(0.0, q, v)
 }
 
 const H: f64 = 0.01;
@@ -68,6 +60,10 @@ proptest! {
         }
         let (largest, _) = check_step_jacobian("double pendulum", &spook, &model, &state, REGULAR);
         prop_assert!(largest > 1.0);
+        let (largest, _) = check_parameter_jacobian::<_, _, 4, 5>(
+            "double pendulum, parameters", &spook, &model, &state, REGULAR,
+        );
+        prop_assert!(largest > 1e-3);
     }
 
     #[test]
@@ -95,6 +91,9 @@ proptest! {
         // `M` is singular: SPOOK solves `(M + Gᵀ Σ⁻¹ G) v = …` with `Σ⁻¹ = h² (1 + 4τ/h) / 4ε
         // ≈ 2.3·10⁴` and `|G|² ≈ 2.4`, so `κ ≈ 10⁵`.
         check_step_jacobian("singular mass-spring", &spook, &model, &state, (1e-4, 1e5));
+        check_parameter_jacobian::<_, _, 3, 6>(
+            "singular mass-spring, parameters", &spook, &model, &state, (1e-4, 1e5),
+        );
     }
 
     #[test]
@@ -104,6 +103,10 @@ proptest! {
     ) {
         let model = DampedSkate::default();
         let spook = Spook::<4, 1, 1>::new(H).unwrap();
-        check_step_jacobian("damped skate", &spook, &model, &State::new(0.3, q, v), REGULAR);
+        let state = State::new(0.3, q, v);
+        check_step_jacobian("damped skate", &spook, &model, &state, REGULAR);
+        check_parameter_jacobian::<_, _, 4, 10>(
+            "damped skate, parameters", &spook, &model, &state, REGULAR,
+        );
     }
 }

@@ -15,6 +15,7 @@ mod fallback;
 mod forces;
 mod ldlt;
 mod ordering;
+mod parameters;
 mod solve;
 mod spook;
 
@@ -87,6 +88,7 @@ pub fn fixed(model: &Model, derived: &Derived) -> TokenStream {
     let dissipation = derived.dissipation.as_ref().map(|d| code.dissipation(d));
     let forces = derived.forces.as_ref().map(|f| code.forces(f));
     let applied = code.applied_forces(derived);
+    let parameters = derived.parameters.as_ref().map(|p| code.parameters(p));
     quote! {
         #definition
         #inertia
@@ -99,6 +101,7 @@ pub fn fixed(model: &Model, derived: &Derived) -> TokenStream {
         #dissipation
         #forces
         #applied
+        #parameters
     }
 }
 

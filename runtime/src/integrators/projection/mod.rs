@@ -40,6 +40,7 @@
 //! `runtime/tests/it/sparse_projection/tiers.rs`.
 
 pub(crate) mod dense;
+mod jacobian;
 mod rattle;
 mod shake;
 pub(crate) mod sparse;

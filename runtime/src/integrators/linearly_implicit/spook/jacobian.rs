@@ -23,6 +23,18 @@
 //! one the generic step solves with; `M`'s factor is cached across steps, so the Schur
 //! complement is the only factorization), and `δq' = δq + h δv'`.
 //!
+//! Differentiating in a parameter `p_j` (`M_j = ∂M/∂p_j`, and so on; `Σ`, `Υ`, `Γ` come from
+//! the rows' regularization and `h`, not from `p`) leaves the same matrix again, with
+//!
+//! ```text
+//! r′ = M_j (v − v') − h ∂_j∇V + h ∂_j f_a + G_jᵀ λ + A_jᵀ α
+//! s′ = ∂_j w − A_j v'
+//! t′ = Υ (G_j v − (4/h) ∂_j g) − G_j v'
+//! ```
+//!
+//! and `∂q'/∂p_j = h ∂v'/∂p_j` (`q_k` does not depend on `p`): `P` more columns for the same
+//! factor.
+//!
 //! Cost, measured (`cargo bench --bench step -- spook_step_jacobian`): on the double pendulum a
 //! step with its Jacobian takes about 8 steps' time (61 ns → 488 ns), on the 10-link chain about
 //! 190 (254 ns → 49 µs: the model evaluations and solves are dense and generic, against a step
@@ -35,11 +47,26 @@ use super::factor::{Eq29Factor, Eq29Matrix};
 use super::SpookScheme;
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
-use crate::integrators::{DifferentiableStep, Integrator, StepJacobian, StepReport};
+use crate::integrators::{
+    DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
+    StepReport,
+};
 use crate::model::{
-    AppliedForces, ConstantMass, HolonomicHessians, NonholonomicDerivative, PotentialHessian,
+    AppliedForces, ConstantMass, HolonomicHessians, NonholonomicDerivative, ParameterDerivatives,
+    PotentialHessian,
 };
 use crate::state::State;
+
+/// What a step's Jacobians share: the factor of eq. 29 at `q_k` and the values it was built
+/// from.
+struct Linearization<const N: usize, const M: usize, const K: usize> {
+    factor: Eq29Factor<N, M, K>,
+    jac: SMatrix<f64, M, N>,
+    mass: SMatrix<f64, N, N>,
+    upsilon: SVector<f64, M>,
+    lambda: SVector<f64, M>,
+    alpha: SVector<f64, K>,
+}
 
 impl<Model, const N: usize, const M: usize, const K: usize> DifferentiableStep<Model, N>
     for SpookScheme<SpookDense<N, M, K>>
@@ -56,13 +83,61 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
+        self.step_and_differentiate(model, state, |scheme, before, v_next| {
+            let linearization = scheme.linearize(model, before)?;
+            *jacobian = state_jacobian(&linearization, model, before, v_next, scheme.h)?;
+            Ok(())
+        })
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const K: usize, const P: usize>
+    DifferentiableInParameters<Model, N, P> for SpookScheme<SpookDense<N, M, K>>
+where
+    Model: ConstantMass<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + NonholonomicDerivative<N, K>
+        + AppliedForces<N>
+        + ParameterDerivatives<N, M, K, P>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        self.step_and_differentiate(model, state, |scheme, before, v_next| {
+            let linearization = scheme.linearize(model, before)?;
+            let h = scheme.h;
+            let state_part = state_jacobian(&linearization, model, before, v_next, h)?;
+            let parameter_part = parameter_jacobian(&linearization, model, before, v_next, h)?;
+            (*jacobian, *parameters) = (state_part, parameter_part);
+            Ok(())
+        })
+    }
+}
+
+impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
+    /// Takes the step from `state` and then runs `differentiate(self, before, v_next)`; keeps
+    /// the new state only when both succeed, and otherwise restores the multipliers the step
+    /// overwrote, so that a failed differentiation leaves everything as it was.
+    fn step_and_differentiate<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        differentiate: impl FnOnce(&mut Self, &State<N>, &SVector<f64, N>) -> Result<(), StepError>,
+    ) -> Result<StepReport, StepError>
+    where
+        Self: Integrator<Model, N>,
+    {
         let mut next = *state;
         let kept = (*self.multipliers(), *self.nonholonomic_multipliers());
         let report = self.step(model, &mut next)?;
-        match self.differentiate(model, state, &next.v) {
-            Ok(differentiated) => {
+        match differentiate(self, state, &next.v) {
+            Ok(()) => {
                 *state = next;
-                *jacobian = differentiated;
                 Ok(report)
             }
             Err(error) => {
@@ -74,84 +149,25 @@ where
             }
         }
     }
-}
 
-impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
-    /// Returns the Jacobian of the step from `before` whose new velocity is `v_next` (and
-    /// whose multipliers are the last step's), as the module docs derive it.
-    fn differentiate<Model>(
+    /// Factors eq. 29's matrix at the state the step started from (with the multipliers the
+    /// step just computed).
+    fn linearize<Model>(
         &mut self,
         model: &Model,
         before: &State<N>,
-        v_next: &SVector<f64, N>,
-    ) -> Result<StepJacobian<N>, StepError>
+    ) -> Result<Linearization<N, M, K>, StepError>
     where
-        Model: ConstantMass<N>
-            + PotentialHessian<N>
-            + HolonomicHessians<N, M>
-            + NonholonomicDerivative<N, K>
-            + AppliedForces<N>,
+        Model: ConstantMass<N> + HolonomicHessians<N, M> + NonholonomicDerivative<N, K>,
     {
-        let (q, v, time, h) = (&before.q, &before.v, before.t, self.h);
-        let lambda = *self.multipliers();
-        let alpha = *self.nonholonomic_multipliers();
-        let coefficients = self.system.coefficients(model, h)?;
-        let (sigma, upsilon, gamma) =
-            (coefficients.sigma, coefficients.upsilon, coefficients.gamma);
-
+        let (q, time) = (&before.q, before.t);
+        let coefficients = self.system.coefficients(model, self.h)?;
         let mut mass = SMatrix::<f64, N, N>::zeros();
         model.mass_matrix(q, &mut mass);
         let mut jac = SMatrix::<f64, M, N>::zeros();
         model.constraint_jacobian(q, time, &mut jac);
         let mut a = SMatrix::<f64, K, N>::zeros();
         model.nonholonomic_matrix(q, &mut a);
-        let mut hessian = SMatrix::<f64, N, N>::zeros();
-        model.potential_hessian(q, &mut hessian);
-        check_finite(&hessian, "potential Hessian", time)?;
-        let mut row_hessians = [SMatrix::<f64, N, N>::zeros(); M];
-        model.constraint_hessians(q, time, &mut row_hessians);
-        for row_hessian in &row_hessians {
-            check_finite(row_hessian, "constraint Hessian", time)?;
-        }
-        let (mut f_q, mut f_v) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
-        model.applied_force_jacobians(q, v, time, &mut f_q, &mut f_v);
-        check_finite(&f_q, "applied force Jacobian ∂f/∂q", time)?;
-        check_finite(&f_v, "applied force Jacobian ∂f/∂v", time)?;
-
-        // The right-hand sides of the q- and v-directions.
-        let mut r_q = hessian * -h + f_q * h;
-        let mut t_q = SMatrix::<f64, M, N>::zeros();
-        for (c, row_hessian) in row_hessians.iter().enumerate() {
-            r_q += row_hessian * lambda[c];
-            let along_v = row_hessian * v;
-            let along_v_next = row_hessian * v_next;
-            for j in 0..N {
-                t_q[(c, j)] = upsilon[c] * (along_v[j] - 4.0 / h * jac[(c, j)]) - along_v_next[j];
-            }
-        }
-        let mut s_q = SMatrix::<f64, K, N>::zeros();
-        if K > 0 {
-            model.nonholonomic_velocity_jacobian(q, v_next, &mut s_q);
-            s_q = -s_q;
-            // E(α) = ∂(Aᵀα)/∂q, column l of Aᵀ at a time: ∂(A e_l)/∂q has entries ∂A_il/∂q_j.
-            let mut unit = SVector::<f64, N>::zeros();
-            let mut d_column = SMatrix::<f64, K, N>::zeros();
-            for l in 0..N {
-                unit[l] = 1.0;
-                model.nonholonomic_velocity_jacobian(q, &unit, &mut d_column);
-                unit[l] = 0.0;
-                let row = alpha.tr_mul(&d_column);
-                let mut target = r_q.row_mut(l);
-                target += row;
-            }
-        }
-        check_finite(&s_q, "nonholonomic derivative ∂(A v)/∂q", time)?;
-        let r_v = mass + f_v * h;
-        let mut t_v = jac;
-        for (c, scale) in upsilon.iter().enumerate() {
-            t_v.row_mut(c).scale_mut(*scale);
-        }
-
         let (factor, _) = Eq29Factor::new(
             &mut self.system.mass_factor,
             Eq29Matrix {
@@ -159,21 +175,162 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M
                 constant_mass: true,
                 jac: &jac,
                 a: &a,
-                sigma: &sigma,
-                gamma: &gamma,
+                sigma: &coefficients.sigma,
+                gamma: &coefficients.gamma,
             },
             time,
         )?;
-        let (v_q, _, _) = factor.solve(&r_q, &s_q, &t_q);
-        let (v_v, _, _) = factor.solve(&r_v, &SMatrix::<f64, K, N>::zeros(), &t_v);
-        let jacobian = StepJacobian {
-            q_q: SMatrix::identity() + v_q * h,
-            q_v: v_v * h,
-            v_q,
-            v_v,
-        };
-        check_finite(&jacobian.v_q, "step Jacobian ∂v'/∂q", time)?;
-        check_finite(&jacobian.v_v, "step Jacobian ∂v'/∂v", time)?;
-        Ok(jacobian)
+        Ok(Linearization {
+            factor,
+            jac,
+            mass,
+            upsilon: coefficients.upsilon,
+            lambda: *self.multipliers(),
+            alpha: *self.nonholonomic_multipliers(),
+        })
     }
+}
+
+/// Returns the Jacobian of the step from `before` whose new velocity is `v_next`, as the module
+/// docs derive it.
+fn state_jacobian<Model, const N: usize, const M: usize, const K: usize>(
+    linearization: &Linearization<N, M, K>,
+    model: &Model,
+    before: &State<N>,
+    v_next: &SVector<f64, N>,
+    h: f64,
+) -> Result<StepJacobian<N>, StepError>
+where
+    Model: ConstantMass<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + NonholonomicDerivative<N, K>
+        + AppliedForces<N>,
+{
+    let (q, v, time) = (&before.q, &before.v, before.t);
+    let Linearization {
+        factor,
+        jac,
+        mass,
+        upsilon,
+        lambda,
+        alpha,
+    } = linearization;
+    let mut hessian = SMatrix::<f64, N, N>::zeros();
+    model.potential_hessian(q, &mut hessian);
+    check_finite(&hessian, "potential Hessian", time)?;
+    let mut row_hessians = [SMatrix::<f64, N, N>::zeros(); M];
+    model.constraint_hessians(q, time, &mut row_hessians);
+    for row_hessian in &row_hessians {
+        check_finite(row_hessian, "constraint Hessian", time)?;
+    }
+    let (mut f_q, mut f_v) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    model.applied_force_jacobians(q, v, time, &mut f_q, &mut f_v);
+    check_finite(&f_q, "applied force Jacobian ∂f/∂q", time)?;
+    check_finite(&f_v, "applied force Jacobian ∂f/∂v", time)?;
+
+    // The right-hand sides of the q- and v-directions.
+    let mut r_q = hessian * -h + f_q * h;
+    let mut t_q = SMatrix::<f64, M, N>::zeros();
+    for (c, row_hessian) in row_hessians.iter().enumerate() {
+        r_q += row_hessian * lambda[c];
+        let along_v = row_hessian * v;
+        let along_v_next = row_hessian * v_next;
+        for j in 0..N {
+            t_q[(c, j)] = upsilon[c] * (along_v[j] - 4.0 / h * jac[(c, j)]) - along_v_next[j];
+        }
+    }
+    let mut s_q = SMatrix::<f64, K, N>::zeros();
+    if K > 0 {
+        model.nonholonomic_velocity_jacobian(q, v_next, &mut s_q);
+        s_q = -s_q;
+        // E(α) = ∂(Aᵀα)/∂q, column l of Aᵀ at a time: ∂(A e_l)/∂q has entries ∂A_il/∂q_j.
+        let mut unit = SVector::<f64, N>::zeros();
+        let mut d_column = SMatrix::<f64, K, N>::zeros();
+        for l in 0..N {
+            unit[l] = 1.0;
+            model.nonholonomic_velocity_jacobian(q, &unit, &mut d_column);
+            unit[l] = 0.0;
+            let row = alpha.tr_mul(&d_column);
+            let mut target = r_q.row_mut(l);
+            target += row;
+        }
+    }
+    check_finite(&s_q, "nonholonomic derivative ∂(A v)/∂q", time)?;
+    let r_v = mass + f_v * h;
+    let mut t_v = *jac;
+    for (c, scale) in upsilon.iter().enumerate() {
+        t_v.row_mut(c).scale_mut(*scale);
+    }
+
+    let (v_q, _, _) = factor.solve(&r_q, &s_q, &t_q);
+    let (v_v, _, _) = factor.solve(&r_v, &SMatrix::<f64, K, N>::zeros(), &t_v);
+    let jacobian = StepJacobian {
+        q_q: SMatrix::identity() + v_q * h,
+        q_v: v_v * h,
+        v_q,
+        v_v,
+    };
+    check_finite(&jacobian.v_q, "step Jacobian ∂v'/∂q", time)?;
+    check_finite(&jacobian.v_v, "step Jacobian ∂v'/∂v", time)?;
+    Ok(jacobian)
+}
+
+/// Returns the Jacobian with respect to the model's parameters of the step from `before` whose
+/// new velocity is `v_next`, as the module docs derive it.
+fn parameter_jacobian<Model, const N: usize, const M: usize, const K: usize, const P: usize>(
+    linearization: &Linearization<N, M, K>,
+    model: &Model,
+    before: &State<N>,
+    v_next: &SVector<f64, N>,
+    h: f64,
+) -> Result<ParameterJacobian<N, P>, StepError>
+where
+    Model: ParameterDerivatives<N, M, K, P>,
+{
+    let (q, v, time) = (&before.q, &before.v, before.t);
+    let Linearization {
+        factor,
+        upsilon,
+        lambda,
+        alpha,
+        ..
+    } = linearization;
+    let mut mass_p = [SMatrix::<f64, N, N>::zeros(); P];
+    model.mass_parameter_derivatives(q, &mut mass_p);
+    let mut gradient_p = SMatrix::<f64, N, P>::zeros();
+    model.potential_gradient_parameter_jacobian(q, &mut gradient_p);
+    let mut force_p = SMatrix::<f64, N, P>::zeros();
+    model.applied_force_parameter_jacobian(q, v, time, &mut force_p);
+    let mut g_p = SMatrix::<f64, M, P>::zeros();
+    model.constraint_parameter_jacobian(q, time, &mut g_p);
+    let mut jac_p = [SMatrix::<f64, M, N>::zeros(); P];
+    model.constraint_jacobian_parameter_derivatives(q, time, &mut jac_p);
+    let mut a_p = [SMatrix::<f64, K, N>::zeros(); P];
+    model.nonholonomic_matrix_parameter_derivatives(q, &mut a_p);
+    let mut w_p = SMatrix::<f64, K, P>::zeros();
+    model.nonholonomic_drive_parameter_jacobian(time, &mut w_p);
+
+    let mut r = (force_p - gradient_p) * h;
+    let mut s = w_p;
+    let mut t = SMatrix::<f64, M, P>::zeros();
+    let dv = v - v_next;
+    for j in 0..P {
+        let column = mass_p[j] * dv + jac_p[j].tr_mul(lambda) + a_p[j].tr_mul(alpha);
+        let mut target = r.column_mut(j);
+        target += column;
+        let mut target = s.column_mut(j);
+        target -= a_p[j] * v_next;
+        let (along_v, along_v_next) = (jac_p[j] * v, jac_p[j] * v_next);
+        for c in 0..M {
+            t[(c, j)] = upsilon[c] * (along_v[c] - 4.0 / h * g_p[(c, j)]) - along_v_next[c];
+        }
+    }
+    check_finite(&r, "parameter derivative of eq. 29's first row", time)?;
+    check_finite(&s, "parameter derivative of the nonholonomic rows", time)?;
+    check_finite(&t, "parameter derivative of the holonomic rows", time)?;
+    let (v_p, _, _) = factor.solve(&r, &s, &t);
+    let jacobian = ParameterJacobian { q_p: v_p * h, v_p };
+    check_finite(&jacobian.v_p, "step Jacobian ∂v'/∂p", time)?;
+    Ok(jacobian)
 }

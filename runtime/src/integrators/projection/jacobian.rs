@@ -1,0 +1,365 @@
+//! The exact Jacobians of a RATTLE step on the fixed-size tier.
+//!
+//! The step ([`Rattle`](super::Rattle)) solves, with `M` constant, `λ`, `μ` its position and
+//! velocity multipliers, `G = G(q_k, t_k)`, `G' = G(q_{k+1}, t_{k+1})` and
+//! `v_{k+½} = (q_{k+1} − q_k)/h`,
+//!
+//! ```text
+//! M (q_{k+1} − q_k − h v_k) + ½h² (∇V(q_k) + Gᵀ λ) = 0,       g(q_{k+1}, t_{k+1}) = 0
+//! M (v_{k+1} − v_{k+½}) + ½h (∇V(q_{k+1}) + G'ᵀ μ) = 0,       G' v_{k+1} = 0
+//! ```
+//!
+//! Differentiating the first pair in a direction `(δq, δv)` (`H(y) = ∇²V + Σ_c y_c ∇²g_c` at
+//! the point the equation evaluates it, `C'(w) = ∂(G w)/∂q` at `q_{k+1}`, whose row `c` is
+//! `(∇²g_c w)ᵀ`) and writing `δλ̃ = ½h² δλ`, `B = M⁻¹ Gᵀ`:
+//!
+//! ```text
+//! M δq' + Gᵀ δλ̃ = (M − ½h² H_k(λ)) δq + h M δv,     G' δq' = 0
+//!   ⇒  X = M⁻¹ (right-hand side),  (G' B) δλ̃ = G' X,  δq' = X − B δλ̃
+//! ```
+//!
+//! where `G' B = G' M⁻¹ Gᵀ` is the Newton matrix at the converged point (factored again there:
+//! the step's last factorization was at the iterate before). The second pair, with
+//! `δν = ½h δμ`:
+//!
+//! ```text
+//! M δv' + G'ᵀ δν = M (δq' − δq)/h − ½h H_{k+1}(μ) δq' =: R,     G' δv' = −C'(v_{k+1}) δq'
+//!   ⇒  (G' M⁻¹ G'ᵀ) δν = G' M⁻¹ R + C'(v_{k+1}) δq',   δv' = M⁻¹ (R − G'ᵀ δν)
+//! ```
+//!
+//! all `2N` directions at once. In a parameter `p_j` (`M_j = ∂M/∂p_j`, …) the same matrices
+//! take the right-hand sides
+//!
+//! ```text
+//! −M_j (q_{k+1} − q_k − h v_k) − ½h² (∂_j∇V(q_k) + G_jᵀ λ),     G' δq' = −∂_j g(q_{k+1}, t_{k+1})
+//! R = M δq'/h − ½h H_{k+1}(μ) δq' − M_j (v_{k+1} − v_{k+½}) − ½h (∂_j∇V(q_{k+1}) + G'_jᵀ μ),
+//! G' δv' = −C'(v_{k+1}) δq' − G'_j v_{k+1}
+//! ```
+//!
+//! (`q_k`, `v_k` do not depend on `p`).
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{ProjectionDense, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
+use crate::error::StepError;
+use crate::integrators::checks::check_finite;
+use crate::integrators::{
+    DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
+    StepReport,
+};
+use crate::linalg::{Cholesky, Lu};
+use crate::model::{ConstantMass, HolonomicHessians, ParameterDerivatives, PotentialHessian};
+use crate::state::State;
+
+/// The name of the mass matrix, for errors.
+const MASS_MATRIX: &str = "mass matrix M";
+
+impl<Model, const N: usize, const M: usize> DifferentiableStep<Model, N>
+    for RattleScheme<ProjectionDense<N, M>>
+where
+    Model: ConstantMass<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        self.step_and_differentiate(model, state, |linearization, model, before, after| {
+            *jacobian = state_jacobian(linearization, model, before, after)?;
+            Ok(())
+        })
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const P: usize> DifferentiableInParameters<Model, N, P>
+    for RattleScheme<ProjectionDense<N, M>>
+where
+    Model: ConstantMass<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + ParameterDerivatives<N, M, 0, P>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        self.step_and_differentiate(model, state, |linearization, model, before, after| {
+            let state_part = state_jacobian(linearization, model, before, after)?;
+            let parameter_part = parameter_jacobian(linearization, model, before, after)?;
+            (*jacobian, *parameters) = (state_part, parameter_part);
+            Ok(())
+        })
+    }
+}
+
+/// What a step's Jacobians share: the factors of the two linear systems of the module docs and
+/// the values at both ends of the step.
+struct Linearization<const N: usize, const M: usize> {
+    h: f64,
+    mass: SMatrix<f64, N, N>,
+    mass_factor: Cholesky<N>,
+    /// `M⁻¹ G(q_k)ᵀ`.
+    b_start: SMatrix<f64, N, M>,
+    /// `G(q_{k+1})`, and `M⁻¹ G(q_{k+1})ᵀ`.
+    jac_end: SMatrix<f64, M, N>,
+    b_end: SMatrix<f64, N, M>,
+    /// The factors of `G' M⁻¹ Gᵀ` and of `G' M⁻¹ G'ᵀ`.
+    newton: Lu<M>,
+    projection: Cholesky<M>,
+    lambda: SVector<f64, M>,
+    mu: SVector<f64, M>,
+}
+
+impl<const N: usize, const M: usize> RattleScheme<ProjectionDense<N, M>> {
+    /// Takes the step from `state`, then differentiates it with `differentiate(linearization,
+    /// model, before, after)`; keeps the new state only when both succeed, and otherwise puts
+    /// the scheme back as it was before the step (its multipliers and carried points).
+    fn step_and_differentiate<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        differentiate: impl FnOnce(
+            &Linearization<N, M>,
+            &Model,
+            &State<N>,
+            &State<N>,
+        ) -> Result<(), StepError>,
+    ) -> Result<StepReport, StepError>
+    where
+        Model: ConstantMass<N> + HolonomicHessians<N, M>,
+        Self: Integrator<Model, N>,
+    {
+        let kept = *self;
+        let mut next = *state;
+        let report = self.step(model, &mut next)?;
+        let outcome = linearize(model, state, &next, self.step_size(), self)
+            .and_then(|linearization| differentiate(&linearization, model, state, &next));
+        match outcome {
+            Ok(()) => {
+                *state = next;
+                Ok(report)
+            }
+            Err(error) => {
+                *self = kept;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Factors the two matrices of the module docs at the step from `before` to `after`.
+fn linearize<Model, const N: usize, const M: usize>(
+    model: &Model,
+    before: &State<N>,
+    after: &State<N>,
+    h: f64,
+    scheme: &RattleScheme<ProjectionDense<N, M>>,
+) -> Result<Linearization<N, M>, StepError>
+where
+    Model: ConstantMass<N> + HolonomicHessians<N, M>,
+{
+    let mut mass = SMatrix::<f64, N, N>::zeros();
+    model.mass_matrix(&before.q, &mut mass);
+    let mass_factor =
+        Cholesky::try_new(&mass).map_err(StepError::linear_algebra(MASS_MATRIX, before.t))?;
+    let mut jac_start = SMatrix::<f64, M, N>::zeros();
+    model.constraint_jacobian(&before.q, before.t, &mut jac_start);
+    let mut jac_end = SMatrix::<f64, M, N>::zeros();
+    model.constraint_jacobian(&after.q, after.t, &mut jac_end);
+    check_finite(&jac_end, "constraint jacobian", after.t)?;
+    let mut b_start = jac_start.transpose();
+    mass_factor.solve_in_place(&mut b_start);
+    let mut b_end = jac_end.transpose();
+    mass_factor.solve_in_place(&mut b_end);
+    let newton = Lu::try_new(&(jac_end * b_start))
+        .map_err(StepError::linear_algebra(NEWTON_MATRIX, after.t))?;
+    let projection = Cholesky::try_new(&(jac_end * b_end))
+        .map_err(StepError::linear_algebra(PROJECTION_MATRIX, after.t))?;
+    Ok(Linearization {
+        h,
+        mass,
+        mass_factor,
+        b_start,
+        jac_end,
+        b_end,
+        newton,
+        projection,
+        lambda: *scheme.multipliers(),
+        mu: *scheme.velocity_multipliers(),
+    })
+}
+
+/// Returns `∇²V(q) + Σ_c y_c ∇²g_c(q, t)` and the row Hessians.
+fn hessian<Model, const N: usize, const M: usize>(
+    model: &Model,
+    q: &SVector<f64, N>,
+    t: f64,
+    y: &SVector<f64, M>,
+) -> Result<(SMatrix<f64, N, N>, [SMatrix<f64, N, N>; M]), StepError>
+where
+    Model: PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    let mut total = SMatrix::<f64, N, N>::zeros();
+    model.potential_hessian(q, &mut total);
+    check_finite(&total, "potential Hessian", t)?;
+    let mut rows = [SMatrix::<f64, N, N>::zeros(); M];
+    model.constraint_hessians(q, t, &mut rows);
+    for (row, weight) in rows.iter().zip(y.iter()) {
+        check_finite(row, "constraint Hessian", t)?;
+        total += row * *weight;
+    }
+    Ok((total, rows))
+}
+
+/// Solves the position pair for `C` right-hand sides `rhs` (`G' δq' = −offset`): returns `δq'`.
+fn solve_positions<const N: usize, const M: usize, const C: usize>(
+    linearization: &Linearization<N, M>,
+    mut rhs: SMatrix<f64, N, C>,
+    offset: &SMatrix<f64, M, C>,
+) -> SMatrix<f64, N, C> {
+    let l = linearization;
+    l.mass_factor.solve_in_place(&mut rhs);
+    let mut multipliers = l.jac_end * rhs + offset;
+    for mut column in multipliers.column_iter_mut() {
+        let mut solved = column.clone_owned();
+        l.newton.solve_in_place(&mut solved);
+        column.copy_from(&solved);
+    }
+    rhs - l.b_start * multipliers
+}
+
+/// Solves the velocity pair for `C` right-hand sides `rhs` (`G' δv' = −offset`): returns `δv'`.
+fn solve_velocities<const N: usize, const M: usize, const C: usize>(
+    linearization: &Linearization<N, M>,
+    mut rhs: SMatrix<f64, N, C>,
+    offset: &SMatrix<f64, M, C>,
+) -> SMatrix<f64, N, C> {
+    let l = linearization;
+    l.mass_factor.solve_in_place(&mut rhs);
+    let mut multipliers = l.jac_end * rhs + offset;
+    l.projection.solve_in_place(&mut multipliers);
+    rhs - l.b_end * multipliers
+}
+
+/// Returns `C'(w) = ∂(G w)/∂q` at the end of the step from the row Hessians there.
+fn velocity_curvature<const N: usize, const M: usize>(
+    rows: &[SMatrix<f64, N, N>; M],
+    w: &SVector<f64, N>,
+) -> SMatrix<f64, M, N> {
+    let mut curvature = SMatrix::<f64, M, N>::zeros();
+    for (c, row) in rows.iter().enumerate() {
+        curvature.set_row(c, &(row * w).transpose());
+    }
+    curvature
+}
+
+/// Returns the Jacobian of the step from `before` to `after`, as the module docs derive it.
+fn state_jacobian<Model, const N: usize, const M: usize>(
+    linearization: &Linearization<N, M>,
+    model: &Model,
+    before: &State<N>,
+    after: &State<N>,
+) -> Result<StepJacobian<N>, StepError>
+where
+    Model: PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    let l = linearization;
+    let h = l.h;
+    let (start, _) = hessian(model, &before.q, before.t, &l.lambda)?;
+    let (end, end_rows) = hessian(model, &after.q, after.t, &l.mu)?;
+    // The position pair: δq in the first N columns, δv in the last N, at once.
+    let q_q = solve_positions(
+        l,
+        l.mass - start * (0.5 * h * h),
+        &SMatrix::<f64, M, N>::zeros(),
+    );
+    let q_v = solve_positions(l, l.mass * h, &SMatrix::<f64, M, N>::zeros());
+    let curvature = velocity_curvature(&end_rows, &after.v);
+    let velocity = |dq_next: &SMatrix<f64, N, N>, dq: &SMatrix<f64, N, N>| {
+        let rhs = l.mass * (dq_next - dq) / h - end * dq_next * (0.5 * h);
+        solve_velocities(l, rhs, &(curvature * dq_next))
+    };
+    let jacobian = StepJacobian {
+        v_q: velocity(&q_q, &SMatrix::identity()),
+        v_v: velocity(&q_v, &SMatrix::zeros()),
+        q_q,
+        q_v,
+    };
+    for (block, name) in [
+        (&jacobian.q_q, "step Jacobian ∂q'/∂q"),
+        (&jacobian.q_v, "step Jacobian ∂q'/∂v"),
+        (&jacobian.v_q, "step Jacobian ∂v'/∂q"),
+        (&jacobian.v_v, "step Jacobian ∂v'/∂v"),
+    ] {
+        check_finite(block, name, after.t)?;
+    }
+    Ok(jacobian)
+}
+
+/// Returns the Jacobian with respect to the model's parameters of the step from `before` to
+/// `after`, as the module docs derive it.
+fn parameter_jacobian<Model, const N: usize, const M: usize, const P: usize>(
+    linearization: &Linearization<N, M>,
+    model: &Model,
+    before: &State<N>,
+    after: &State<N>,
+) -> Result<ParameterJacobian<N, P>, StepError>
+where
+    Model: PotentialHessian<N> + HolonomicHessians<N, M> + ParameterDerivatives<N, M, 0, P>,
+{
+    let l = linearization;
+    let h = l.h;
+    let mut mass_p = [SMatrix::<f64, N, N>::zeros(); P];
+    model.mass_parameter_derivatives(&before.q, &mut mass_p);
+    let (mut gradient_start, mut gradient_end) =
+        (SMatrix::<f64, N, P>::zeros(), SMatrix::<f64, N, P>::zeros());
+    model.potential_gradient_parameter_jacobian(&before.q, &mut gradient_start);
+    model.potential_gradient_parameter_jacobian(&after.q, &mut gradient_end);
+    let (mut jac_start_p, mut jac_end_p) = (
+        [SMatrix::<f64, M, N>::zeros(); P],
+        [SMatrix::<f64, M, N>::zeros(); P],
+    );
+    model.constraint_jacobian_parameter_derivatives(&before.q, before.t, &mut jac_start_p);
+    model.constraint_jacobian_parameter_derivatives(&after.q, after.t, &mut jac_end_p);
+    let mut g_end_p = SMatrix::<f64, M, P>::zeros();
+    model.constraint_parameter_jacobian(&after.q, after.t, &mut g_end_p);
+    for (block, name) in [
+        (&gradient_start, "parameter derivative of ∇V"),
+        (&gradient_end, "parameter derivative of ∇V"),
+    ] {
+        check_finite(block, name, after.t)?;
+    }
+    check_finite(&g_end_p, "parameter derivative of the constraints", after.t)?;
+
+    let displacement = after.q - before.q - before.v * h;
+    let half_step_velocity = (after.q - before.q) / h;
+    let mut rhs = SMatrix::<f64, N, P>::zeros();
+    for j in 0..P {
+        let column = -(mass_p[j] * displacement)
+            - (gradient_start.column(j) + jac_start_p[j].tr_mul(&l.lambda)) * (0.5 * h * h);
+        rhs.set_column(j, &column);
+    }
+    let q_p = solve_positions(l, rhs, &g_end_p);
+
+    let (end, end_rows) = hessian(model, &after.q, after.t, &l.mu)?;
+    let curvature = velocity_curvature(&end_rows, &after.v);
+    let mut rhs = l.mass * q_p / h - end * q_p * (0.5 * h);
+    let mut offset = curvature * q_p;
+    for j in 0..P {
+        let column = -(mass_p[j] * (after.v - half_step_velocity))
+            - (gradient_end.column(j) + jac_end_p[j].tr_mul(&l.mu)) * (0.5 * h);
+        let mut target = rhs.column_mut(j);
+        target += column;
+        let mut target = offset.column_mut(j);
+        target += jac_end_p[j] * after.v;
+    }
+    let v_p = solve_velocities(l, rhs, &offset);
+    let jacobian = ParameterJacobian { q_p, v_p };
+    check_finite(&jacobian.q_p, "step Jacobian ∂q'/∂p", after.t)?;
+    check_finite(&jacobian.v_p, "step Jacobian ∂v'/∂p", after.t)?;
+    Ok(jacobian)
+}

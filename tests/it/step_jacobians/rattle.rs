@@ -1,0 +1,202 @@
+//! RATTLE's step Jacobians (`runtime/.../projection/jacobian.rs`) against central differences
+//! on the double pendulum. RATTLE steps only from states on the constraint manifold, so the
+//! differences are taken along it: the step composed with the chain's angles and rates
+//! (`super::chain_state`) is compared with `J·E`, `E` the angles' and rates' derivatives of the
+//! state, written out below; in a parameter, the start moves with the rod lengths (at fixed
+//! angles and rates), and the step composed with that start is compared with
+//! `J_p + J·∂(start)/∂p`. A bead on an ellipse whose axes are parameters (`EllipseBead`)
+//! checks the terms the double pendulum's rows cannot: a constraint Jacobian `G` that depends
+//! on the parameters.
+
+use mechanism::mechanism;
+use mechanism::models::DoublePendulum;
+use mechanism::runtime::{
+    DifferentiableInParameters, Integrator, ParameterJacobian, Parameters, Rattle, SMatrix,
+    SVector, State, StepJacobian,
+};
+use proptest::prelude::*;
+
+use super::{chain_state, compare};
+
+mechanism! {
+    /// A bead on the ellipse `x²/a² + y²/b² = 1` under gravity, pulled towards `x = 0.3` by a
+    /// spring.
+    pub struct EllipseBead {
+        coordinates: [x, y],
+        parameters: { a = 1.5, b = 0.8, m = 1.2, k = 0.7, grav = 9.81 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: m * grav * y + 0.5 * k * (x - 0.3).powi(2),
+        holonomic: { ellipse: 0.5 * ((x / a).powi(2) + (y / b).powi(2) - 1.0) },
+        integrators: [rattle],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// The bead at the ellipse's parameter `s` moving at `ṡ = rate`, for axes `(a, b)`.
+fn bead_state(a: f64, b: f64, s: f64, rate: f64) -> State<2> {
+    let (sin, cos) = s.sin_cos();
+    State::new(0.0, [a * cos, b * sin], [-a * sin * rate, b * cos * rate])
+}
+
+/// The state's derivatives in the chain's angles, rates and lengths (each `8 × 2`), from the
+/// sums of `chain_state`: bob `k` has `x_k = Σ_{i≤k} l_i sin a_i`, `y_k = −Σ l_i cos a_i`,
+/// `ẋ_k = Σ l_i cos a_i r_i`, `ẏ_k = Σ l_i sin a_i r_i`.
+fn chain_tangents(
+    lengths: &[f64; 2],
+    angles: &[f64; 2],
+    rates: &[f64; 2],
+) -> [SMatrix<f64, 8, 2>; 3] {
+    let mut tangents = [SMatrix::<f64, 8, 2>::zeros(); 3];
+    for i in 0..2 {
+        let (l, (sin, cos), r) = (lengths[i], angles[i].sin_cos(), rates[i]);
+        for k in i..2 {
+            let rows = [2 * k, 2 * k + 1, 4 + 2 * k, 4 + 2 * k + 1];
+            let by = [
+                [l * cos, l * sin, -l * sin * r, l * cos * r],
+                [0.0, 0.0, l * cos, l * sin],
+                [sin, -cos, cos * r, sin * r],
+            ];
+            for (tangent, values) in tangents.iter_mut().zip(by) {
+                for (row, value) in rows.iter().zip(values) {
+                    tangent[(*row, i)] = value;
+                }
+            }
+        }
+    }
+    tangents
+}
+
+/// `(q, v)` stacked.
+fn stacked(state: &State<4>) -> Vec<f64> {
+    state.q.iter().chain(state.v.iter()).copied().collect()
+}
+
+/// The step Jacobian as one `8 × 8` matrix.
+fn whole(jacobian: &StepJacobian<4>) -> SMatrix<f64, 8, 8> {
+    let mut whole = SMatrix::<f64, 8, 8>::zeros();
+    whole.fixed_view_mut::<4, 4>(0, 0).copy_from(&jacobian.q_q);
+    whole.fixed_view_mut::<4, 4>(0, 4).copy_from(&jacobian.q_v);
+    whole.fixed_view_mut::<4, 4>(4, 0).copy_from(&jacobian.v_q);
+    whole.fixed_view_mut::<4, 4>(4, 4).copy_from(&jacobian.v_v);
+    whole
+}
+
+const H: f64 = 0.01;
+
+/// The difference step and `κ`: RATTLE solves with `G M⁻¹ Gᵀ` (`κ ≈ 10`), and its Newton
+/// tolerance (`10⁻¹³` relative) is below the rounding term for `κ = 10³`.
+const BOUND: (f64, f64) = (1e-5, 1e3);
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn rattles_jacobians_match_central_differences_along_the_manifold(
+        angles in prop::array::uniform2(-2.5..2.5f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let model = DoublePendulum::default();
+        let lengths = [model.l1, model.l2];
+        let rattle = Rattle::<4, 2>::new(H).unwrap();
+        let start = chain_state::<4>(&lengths, &angles, &rates);
+        let (mut jacobian, mut by_parameter) =
+            (StepJacobian::<4>::default(), ParameterJacobian::<4, 5>::default());
+        let mut end = start;
+        rattle.clone().step_with_jacobians(&model, &mut end, &mut jacobian, &mut by_parameter).unwrap();
+        let step = |model: &DoublePendulum, state: State<4>| {
+            let mut state = state;
+            Rattle::<4, 2>::new(H).unwrap().step(model, &mut state).expect("a step on the manifold");
+            stacked(&state)
+        };
+        prop_assert_eq!(stacked(&end), step(&model, start));
+
+        let j = whole(&jacobian);
+        let [by_angle, by_rate, by_length] = chain_tangents(&lengths, &angles, &rates);
+        // The state Jacobian along the angles and rates.
+        let map = |x: &[f64]| step(&model, chain_state::<4>(&lengths, &x[..2], &x[2..]));
+        let tangent = |row: usize, column: usize| {
+            let e = if column < 2 { by_angle.column(column) } else { by_rate.column(column - 2) };
+            (j.row(row) * e)[0]
+        };
+        let x = [angles[0], angles[1], rates[0], rates[1]];
+        let (largest, _) = compare("RATTLE, state", (&map, "(a, r)"), &x, tangent, BOUND);
+        prop_assert!(largest > 0.1);
+
+        // The parameter Jacobian, the start moving with l1 and l2 (parameters 2 and 3).
+        let p: Vec<f64> = model.parameter_values().iter().copied().collect();
+        let map = |p: &[f64]| {
+            let mut changed = model;
+            changed.set_parameter_values(&SVector::<f64, 5>::from_column_slice(p));
+            step(&changed, chain_state::<4>(&[changed.l1, changed.l2], &angles, &rates))
+        };
+        let exact = |row: usize, column: usize| {
+            let direct = if row < 4 { by_parameter.q_p[(row, column)] } else { by_parameter.v_p[(row - 4, column)] };
+            let moved = match column {
+                2 | 3 => (j.row(row) * by_length.column(column - 2))[0],
+                _ => 0.0,
+            };
+            direct + moved
+        };
+        let (largest, _) = compare("RATTLE, parameters", (&map, "p"), &p, exact, BOUND);
+        prop_assert!(largest > 1e-3);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn rattles_jacobians_match_central_differences_on_the_ellipse(
+        s in -3.0..3.0f64,
+        rate in -2.0..2.0f64,
+    ) {
+        let model = EllipseBead::default();
+        let (a, b) = (model.a, model.b);
+        let start = bead_state(a, b, s, rate);
+        let (mut jacobian, mut by_parameter) =
+            (StepJacobian::<2>::default(), ParameterJacobian::<2, 5>::default());
+        let mut end = start;
+        Rattle::<2, 1>::new(H)
+            .unwrap()
+            .step_with_jacobians(&model, &mut end, &mut jacobian, &mut by_parameter)
+            .unwrap();
+        let step = |model: &EllipseBead, state: State<2>| {
+            let mut state = state;
+            Rattle::<2, 1>::new(H).unwrap().step(model, &mut state).expect("a step on the ellipse");
+            state.q.iter().chain(state.v.iter()).copied().collect::<Vec<f64>>()
+        };
+        let j = |row: usize, e: [f64; 4]| {
+            let (block_q, block_v) = if row < 2 {
+                (jacobian.q_q.row(row), jacobian.q_v.row(row))
+            } else {
+                (jacobian.v_q.row(row - 2), jacobian.v_v.row(row - 2))
+            };
+            block_q[0] * e[0] + block_q[1] * e[1] + block_v[0] * e[2] + block_v[1] * e[3]
+        };
+        let (sin, cos) = s.sin_cos();
+        // ∂(x, y, ẋ, ẏ)/∂(s, ṡ, a, b).
+        let by = [
+            [-a * sin, b * cos, -a * cos * rate, -b * sin * rate],
+            [0.0, 0.0, -a * sin, b * cos],
+            [cos, 0.0, -sin * rate, 0.0],
+            [0.0, sin, 0.0, cos * rate],
+        ];
+        let map = |x: &[f64]| step(&model, bead_state(a, b, x[0], x[1]));
+        let (largest, _) = compare("ellipse, state", (&map, "(s, ṡ)"), &[s, rate], |row, column| j(row, by[column]), BOUND);
+        prop_assert!(largest > 0.1);
+
+        let p: Vec<f64> = model.parameter_values().iter().copied().collect();
+        let map = |p: &[f64]| {
+            let mut changed = model;
+            changed.set_parameter_values(&SVector::<f64, 5>::from_column_slice(p));
+            step(&changed, bead_state(changed.a, changed.b, s, rate))
+        };
+        let exact = |row: usize, column: usize| {
+            let direct = if row < 2 { by_parameter.q_p[(row, column)] } else { by_parameter.v_p[(row - 2, column)] };
+            let moved = if column < 2 { j(row, by[2 + column]) } else { 0.0 };
+            direct + moved
+        };
+        let (largest, _) = compare("ellipse, parameters", (&map, "p"), &p, exact, BOUND);
+        prop_assert!(largest > 1e-3);
+    }
+}
