@@ -79,8 +79,8 @@ pub use plan::{adaptive_plan, plan, schedule, step_count, Plan};
 pub use report::{format_number, print_kinon_betsch, print_summary, write_outputs};
 #[cfg(all(feature = "pictures", feature = "parquet"))]
 pub use run::{
-    checkpointed, plan_sink, sample, simulate, simulate_adaptive, thinned, with_checkpoints,
-    Column, Stream,
+    checkpointed, plan_sink, sample, simulate, simulate_adaptive, simulate_sensitive, thinned,
+    with_checkpoints, Column, Stream,
 };
 #[cfg(all(feature = "pictures", feature = "parquet"))]
 pub use signals::{exit_code, exit_status, in_file, interrupt_flag};

@@ -10,12 +10,12 @@ use mechanism::output::{create_parent, resume_sink, table_sink};
 use mechanism::runtime::checkpoint::{Checkpoint, ModelIdentity};
 use mechanism::runtime::integrators::stabilized::Dopri5;
 use mechanism::runtime::simulation::{
-    IntegratorColumn, Mechanics, Schedule, Simulation, SimulationError, Sink, Stepper, Summary,
-    Table, Trajectory,
+    ForwardSensitivity, IntegratorColumn, Mechanics, Schedule, Sensitive, SensitivityColumns,
+    Simulation, SimulationError, Sink, Stepper, Summary, Table, Trajectory,
 };
 use mechanism::runtime::{
-    AppliedForces, Configuration, Holonomic, HolonomicKinematics, Inertia, InertiaGradient,
-    Integrator, Potential, SVector, State,
+    AppliedForces, Configuration, DifferentiableInParameters, Holonomic, HolonomicKinematics,
+    Inertia, InertiaGradient, Integrator, Potential, SVector, State,
 };
 
 use crate::{interrupt_flag, Plan, Thin};
@@ -72,7 +72,7 @@ where
     // The driver stops at the first step that reaches its end time: ask for `steps · h`.
     let t_end = initial.t + plan.steps as f64 * plan.h;
     let run = Simulation::fixed(stepped, integrator, initial, t_end, plan.schedule.clone())?;
-    finish(run, observed, columns, plan, |_| {})
+    finish(run, observed, columns, |run| run, plan, |_| {})
 }
 
 /// Runs the error-controlled `integrator` (DOPRI5) on `model` from `initial` to `t_end` through the
@@ -106,6 +106,7 @@ where
         run,
         model,
         columns.into_iter().chain([step]),
+        |run| run,
         plan,
         |dopri| {
             let stats = dopri.statistics();
@@ -120,7 +121,41 @@ where
     )
 }
 
-/// Adds the observers and the summary to `run`, runs it until its end or the
+/// Runs `integrator` on `model` as [`simulate`] does, carrying the forward sensitivities
+/// `sensitivity` along ([`Sensitive`]), whose columns (named after `seeds`,
+/// [`SensitivityColumns`]) follow the energy and the residuals.
+pub fn simulate_sensitive<
+    'a,
+    I,
+    Model,
+    const N: usize,
+    const M: usize,
+    const P: usize,
+    const S: usize,
+>(
+    integrator: I,
+    sensitivity: ForwardSensitivity<N, P, S>,
+    seeds: [&str; S],
+    model: &'a Model,
+    initial: State<N>,
+    plan: &Plan,
+) -> Result<Trajectory, Box<dyn Error>>
+where
+    I: DifferentiableInParameters<Model, N, P> + 'a,
+    Model: ModelIdentity + Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
+{
+    let t_end = initial.t + plan.steps as f64 * plan.h;
+    let stepper = Sensitive {
+        integrator,
+        sensitivity,
+    };
+    let run = Simulation::new(model, stepper, initial, t_end, plan.schedule.clone())?;
+    let columns = SensitivityColumns::new(Model::COORDINATES, seeds);
+    finish::<_, _, _, N, M>(run, model, [], |run| run.observe(columns), plan, |_| {})
+}
+
+/// Adds the observers (the energy and residuals of `observed`, the `columns`, then what
+/// `observers` adds) and the summary to `run`, runs it until its end or the
 /// [`interrupt_flag`], hands the integrator to `report` and collects the [`Trajectory`]; the
 /// rows (every `plan.every`-th and the last, [`Thin`]) also go to `plan.out` while the run
 /// goes, if it is set. With `plan.progress`, runs longer than one time unit show the progress
@@ -129,6 +164,7 @@ fn finish<'a, Model, St, Observed, const N: usize, const M: usize>(
     run: Simulation<'a, Model, St>,
     observed: &'a Observed,
     columns: impl IntoIterator<Item = Column<'a, St::Integrator, N>>,
+    observers: impl FnOnce(Simulation<'a, Model, St>) -> Simulation<'a, Model, St>,
     plan: &Plan,
     report: impl FnOnce(&St::Integrator),
 ) -> Result<Trajectory, Box<dyn Error>>
@@ -145,7 +181,7 @@ where
     for column in columns {
         run = run.observe(column.observer());
     }
-    let (run, stream) = checkpointed(run, plan)?;
+    let (run, stream) = checkpointed(observers(run), plan)?;
     let summary_ref = &summary;
     let mut run = run
         .on_step(move |_, state| {

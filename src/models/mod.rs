@@ -6,6 +6,7 @@ mod dna;
 mod double_pendulum;
 mod families;
 mod nonholonomic_particle;
+mod pendulum;
 mod planar_oscillator;
 mod rigid_body;
 mod robot_arm;
@@ -29,6 +30,7 @@ pub use double_pendulum::DoublePendulum;
 pub use families::{Ladder, PendulumChain};
 /// Cuell §3.1: the free particle in `R³` with the non-integrable constraint `ż = y ẋ`.
 pub use nonholonomic_particle::NonholonomicParticle;
+pub use pendulum::Pendulum;
 /// Cuell §4.1 and §5.1: the planar harmonic oscillator, free and with `x ẋ + y ẏ = 0` as a
 /// velocity constraint.
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};

@@ -12,35 +12,13 @@ use mechanism::models::{
     HeavyTopMatrix,
 };
 use mechanism::runtime::integrators::stabilized::{DOPRI5, RK4};
+use mechanism::runtime::reference::elliptic::jacobi;
 use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::simulation::{Schedule, Simulation};
 use mechanism::runtime::{
     observers, Dopri5, Integrator, Livens, PostStabilization, Rattle, Shake, Spook, StabilizedRk,
     State,
 };
-
-/// Returns `(sn, cn, dn)(u | m)` by the descending Landen transformation (the arithmetic-
-/// geometric mean; Abramowitz & Stegun 16.4), for `0 ≤ m < 1`.
-fn jacobi(u: f64, m: f64) -> (f64, f64, f64) {
-    let (mut a, mut b) = (1.0f64, (1.0 - m).sqrt());
-    let mut ratios = Vec::new(); // c_n / a_n
-    let mut c = m.sqrt();
-    // Quadratic convergence: a handful of iterations; stop at round-off, where a − b stalls.
-    while c.abs() > 1e-15 * a && ratios.len() < 32 {
-        let next = 0.5 * (a + b);
-        c = 0.5 * (a - b);
-        b = (a * b).sqrt();
-        a = next;
-        ratios.push(c / a);
-    }
-    let mut phi = 2f64.powi(ratios.len() as i32) * a * u;
-    let mut previous = phi;
-    for r in ratios.iter().rev() {
-        previous = phi;
-        phi = 0.5 * (phi + (r * phi.sin()).asin());
-    }
-    (phi.sin(), phi.cos(), phi.cos() / (previous - phi).cos())
-}
 
 /// The torque-free body's `Ω(t)` for `I = (1, 2, 3)`, `Ω(0) = (1, 0, 1)`: Landau–Lifshitz
 /// §37 for `M² > 2E I₂` (here `2E = 4`, `M² = 10`), with `k² = 1/3` and `τ = t`.
@@ -75,31 +53,10 @@ fn free_body_error<I: Integrator<FreeBody, 4>>(mut integrator: I, steps: usize) 
     (error, unit)
 }
 
+/// The closed form (with `reference::elliptic::jacobi`, checked there against published
+/// values) solves Euler's equations.
 #[test]
-fn the_elliptic_functions_match_published_values() {
-    // mpmath 1.3 `ellipfun(·, u, m=1/3)`, an independent implementation.
-    let expected = [
-        (
-            1.3,
-            [0.9366289834309615, 0.35032291874366966, 0.8411750010941211],
-        ),
-        (
-            5.0,
-            [
-                -0.9864020155271234,
-                -0.16435042976526945,
-                0.8219916998291464,
-            ],
-        ),
-        (
-            10.0,
-            [0.38939704411533194, -0.9210699984443322, 0.9744006605830824],
-        ),
-    ];
-    for (u, [sn, cn, dn]) in expected {
-        let (s, c, d) = jacobi(u, 1.0 / 3.0);
-        assert!((s - sn).abs() < 1e-14 && (c - cn).abs() < 1e-14 && (d - dn).abs() < 1e-14);
-    }
+fn the_closed_form_solves_eulers_equations() {
     // The closed form solves Euler's equations I Ω̇ = IΩ × Ω (centred differences).
     for t in [0.3, 2.0, 7.5] {
         let d = 1e-5;

@@ -7,6 +7,7 @@
 
 pub mod dna_chain;
 pub mod double_pendulum;
+pub mod elliptic;
 pub mod fit;
 pub mod hanging_chain;
 pub mod harmonic;
@@ -16,6 +17,7 @@ pub mod nonholonomic_particle;
 pub mod ode;
 pub mod pendulum_chain;
 pub mod planar_oscillator;
+pub mod released_pendulum;
 pub mod robot_arm;
 pub mod rolling_sphere;
 pub mod spherical_pendulum;
@@ -33,6 +35,7 @@ pub use magnetized_body::MagnetizedBody;
 pub use nonholonomic_particle::NonholonomicParticle;
 pub use pendulum_chain::PendulumChain;
 pub use planar_oscillator::{OscillatorOnCircle, PlanarOscillator};
+pub use released_pendulum::{BobSensitivity, ReleasedPendulum};
 pub use robot_arm::RobotArm;
 pub use spherical_pendulum::SphericalSpringPendulum;
 pub use spook_ladder::SpookLadder;

@@ -56,8 +56,9 @@
 //! integrators), `observer` (what to write), `output` (where to write), `event` (when to stop
 //! early, and where the crossing was), `driver` (the loop), `driver/checkpointing`
 //! (checkpoints and resume), `progress` (the bar), `statistics` (batch means over every
-//! step, for [`on_step`](Simulation::on_step) monitors) and `summary` (a run's [`Summary`] over
-//! every step and its [`Trajectory`]).
+//! step, for [`on_step`](Simulation::on_step) monitors), `summary` (a run's [`Summary`] over
+//! every step and its [`Trajectory`]) and `sensitivity` ([`ForwardSensitivity`]: derivatives
+//! of a fixed-step run with respect to its initial state and parameters).
 //!
 //! # What lives here and what does not
 //!
@@ -78,6 +79,7 @@ mod output;
 #[cfg(feature = "indicatif")]
 mod progress;
 mod schedule;
+mod sensitivity;
 mod statistics;
 mod stepper;
 mod summary;
@@ -87,6 +89,7 @@ pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLUSH_INTERVAL};
 pub use schedule::{grid_tolerance, Schedule};
+pub use sensitivity::{ForwardSensitivity, Sensitive, SensitivityColumns};
 pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};
 pub use summary::{interruption_message, max_deviation, max_increment, Summary, Trajectory};

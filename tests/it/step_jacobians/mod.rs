@@ -10,7 +10,7 @@
 //! row Hessian) is `≳ 1e-3` here, far above the bounds, which are `≲ 1e-5`.
 
 mod rattle;
-
+mod sensitivity;
 mod spook;
 
 use mechanism::runtime::{

@@ -1,0 +1,173 @@
+//! Forward sensitivities of a fixed-step run: the derivative of the state along the run with
+//! respect to a few chosen directions of the initial state and the parameters, by the chain
+//! rule through each step's exact Jacobians ([`DifferentiableInParameters`]); in the driver,
+//! the stepper [`Sensitive`] and the columns [`SensitivityColumns`].
+
+use nalgebra::SMatrix;
+
+use super::{Observer, Stepper};
+use crate::error::StepError;
+use crate::integrators::{DifferentiableInParameters, ParameterJacobian, StepJacobian, StepReport};
+use crate::state::State;
+
+/// The derivatives `∂(q_k, v_k)/∂θ` of a run's state with respect to `S` seeds `θ_s`, each a
+/// direction `(δq₀, δv₀, δp)` in the initial state and the model's `P` parameters, carried
+/// along the run.
+///
+/// With `J_k` the state Jacobian and `J_p,k` the parameter Jacobian of step `k` (both exact
+/// derivatives of the step's own equations, [`DifferentiableInParameters`]), the chain rule
+/// gives
+///
+/// ```text
+/// [∂q_{k+1}/∂θ]         [∂q_k/∂θ]
+/// [∂v_{k+1}/∂θ] = J_k · [∂v_k/∂θ] + J_p,k · ∂p/∂θ,      ∂(q₀, v₀, p)/∂θ = the seeds
+/// ```
+///
+/// so the sensitivities are the exact derivatives of the discrete trajectory, which converge
+/// to those of the exact flow at the method's order. A seed that moves a parameter and the
+/// initial state together is how a start that depends on the parameters is differentiated
+/// (a pendulum released at angle `θ₀` on a rod of length `l` starts at
+/// `(l sin θ₀, −l cos θ₀)`: its `l`-seed is `δp = e_l`, `δq₀ = (sin θ₀, −cos θ₀)`).
+///
+/// Cost per step: one step with its Jacobians (the step's factor solved for `2N + P` columns)
+/// and two products of `N × N` blocks with `N × S` matrices; no allocation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForwardSensitivity<const N: usize, const P: usize, const S: usize> {
+    /// `∂q_k/∂θ`, column `s` for seed `s`.
+    pub q: SMatrix<f64, N, S>,
+    /// `∂v_k/∂θ`.
+    pub v: SMatrix<f64, N, S>,
+    /// `∂p/∂θ`: each seed's direction in the parameters (constant along the run).
+    pub p: SMatrix<f64, P, S>,
+    jacobian: StepJacobian<N>,
+    parameter_jacobian: ParameterJacobian<N, P>,
+}
+
+impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S> {
+    /// Starts from the seeds: `q`, `v` the initial state's derivatives `∂(q₀, v₀)/∂θ`, `p` the
+    /// parameters' `∂p/∂θ`.
+    pub fn new(q: SMatrix<f64, N, S>, v: SMatrix<f64, N, S>, p: SMatrix<f64, P, S>) -> Self {
+        ForwardSensitivity {
+            q,
+            v,
+            p,
+            jacobian: StepJacobian::default(),
+            parameter_jacobian: ParameterJacobian::default(),
+        }
+    }
+
+    /// Advances `state` by one step of `integrator` and the sensitivities with it. On error the
+    /// state and the sensitivities are left unchanged.
+    pub fn step<I, Model>(
+        &mut self,
+        integrator: &mut I,
+        model: &Model,
+        state: &mut State<N>,
+    ) -> Result<StepReport, StepError>
+    where
+        I: DifferentiableInParameters<Model, N, P>,
+    {
+        let report = integrator.step_with_jacobians(
+            model,
+            state,
+            &mut self.jacobian,
+            &mut self.parameter_jacobian,
+        )?;
+        let (j, jp) = (&self.jacobian, &self.parameter_jacobian);
+        let q = j.q_q * self.q + j.q_v * self.v + jp.q_p * self.p;
+        let v = j.v_q * self.q + j.v_v * self.v + jp.v_p * self.p;
+        (self.q, self.v) = (q, v);
+        Ok(report)
+    }
+
+    /// The last step's state Jacobian `∂(q_{k+1}, v_{k+1})/∂(q_k, v_k)`.
+    pub fn last_jacobian(&self) -> &StepJacobian<N> {
+        &self.jacobian
+    }
+
+    /// The last step's parameter Jacobian `∂(q_{k+1}, v_{k+1})/∂p`.
+    pub fn last_parameter_jacobian(&self) -> &ParameterJacobian<N, P> {
+        &self.parameter_jacobian
+    }
+}
+
+/// A fixed-step integrator that carries [`ForwardSensitivity`] along a [`Simulation`]
+/// (`Simulation::new(model, Sensitive { .. }, ..)`), so that the driver's rows, schedules,
+/// interrupts and sinks serve a run with sensitivities unchanged; [`SensitivityColumns`] writes
+/// them. Observers see the adapter itself as the integrator.
+///
+/// A checkpoint of such a run is refused (the driver's `Unsupported`): resuming would restart
+/// the sensitivities from the seeds.
+///
+/// [`Simulation`]: super::Simulation
+#[derive(Clone, Copy, Debug)]
+pub struct Sensitive<I, const N: usize, const P: usize, const S: usize> {
+    /// The integrator.
+    pub integrator: I,
+    /// The sensitivities at the current state.
+    pub sensitivity: ForwardSensitivity<N, P, S>,
+}
+
+impl<Model, I, const N: usize, const P: usize, const S: usize> Stepper<Model>
+    for Sensitive<I, N, P, S>
+where
+    I: DifferentiableInParameters<Model, N, P>,
+{
+    type State = State<N>;
+    type Integrator = Self;
+
+    fn integrator(&self) -> &Self {
+        self
+    }
+
+    fn step(&mut self, model: &Model, state: &mut State<N>, _t_stop: f64) -> Result<(), StepError> {
+        self.sensitivity
+            .step(&mut self.integrator, model, state)
+            .map(|_| ())
+    }
+}
+
+/// The columns of a run's sensitivities ([`Sensitive`]): `dq.<coordinate>/d<seed>` for every
+/// seed and coordinate (seed by seed), then `dv.<coordinate>/d<seed>` in the same order, e.g.
+/// `dq.x/dg`, `dq.y/dg`, `dq.x/dl`, …, `dv.y/dl`.
+#[derive(Clone, Debug)]
+pub struct SensitivityColumns<const N: usize, const S: usize> {
+    names: Vec<String>,
+}
+
+impl<const N: usize, const S: usize> SensitivityColumns<N, S> {
+    /// Names the columns after the model's `coordinates` and the `seeds`.
+    pub fn new(coordinates: [&str; N], seeds: [&str; S]) -> Self {
+        let mut names = Vec::with_capacity(2 * N * S);
+        for kind in ["dq", "dv"] {
+            for seed in seeds {
+                for coordinate in coordinates {
+                    names.push(format!("{kind}.{coordinate}/d{seed}"));
+                }
+            }
+        }
+        SensitivityColumns { names }
+    }
+}
+
+impl<I, const N: usize, const P: usize, const S: usize> Observer<Sensitive<I, N, P, S>, State<N>>
+    for SensitivityColumns<N, S>
+{
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    fn observe(
+        &mut self,
+        stepper: &Sensitive<I, N, P, S>,
+        _state: &State<N>,
+        out: &mut [f64],
+    ) -> Result<(), StepError> {
+        let (q, v) = (&stepper.sensitivity.q, &stepper.sensitivity.v);
+        let (out_q, out_v) = out.split_at_mut(N * S);
+        // Column-major storage: seed by seed, coordinate by coordinate.
+        out_q.copy_from_slice(q.as_slice());
+        out_v.copy_from_slice(v.as_slice());
+        Ok(())
+    }
+}
