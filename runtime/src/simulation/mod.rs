@@ -58,7 +58,8 @@
 //! (checkpoints and resume), `progress` (the bar), `statistics` (batch means over every
 //! step, for [`on_step`](Simulation::on_step) monitors), `summary` (a run's [`Summary`] over
 //! every step and its [`Trajectory`]) and `sensitivity` ([`ForwardSensitivity`]: derivatives
-//! of a fixed-step run with respect to its initial state and parameters).
+//! of a fixed-step run with respect to its initial state and parameters) and `adjoint`
+//! ([`adjoint_gradient`]: the gradient of a loss over a run by a backward pass).
 //!
 //! # What lives here and what does not
 //!
@@ -72,6 +73,7 @@
 //! ensembles — belongs to the facade crate `mechanism` or the examples, which depend on this
 //! driver and not the other way round.
 
+mod adjoint;
 mod driver;
 mod event;
 mod observer;
@@ -84,6 +86,7 @@ mod statistics;
 mod stepper;
 mod summary;
 
+pub use adjoint::{adjoint_gradient, AdjointGradient, AdjointSettings, LossTerm};
 pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};

@@ -9,6 +9,7 @@
 //! estimate). A missing term of the Jacobian (a force Jacobian times `h`, a multiplier times a
 //! row Hessian) is `≳ 1e-3` here, far above the bounds, which are `≲ 1e-5`.
 
+mod adjoint;
 mod rattle;
 mod sensitivity;
 mod spook;
