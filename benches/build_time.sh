@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Measures what the ladder written with families adds to `cargo build --release` of a crate
-# (issue 12, item 3: under 3 s above an empty crate).
+# Measures what a model adds to `cargo build --release` of a crate: the ladder written with
+# families (issue 12, item 3: under 3 s above an empty crate), or the double pendulum without
+# and with `derivatives: [step_jacobians]` (issue 30: models without it compile as before).
 #
-#   benches/build_time.sh            # 7 rebuilds of each crate, 2 jobs
+#   benches/build_time.sh                        # 7 rebuilds of each crate, 2 jobs
+#   MODEL=double_pendulum benches/build_time.sh
 #   RUNS=11 JOBS=4 benches/build_time.sh
 #
-# Creates two throwaway crates in a temporary directory, both depending on this workspace's
+# Creates throwaway crates in a temporary directory, all depending on this workspace's
 # `mechanism` by path (without its default features; the workspace's Cargo.lock, and
 # `build-override` opt-level 3 as the README asks of users): `empty`, an empty library, and
-# `ladder`, a library holding only the `Ladder` invocation of `src/models/families.rs` and a
-# public function that builds it. They share one target directory, so the dependencies compile
-# once; each is built once to warm up, then `touch src/lib.rs && cargo build --release` (a
-# rebuild of that crate alone) is timed RUNS times for each, alternating, and the medians and
-# their difference are printed. Not part of the test suite; the temporary directory is removed
+# libraries holding only one `mechanism!` invocation of `src/models/` (`ladder`; or `plain` and
+# `derived`, `DoublePendulum` without and with its `derivatives` line) and a public function
+# that builds it. They share one target directory, so the dependencies compile once; each is
+# built once to warm up, then `touch src/lib.rs && cargo build --release` (a rebuild of that
+# crate alone) is timed RUNS times for each, alternating, and the medians and the difference of
+# the last two are printed. Not part of the test suite; the temporary directory is removed
 # at the end (KEEP=1 keeps it).
 set -euo pipefail
 
@@ -49,25 +52,51 @@ EOF
 manifest empty
 echo '//! Nothing: the baseline.' >"$work/empty/src/lib.rs"
 
-manifest ladder
-{
-    echo '//! The ladder written with families, and nothing else.'
-    echo
-    # The `mechanism::mechanism! { … }` block that holds `pub struct Ladder`.
-    awk '/^mechanism! \{/ { block = "mechanism::"; inside = 1 }
+# Prints the `mechanism::mechanism! { … }` block of file $1 that holds `pub struct $2`.
+extract() {
+    awk -v name="pub struct $2 " '/^mechanism! \{/ { block = "mechanism::"; inside = 1 }
          inside { block = block $0 "\n" }
-         inside && /^\}/ { inside = 0; if (block ~ /pub struct Ladder/) printf "%s", block }' \
-        "$root/src/models/families.rs"
-    echo
-    echo '/// Builds the ladder of `links` links.'
-    echo 'pub fn ladder(links: usize) -> Option<Ladder> {'
-    echo '    Ladder::new(links).ok()'
-    echo '}'
-} >"$work/ladder/src/lib.rs"
-grep -q 'pub struct Ladder' "$work/ladder/src/lib.rs" || {
-    echo "no Ladder model in src/models/families.rs" >&2
-    exit 1
+         inside && /^\}/ { inside = 0; if (index(block, name)) printf "%s", block }' \
+        "$root/$1"
 }
+
+# Writes crate $1 holding the model block $2 and the function $3 that builds it.
+model_crate() {
+    manifest "$1"
+    printf '//! One model, and nothing else.\n\n%s\n%s\n' "$2" "$3" >"$work/$1/src/lib.rs"
+    grep -q 'pub struct' "$work/$1/src/lib.rs" || {
+        echo "no model block for crate $1" >&2
+        exit 1
+    }
+}
+
+# MODEL=ladder (the default): the ladder written with families against the empty crate.
+# MODEL=double_pendulum: `models::DoublePendulum` without and with `derivatives:
+# [step_jacobians]` (issue 30: what the step Jacobians' derivatives add to a model's build).
+case "${MODEL:-ladder}" in
+ladder)
+    crates=(empty ladder)
+    model_crate ladder "$(extract src/models/families.rs Ladder)" \
+        'pub fn ladder(links: usize) -> Option<Ladder> { Ladder::new(links).ok() }'
+    target="ladder − empty under 3 s"
+    ;;
+double_pendulum)
+    crates=(empty plain derived)
+    block=$(extract src/models/double_pendulum.rs DoublePendulum)
+    grep -q 'derivatives: \[step_jacobians\]' <<<"$block" || {
+        echo "DoublePendulum has no derivatives: [step_jacobians] to remove" >&2
+        exit 1
+    }
+    build_fn='pub fn model() -> DoublePendulum { DoublePendulum::default() }'
+    model_crate derived "$block" "$build_fn"
+    model_crate plain "$(grep -v 'derivatives: \[step_jacobians\]' <<<"$block")" "$build_fn"
+    target="derived − plain: what step_jacobians adds"
+    ;;
+*)
+    echo "unknown MODEL=$MODEL (ladder or double_pendulum)" >&2
+    exit 1
+    ;;
+esac
 
 build() {
     (cd "$work/$1" && cargo build --release --quiet -j "$JOBS")
@@ -88,19 +117,24 @@ median() {
 }
 
 echo "warming up: building the dependencies once (in $work)" >&2
-build empty
-build ladder
-
-empty_times=()
-ladder_times=()
-for ((run = 1; run <= RUNS; run++)); do
-    empty_times+=("$(rebuild empty)")
-    ladder_times+=("$(rebuild ladder)")
+for crate in "${crates[@]}"; do
+    build "$crate"
 done
-empty_median=$(printf '%s\n' "${empty_times[@]}" | median)
-ladder_median=$(printf '%s\n' "${ladder_times[@]}" | median)
+
+declare -A times
+for ((run = 1; run <= RUNS; run++)); do
+    for crate in "${crates[@]}"; do
+        times[$crate]+="$(rebuild "$crate") "
+    done
+done
 
 printf 'touch src/lib.rs && cargo build --release -j %s, median of %s:\n' "$JOBS" "$RUNS"
-printf '  empty crate:  %.2f s  (runs: %s)\n' "$empty_median" "$(printf '%.2f ' "${empty_times[@]}")"
-printf '  ladder crate: %.2f s  (runs: %s)\n' "$ladder_median" "$(printf '%.2f ' "${ladder_times[@]}")"
-printf '  difference:   %.2f s  (target: under 3 s)\n' "$(awk -v a="$empty_median" -v b="$ladder_median" 'BEGIN { print b - a }')"
+declare -A medians
+for crate in "${crates[@]}"; do
+    medians[$crate]=$(tr ' ' '\n' <<<"${times[$crate]}" | grep . | median)
+    printf '  %-8s %.2f s  (runs: %s)\n' "$crate:" "${medians[$crate]}" "${times[$crate]}"
+done
+last=${crates[-1]}
+previous=${crates[-2]}
+printf '  %s − %s: %.2f s  (%s)\n' "$last" "$previous" \
+    "$(awk -v a="${medians[$previous]}" -v b="${medians[$last]}" 'BEGIN { print b - a }')" "$target"

@@ -37,6 +37,10 @@
 //! ```
 //!
 //! (`q_k`, `v_k` do not depend on `p`).
+//!
+//! Cost, measured (`cargo bench --bench step -- rattle_step_jacobian`): on the double pendulum
+//! a step with its state Jacobian takes about 3.7 steps' time (302 ns → 1.11 µs), with the
+//! parameter Jacobian beside it 1.72 µs.
 
 use nalgebra::{SMatrix, SVector};
 

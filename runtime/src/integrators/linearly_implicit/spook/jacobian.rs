@@ -35,10 +35,11 @@
 //! and `∂q'/∂p_j = h ∂v'/∂p_j` (`q_k` does not depend on `p`): `P` more columns for the same
 //! factor.
 //!
-//! Cost, measured (`cargo bench --bench step -- spook_step_jacobian`): on the double pendulum a
-//! step with its Jacobian takes about 8 steps' time (61 ns → 488 ns), on the 10-link chain about
-//! 190 (254 ns → 49 µs: the model evaluations and solves are dense and generic, against a step
-//! `mechanism!` specialized to the structural nonzeros).
+//! Cost, measured (`cargo bench --bench step -- step_jacobian`): on the double
+//! pendulum a step with its state Jacobian takes about 10 steps' time (54.5 ns → 541 ns), with
+//! the parameter Jacobian beside it 810 ns; on the 10-link chain about 210 (222 ns → 47 µs: the
+//! model evaluations and solves are dense and generic, against a step `mechanism!`
+//! specialized to the structural nonzeros).
 
 use nalgebra::{SMatrix, SVector};
 
