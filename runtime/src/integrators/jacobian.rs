@@ -158,3 +158,32 @@ pub trait DifferentiableInParameters<Model, const N: usize, const P: usize>:
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError>;
 }
+
+/// Takes `integrator`'s step from `state` on a copy, then runs `differentiate(integrator,
+/// before, after)`; writes the new state only when both succeed, and otherwise puts the
+/// integrator back as it was before the step (its multipliers, carried points), so that a
+/// failed differentiation leaves everything unchanged. The one rollback of every
+/// [`DifferentiableStep`] implementation.
+pub(crate) fn step_and_differentiate<I, Model, const N: usize>(
+    integrator: &mut I,
+    model: &Model,
+    state: &mut State<N>,
+    differentiate: impl FnOnce(&mut I, &State<N>, &State<N>) -> Result<(), StepError>,
+) -> Result<StepReport, StepError>
+where
+    I: Integrator<Model, N> + Clone,
+{
+    let kept = integrator.clone();
+    let mut next = *state;
+    let report = integrator.step(model, &mut next)?;
+    match differentiate(integrator, state, &next) {
+        Ok(()) => {
+            *state = next;
+            Ok(report)
+        }
+        Err(error) => {
+            *integrator = kept;
+            Err(error)
+        }
+    }
+}

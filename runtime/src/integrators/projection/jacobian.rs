@@ -47,9 +47,9 @@ use nalgebra::{SMatrix, SVector};
 use super::{ProjectionDense, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
+use crate::integrators::jacobian::step_and_differentiate;
 use crate::integrators::{
-    DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
-    StepReport,
+    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian, StepReport,
 };
 use crate::linalg::{Cholesky, Lu};
 use crate::model::{ConstantMass, HolonomicHessians, ParameterDerivatives, PotentialHessian};
@@ -69,8 +69,9 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        self.step_and_differentiate(model, state, |linearization, model, before, after| {
-            *jacobian = state_jacobian(linearization, model, before, after)?;
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let linearization = linearize(model, before, after, scheme)?;
+            *jacobian = state_jacobian(&linearization, model, before, after)?;
             Ok(())
         })
     }
@@ -91,9 +92,10 @@ where
         jacobian: &mut StepJacobian<N>,
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
-        self.step_and_differentiate(model, state, |linearization, model, before, after| {
-            let state_part = state_jacobian(linearization, model, before, after)?;
-            let parameter_part = parameter_jacobian(linearization, model, before, after)?;
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let linearization = linearize(model, before, after, scheme)?;
+            let state_part = state_jacobian(&linearization, model, before, after)?;
+            let parameter_part = parameter_jacobian(&linearization, model, before, after)?;
             (*jacobian, *parameters) = (state_part, parameter_part);
             Ok(())
         })
@@ -118,49 +120,11 @@ struct Linearization<const N: usize, const M: usize> {
     mu: SVector<f64, M>,
 }
 
-impl<const N: usize, const M: usize> RattleScheme<ProjectionDense<N, M>> {
-    /// Takes the step from `state`, then differentiates it with `differentiate(linearization,
-    /// model, before, after)`; keeps the new state only when both succeed, and otherwise puts
-    /// the scheme back as it was before the step (its multipliers and carried points).
-    fn step_and_differentiate<Model>(
-        &mut self,
-        model: &Model,
-        state: &mut State<N>,
-        differentiate: impl FnOnce(
-            &Linearization<N, M>,
-            &Model,
-            &State<N>,
-            &State<N>,
-        ) -> Result<(), StepError>,
-    ) -> Result<StepReport, StepError>
-    where
-        Model: ConstantMass<N> + HolonomicHessians<N, M>,
-        Self: Integrator<Model, N>,
-    {
-        let kept = *self;
-        let mut next = *state;
-        let report = self.step(model, &mut next)?;
-        let outcome = linearize(model, state, &next, self.step_size(), self)
-            .and_then(|linearization| differentiate(&linearization, model, state, &next));
-        match outcome {
-            Ok(()) => {
-                *state = next;
-                Ok(report)
-            }
-            Err(error) => {
-                *self = kept;
-                Err(error)
-            }
-        }
-    }
-}
-
 /// Factors the two matrices of the module docs at the step from `before` to `after`.
 fn linearize<Model, const N: usize, const M: usize>(
     model: &Model,
     before: &State<N>,
     after: &State<N>,
-    h: f64,
     scheme: &RattleScheme<ProjectionDense<N, M>>,
 ) -> Result<Linearization<N, M>, StepError>
 where
@@ -184,7 +148,7 @@ where
     let projection = Cholesky::try_new(&(jac_end * b_end))
         .map_err(StepError::linear_algebra(PROJECTION_MATRIX, after.t))?;
     Ok(Linearization {
-        h,
+        h: scheme.step_size(),
         mass,
         mass_factor,
         b_start,

@@ -48,9 +48,9 @@ use super::factor::{Eq29Factor, Eq29Matrix};
 use super::SpookScheme;
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
+use crate::integrators::jacobian::step_and_differentiate;
 use crate::integrators::{
-    DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
-    StepReport,
+    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian, StepReport,
 };
 use crate::model::{
     AppliedForces, ConstantMass, HolonomicHessians, NonholonomicDerivative, ParameterDerivatives,
@@ -84,9 +84,9 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        self.step_and_differentiate(model, state, |scheme, before, v_next| {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
             let linearization = scheme.linearize(model, before)?;
-            *jacobian = state_jacobian(&linearization, model, before, v_next, scheme.h)?;
+            *jacobian = state_jacobian(&linearization, model, before, &after.v, scheme.h)?;
             Ok(())
         })
     }
@@ -109,9 +109,9 @@ where
         jacobian: &mut StepJacobian<N>,
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
-        self.step_and_differentiate(model, state, |scheme, before, v_next| {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
             let linearization = scheme.linearize(model, before)?;
-            let h = scheme.h;
+            let (h, v_next) = (scheme.h, &after.v);
             let state_part = state_jacobian(&linearization, model, before, v_next, h)?;
             let parameter_part = parameter_jacobian(&linearization, model, before, v_next, h)?;
             (*jacobian, *parameters) = (state_part, parameter_part);
@@ -121,36 +121,6 @@ where
 }
 
 impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
-    /// Takes the step from `state` and then runs `differentiate(self, before, v_next)`; keeps
-    /// the new state only when both succeed, and otherwise restores the multipliers the step
-    /// overwrote, so that a failed differentiation leaves everything as it was.
-    fn step_and_differentiate<Model>(
-        &mut self,
-        model: &Model,
-        state: &mut State<N>,
-        differentiate: impl FnOnce(&mut Self, &State<N>, &SVector<f64, N>) -> Result<(), StepError>,
-    ) -> Result<StepReport, StepError>
-    where
-        Self: Integrator<Model, N>,
-    {
-        let mut next = *state;
-        let kept = (*self.multipliers(), *self.nonholonomic_multipliers());
-        let report = self.step(model, &mut next)?;
-        match differentiate(self, state, &next.v) {
-            Ok(()) => {
-                *state = next;
-                Ok(report)
-            }
-            Err(error) => {
-                (
-                    self.system.multipliers,
-                    self.system.nonholonomic_multipliers,
-                ) = kept;
-                Err(error)
-            }
-        }
-    }
-
     /// Factors eq. 29's matrix at the state the step started from (with the multipliers the
     /// step just computed).
     fn linearize<Model>(
