@@ -9,11 +9,18 @@
 //! cargo run --release --example sensitivity                      # g = l = θ₀ = 1, T = 10
 //! cargo run --release --example sensitivity -- --theta0 2.5 --h 1e-4 --out out/sensitivity.json
 //! cargo run --release --example sensitivity -- --table           # the errors over h, h/2, …, h/16
+//! cargo run --release --example sensitivity -- --method dopri5 --rtol 1e-12 --table
 //! ```
 //!
 //! The discrete sensitivities are the exact derivatives of the discrete trajectory; they
 //! converge to those of the exact motion at the method's order (`--method spook`: 1,
-//! `--method rattle`: 2), which `--table` shows with the observed orders.
+//! `--method rattle`: 2), which `--table` shows with the observed orders. `--method dopri5` is
+//! the error-controlled Dormand–Prince pair on the index-1 formulation with S-both²
+//! post-stabilization (Ascher et al. 1995), `--rtol` (default 1e-10) and `--atol` (default
+//! 0.1 rtol), `--h` its first step: its sensitivities are its variational equations integrated
+//! with the accepted steps' own stages, each step's size held fixed as CVODES does; `--table`
+//! then runs at 10⁴ rtol, 10³ rtol, …, rtol instead of smaller steps, and `--save-every` sets the
+//! times of its rows (default: every accepted step).
 //!
 //! Outputs: the run's rows (`--out FILE.csv` or `.parquet`, default `out/sensitivity.csv`) with
 //! the examples' columns, then the sensitivities `dq.x/dg`, `dq.y/dg`, `dq.x/dl`, …,
@@ -21,7 +28,8 @@
 //! `{"x", "y", "d_dg": [dx, dy], "d_dl": [dx, dy], "d_dtheta0": [dx, dy]}` (the rows then go
 //! to `out/sensitivity.csv`). The plot (`--plot`, default `out/sensitivity.png`) shows `∂x/∂g`,
 //! `∂x/∂l` and `∂x/∂θ₀` over the run against the closed form, and their differences from it;
-//! `--animate`, `--paths` draw the motion. `--t-end` is rounded to a whole number of steps.
+//! `--animate`, `--paths` draw the motion. `--t-end` is rounded to a whole number of steps
+//! (reached exactly by `dopri5`).
 
 use mechanism_examples as common;
 
@@ -34,6 +42,7 @@ use clap::{Parser, ValueEnum};
 use common::{Plan, RunOptions, Trajectory};
 use mechanism::models::Pendulum;
 use mechanism::pictures::{draw_panels, Corner, Frame, Panel, Scale, Series, Sketch};
+use mechanism::runtime::integrators::stabilized::{Dopri5, PostStabilization, DOPRI5};
 use mechanism::runtime::reference::fit::loglog_slope;
 use mechanism::runtime::reference::{BobSensitivity, ReleasedPendulum};
 use mechanism::runtime::simulation::ForwardSensitivity;
@@ -46,6 +55,8 @@ enum Method {
     Spook,
     /// RATTLE (Andersen 1983), second order.
     Rattle,
+    /// DOPRI5 with error control and S-both² (Ascher et al. 1995), fifth order.
+    Dopri5,
 }
 
 impl Method {
@@ -53,6 +64,7 @@ impl Method {
         match self {
             Method::Spook => "SPOOK",
             Method::Rattle => "RATTLE",
+            Method::Dopri5 => "DOPRI5",
         }
     }
 }
@@ -75,8 +87,14 @@ struct Args {
     /// The release angle from −y, rad, in (−π, π).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     theta0: f64,
-    /// Also run at h/2, h/4, h/8, h/16 (without output) and print the errors against the
-    /// closed form with the observed orders.
+    /// Relative tolerance of dopri5.
+    #[arg(long, value_parser = common::cli::positive)]
+    rtol: Option<f64>,
+    /// Absolute tolerance of dopri5 [default: 0.1 rtol].
+    #[arg(long, value_parser = common::cli::positive)]
+    atol: Option<f64>,
+    /// Also run at h/2, h/4, h/8, h/16 (dopri5: 10⁴ rtol, 10³ rtol, …, rtol) without output and
+    /// print the errors against the closed form (with the observed orders).
     #[arg(long)]
     table: bool,
     #[command(flatten)]
@@ -89,6 +107,8 @@ const SEEDS: [&str; 3] = ["g", "l", "theta0"];
 /// The default step and end time.
 const H: f64 = 1e-3;
 const T_END: f64 = 10.0;
+/// The default relative tolerance of dopri5.
+const RTOL: f64 = 1e-10;
 
 fn main() -> ExitCode {
     common::exit_code(run(common::cli::parse::<Args>()))
@@ -116,11 +136,19 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         Some(_) => PathBuf::from("out/sensitivity.csv"),
         None => args.run.csv_or("sensitivity"),
     };
+    if args.method != Method::Dopri5 && (args.rtol.is_some() || args.atol.is_some()) {
+        return Err("--rtol and --atol apply to --method dopri5 only".into());
+    }
     let h = args.run.h_or(H);
-    let plan = args
-        .run
-        .plan(h, args.run.t_end_or(T_END))?
-        .stream_to(rows.clone());
+    let (plan, t_end) = match args.method {
+        Method::Dopri5 => (args.run.adaptive_plan()?, args.run.t_end_or(T_END)),
+        Method::Spook | Method::Rattle => {
+            let plan = args.run.plan(h, args.run.t_end_or(T_END))?;
+            let t_end = plan.steps as f64 * h;
+            (plan, t_end)
+        }
+    };
+    let plan = plan.stream_to(rows.clone());
     let model = Pendulum {
         g: args.g,
         l: args.l,
@@ -130,17 +158,24 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         l: args.l,
         theta0: args.theta0,
     };
+    let rtol = args.rtol.unwrap_or(RTOL);
+    let steps = match args.method {
+        Method::Dopri5 => format!("rtol = {rtol:e}, S-both²"),
+        Method::Spook | Method::Rattle => format!("h = {h}"),
+    };
     let title = format!(
-        "pendulum released at θ₀ = {} rad, g = {}, l = {}; {}, h = {h}",
+        "pendulum released at θ₀ = {} rad, g = {}, l = {}; {}, {steps}",
         args.theta0,
         args.g,
         args.l,
         args.method.label()
     );
     println!("{title}");
+    let (theta0, run) = (args.theta0, (&plan, t_end));
     let trajectory = match args.method {
-        Method::Spook => simulate(Spook::<2, 1>::new(h)?, &model, args.theta0, &plan)?,
-        Method::Rattle => simulate(Rattle::<2, 1>::new(h)?, &model, args.theta0, &plan)?,
+        Method::Spook => simulate(Spook::<2, 1>::new(h)?, &model, theta0, run)?,
+        Method::Rattle => simulate(Rattle::<2, 1>::new(h)?, &model, theta0, run)?,
+        Method::Dopri5 => simulate(dopri(&args, rtol)?, &model, theta0, run)?,
     };
     if let Some(end) = end_point(&trajectory).filter(|_| trajectory.failure.is_none()) {
         let t = trajectory.t_last();
@@ -152,7 +187,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         }
     }
     if args.table && trajectory.failure.is_none() {
-        print_table(&args, &model, &exact, h, plan.steps)?;
+        print_table(&args, &model, &exact, (h, rtol), t_end)?;
     }
     args.run.draw_motion(&title, &trajectory.table, &scene())?;
     let png = args.run.png_or("sensitivity");
@@ -167,16 +202,30 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Runs `integrator` on `model` released at `theta0`, with the sensitivities in `SEEDS`,
-/// through the examples' harness.
+/// Returns DOPRI5 with S-both² at `rtol` and `--atol` (default 0.1 rtol), its first step `--h`
+/// if given.
+fn dopri(args: &Args, rtol: f64) -> Result<Dopri5<2, 1>, Box<dyn Error>> {
+    let atol = args.atol.unwrap_or(0.1 * rtol);
+    let dopri = Dopri5::<2, 1>::new(DOPRI5, rtol, atol)?
+        .with_post_stabilization(PostStabilization::BothTwice);
+    Ok(match args.run.h {
+        Some(h) => dopri.with_initial_step(h)?,
+        None => dopri,
+    })
+}
+
+/// Runs `integrator` on `model` released at `theta0` to `t_end`, with the sensitivities in
+/// `SEEDS`, through the examples' harness.
 fn simulate<I: DifferentiableInParameters<Pendulum, 2, 2>>(
     integrator: I,
     model: &Pendulum,
     theta0: f64,
-    plan: &Plan,
+    (plan, t_end): (&Plan, f64),
 ) -> Result<Trajectory, Box<dyn Error>> {
     let (seeds, initial) = (model.release_seeds(theta0), model.released(theta0));
-    common::simulate_sensitive::<_, _, 2, 1, 2, 3>(integrator, seeds, SEEDS, model, initial, plan)
+    common::simulate_sensitive::<_, _, 2, 1, 2, 3>(
+        integrator, seeds, SEEDS, model, initial, t_end, plan,
+    )
 }
 
 /// Returns the bob's position and its derivatives in the last row of `trajectory`.
@@ -220,77 +269,106 @@ fn print_comparison(ours: &BobSensitivity, exact: &BobSensitivity) {
     }
 }
 
-/// Runs the method without output for `steps` steps of `h` from the release; stops with an
-/// error at SIGINT or SIGTERM.
+/// Runs `method` (at step `h`, or DOPRI5 at `rtol`) without output from the release to
+/// `t_end`; returns the end point and the number of steps. Stops with an error at SIGINT or
+/// SIGTERM.
 fn end_of_run(
-    method: Method,
+    args: &Args,
     model: &Pendulum,
-    theta0: f64,
-    h: f64,
-    steps: usize,
-) -> Result<BobSensitivity, Box<dyn Error>> {
+    (h, rtol): (f64, f64),
+    t_end: f64,
+) -> Result<(BobSensitivity, usize), Box<dyn Error>> {
     fn run<I: DifferentiableInParameters<Pendulum, 2, 2>>(
         mut integrator: I,
         model: &Pendulum,
         theta0: f64,
-        steps: usize,
-    ) -> Result<(State<2>, ForwardSensitivity<2, 2, 3>), Box<dyn Error>> {
+        (t_end, fixed_steps): (f64, Option<usize>),
+    ) -> Result<(State<2>, ForwardSensitivity<2, 2, 3>, usize), Box<dyn Error>> {
         let (mut state, mut sensitivity) = (model.released(theta0), model.release_seeds(theta0));
         let stop = common::interrupt_flag();
-        for _ in 0..steps {
+        let mut steps = 0;
+        // A fixed step of h = t_end / n may end a rounding short of t_end: count its steps.
+        while match fixed_steps {
+            Some(n) => steps < n,
+            None => state.t < t_end,
+        } {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(format!("interrupted at t = {} (the --table runs)", state.t).into());
             }
-            sensitivity.step(&mut integrator, model, &mut state)?;
+            sensitivity.step_toward(&mut integrator, model, &mut state, t_end)?;
+            steps += 1;
         }
-        Ok((state, sensitivity))
+        Ok((state, sensitivity, steps))
     }
-    let (state, sensitivity) = match method {
-        Method::Spook => run(Spook::<2, 1>::new(h)?, model, theta0, steps)?,
-        Method::Rattle => run(Rattle::<2, 1>::new(h)?, model, theta0, steps)?,
+    let theta0 = args.theta0;
+    let fixed = (t_end, Some((t_end / h).round() as usize));
+    let (state, sensitivity, steps) = match args.method {
+        Method::Spook => run(Spook::<2, 1>::new(h)?, model, theta0, fixed)?,
+        Method::Rattle => run(Rattle::<2, 1>::new(h)?, model, theta0, fixed)?,
+        Method::Dopri5 => run(dopri(args, rtol)?, model, theta0, (t_end, None))?,
     };
     let column = |s: usize| [sensitivity.q[(0, s)], sensitivity.q[(1, s)]];
-    Ok(BobSensitivity {
-        position: [state.q[0], state.q[1]],
-        d_dg: column(0),
-        d_dl: column(1),
-        d_dtheta0: column(2),
-    })
+    Ok((
+        BobSensitivity {
+            position: [state.q[0], state.q[1]],
+            d_dg: column(0),
+            d_dl: column(1),
+            d_dtheta0: column(2),
+        },
+        steps,
+    ))
 }
 
 /// Prints the largest error of the position and of each derivative against the closed form
-/// at `h`, `h/2`, …, `h/16` (to the same end time), with the observed orders.
+/// at `h`, `h/2`, …, `h/16` (DOPRI5: at `10⁴ rtol`, `10³ rtol`, …, `rtol`) to `t_end`, with the
+/// observed orders (DOPRI5: the steps each run took).
 fn print_table(
     args: &Args,
     model: &Pendulum,
     exact: &ReleasedPendulum,
-    h: f64,
-    steps: usize,
+    (h, rtol): (f64, f64),
+    t_end: f64,
 ) -> Result<(), Box<dyn Error>> {
-    let reference = exact.sensitivity(steps as f64 * h);
+    let adaptive = args.method == Method::Dopri5;
+    let reference = exact.sensitivity(t_end);
     let mut hs = Vec::new();
     let mut errors: [Vec<f64>; 4] = Default::default();
     println!(
-        "\n{:>12} {:>12} {:>12} {:>12} {:>12}",
-        "h", "position", "∂/∂g", "∂/∂l", "∂/∂θ₀"
+        "\n{:>12} {:>12} {:>12} {:>12} {:>12}{}",
+        if adaptive { "rtol" } else { "h" },
+        "position",
+        "∂/∂g",
+        "∂/∂l",
+        "∂/∂θ₀",
+        if adaptive { "        steps" } else { "" }
     );
     for k in 0..5 {
-        let (h, steps) = (h / f64::from(1 << k), steps << k);
-        let ours = end_of_run(args.method, model, args.theta0, h, steps)?;
+        let refined = if adaptive {
+            (h, rtol * 10f64.powi(4 - k))
+        } else {
+            (h / f64::from(1 << k), rtol)
+        };
+        let (ours, steps) = end_of_run(args, model, refined, t_end)?;
         let pairs = [
             (ours.position, reference.position),
             (ours.d_dg, reference.d_dg),
             (ours.d_dl, reference.d_dl),
             (ours.d_dtheta0, reference.d_dtheta0),
         ];
-        print!("{h:>12.4e}");
+        print!("{:>12.4e}", if adaptive { refined.1 } else { refined.0 });
         for ((ours, exact), column) in pairs.iter().zip(errors.iter_mut()) {
             let error = (ours[0] - exact[0]).abs().max((ours[1] - exact[1]).abs());
             column.push(error);
             print!(" {error:>12.3e}");
         }
+        if adaptive {
+            print!(" {steps:>12}");
+        }
         println!();
-        hs.push(h);
+        hs.push(refined.0);
+    }
+    if adaptive {
+        return Ok(());
     }
     print!("{:>12}", "order");
     for column in &errors {

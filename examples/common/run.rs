@@ -121,9 +121,10 @@ where
     )
 }
 
-/// Runs `integrator` on `model` as [`simulate`] does, carrying the forward sensitivities
-/// `sensitivity` along ([`Sensitive`]), whose columns (named after `seeds`,
-/// [`SensitivityColumns`]) follow the energy and the residuals.
+/// Runs `integrator` on `model` from `initial` to `t_end` as [`simulate`] does, carrying the
+/// forward sensitivities `sensitivity` along ([`Sensitive`]), whose columns (named after
+/// `seeds`, [`SensitivityColumns`]) follow the energy and the residuals. An adaptive
+/// `integrator` lands on the plan's row times (the sensitivities have no dense output).
 pub fn simulate_sensitive<
     'a,
     I,
@@ -138,13 +139,13 @@ pub fn simulate_sensitive<
     seeds: [&str; S],
     model: &'a Model,
     initial: State<N>,
+    t_end: f64,
     plan: &Plan,
 ) -> Result<Trajectory, Box<dyn Error>>
 where
     I: DifferentiableInParameters<Model, N, P> + 'a,
     Model: ModelIdentity + Configuration<N> + Inertia<N> + Potential<N> + Holonomic<N, M>,
 {
-    let t_end = initial.t + plan.steps as f64 * plan.h;
     let stepper = Sensitive {
         integrator,
         sensitivity,

@@ -142,10 +142,11 @@ pub use integrators::{
 };
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,
-    HolonomicKinematics, Inertia, InertiaGradient, Nonholonomic, NonholonomicDerivative,
-    ParameterDerivatives, Parameters, Penalized, PenalizedHessian, PenalizedPotential,
-    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
-    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential,
+    HolonomicKinematics, Inertia, InertiaGradient, KinematicsJacobians,
+    KinematicsParameterDerivatives, Nonholonomic, NonholonomicDerivative, ParameterDerivatives,
+    Parameters, Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
+    PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, Regularization,
+    Relaxation, SplitPotential,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

@@ -22,7 +22,7 @@ mechanism! {
             /// The rod, `½ (|p|² − l²) = 0`.
             rod: 0.5 * (x.powi(2) + y.powi(2) - l.powi(2)),
         },
-        integrators: [spook, rattle],
+        integrators: [spook, rattle, rk],
         derivatives: [step_jacobians],
     }
 }

@@ -37,6 +37,23 @@ pub struct Kinematics {
     pub time_derivative: Vec<Id>,
     /// `(G v)_q v + 2 G_t v + g_tt`.
     pub acceleration_bias: Vec<Id>,
+    /// Their derivatives in `q` and the parameters, if planned (`step_jacobians` on a model
+    /// compiled for index reduction).
+    pub derivatives: Option<KinematicsDerivatives>,
+}
+
+/// The derivatives of [`Kinematics`] that the variational equations of the index-1 system
+/// need: the acceleration bias `b(q, v, t)` and `g_t(q, t)` differentiated in `q` and in the
+/// run-time parameters (`∂b/∂v = 2((G v)_q + G_t)` is not among them: `b` is quadratic in `v`).
+pub struct KinematicsDerivatives {
+    /// `∂b/∂q`, `M×N`, row-major.
+    pub bias_q: Vec<Vec<Id>>,
+    /// `∂b/∂p`, `M×P`.
+    pub bias_p: Vec<Vec<Id>>,
+    /// `G_t = ∂g_t/∂q`, `M×N`.
+    pub time_q: Vec<Vec<Id>>,
+    /// `∂g_t/∂p`, `M×P`.
+    pub time_p: Vec<Vec<Id>>,
 }
 
 /// Derivatives of the kinetic energy in `q`, and of the constraints, for discrete gradients.
@@ -153,9 +170,19 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         let w = store.add(model.potential, penalty);
         scalar(store, w, &q, &a, plan)
     });
-    let kinematics = plan
-        .kinematics
-        .then(|| kinematics(store, &constraints, &jacobian_rows, &q, &v, t));
+    let kinematics = plan.kinematics.then(|| {
+        let mut kinematics = kinematics(store, &constraints, &jacobian_rows, &q, &v, t);
+        if plan.parameter_derivatives {
+            let p = &model.symbols.p;
+            kinematics.derivatives = Some(KinematicsDerivatives {
+                bias_q: jacobian(store, &kinematics.acceleration_bias, &q),
+                bias_p: jacobian(store, &kinematics.acceleration_bias, p),
+                time_q: jacobian(store, &kinematics.time_derivative, &q),
+                time_p: jacobian(store, &kinematics.time_derivative, p),
+            });
+        }
+        kinematics
+    });
     let second_order = plan.second_order.then(|| {
         let kinetic_gradient = gradient(store, model.kinetic, &q);
         SecondOrder {
@@ -322,5 +349,6 @@ fn kinematics(
     Kinematics {
         time_derivative,
         acceleration_bias,
+        derivatives: None,
     }
 }

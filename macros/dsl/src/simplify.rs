@@ -77,6 +77,20 @@ pub fn simplify_outputs(
     if let Some(kinematics) = &mut derived.kinematics {
         run(kinematics.time_derivative.iter_mut().collect());
         run(kinematics.acceleration_bias.iter_mut().collect());
+        if let Some(derivatives) = &mut kinematics.derivatives {
+            run(derivatives
+                .bias_q
+                .iter_mut()
+                .chain(derivatives.bias_p.iter_mut())
+                .flatten()
+                .collect());
+            run(derivatives
+                .time_q
+                .iter_mut()
+                .chain(derivatives.time_p.iter_mut())
+                .flatten()
+                .collect());
+        }
     }
     if let Some(second) = &mut derived.second_order {
         run(second.kinetic_gradient.iter_mut().collect());

@@ -83,8 +83,12 @@ impl<const N: usize> StepJacobian<N> {
 /// Implemented by [`Spook`](crate::Spook) (fixed-size tier, any number of holonomic and
 /// nonholonomic rows, a regular or singular constant `M`) and [`Rattle`](crate::Rattle)
 /// (fixed-size tier: the converged position step's and the velocity projection's equations),
-/// for models with the second derivatives the step's equations need
-/// (`derivatives: [step_jacobians]`).
+/// and by the stabilized Runge–Kutta methods [`StabilizedRk`](crate::StabilizedRk) and
+/// [`AdaptiveRk`](crate::AdaptiveRk) (DOPRI5; fixed-size tier, constant `M`: the variational
+/// equations integrated with the step's own stages, then the post-stabilization's derivative,
+/// an adaptive step's size held fixed), for models with the second derivatives the step's
+/// equations need (`derivatives: [step_jacobians]`; for the Runge–Kutta methods with `rk` among
+/// the model's integrators).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}`",
     label = "no step Jacobian for `{Model}`",
@@ -136,8 +140,9 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// `S_{k+1} = J_k S_k + [0 | J_p,k]`, with `J_k` the state Jacobian and `J_p,k` the parameter
 /// Jacobian of step `k`.
 ///
-/// Implemented by [`Spook`](crate::Spook) and [`Rattle`](crate::Rattle) on the fixed-size
-/// tier, like [`DifferentiableStep`].
+/// Implemented by [`Spook`](crate::Spook), [`Rattle`](crate::Rattle),
+/// [`StabilizedRk`](crate::StabilizedRk) and [`AdaptiveRk`](crate::AdaptiveRk) on the
+/// fixed-size tier, like [`DifferentiableStep`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",
@@ -157,6 +162,21 @@ pub trait DifferentiableInParameters<Model, const N: usize, const P: usize>:
         jacobian: &mut StepJacobian<N>,
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError>;
+
+    /// As [`step_with_jacobians`](Self::step_with_jacobians), for a driver that must not step
+    /// past `t_stop` (an output time or the end of a run): an adaptive method shortens its
+    /// step to land on it, a fixed-step method ignores it (the default).
+    fn step_toward_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_stop: f64,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        let _ = t_stop;
+        self.step_with_jacobians(model, state, jacobian, parameters)
+    }
 }
 
 /// Takes `integrator`'s step from `state` on a copy, then runs `differentiate(integrator,

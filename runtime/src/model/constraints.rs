@@ -278,6 +278,65 @@ pub trait HolonomicKinematics<const N: usize, const M: usize>: Holonomic<N, M> {
     );
 }
 
+/// The derivatives of [`HolonomicKinematics`] in `q`: what the variational equations of the
+/// index-1 system (Ascher et al. 1995, eq. 1.5) need besides the second derivatives of
+/// [`HolonomicHessians`], for the step Jacobians of the stabilized Runge–Kutta methods.
+///
+/// The acceleration bias `b(q, v, t) = (G v)_q v + 2 G_t v + g_tt` is quadratic in `v`, with
+/// `∂b/∂v = 2((G v)_q + G_t)`, which the Hessians and [`time_derivative_jacobian`] give; its
+/// `q`-derivative contains the third derivatives of `g`, which nothing else provides.
+/// `mechanism!` generates this trait for `derivatives: [step_jacobians]` on a model compiled for
+/// an index-1 integrator (`rk`), with [`KinematicsParameterDerivatives`] beside it.
+///
+/// [`time_derivative_jacobian`]: Self::time_derivative_jacobian
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no derivatives of its constraints' acceleration bias",
+    label = "the model lacks `KinematicsJacobians`",
+    note = "add `derivatives: [step_jacobians]` and `rk` in `integrators: [..]` to the `mechanism!` of the model"
+)]
+pub trait KinematicsJacobians<const N: usize, const M: usize>: HolonomicKinematics<N, M> {
+    /// Writes `∂b(q, v, t)/∂q` (`M×N`) into `out`.
+    fn acceleration_bias_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        out: &mut SMatrix<f64, M, N>,
+    );
+
+    /// Writes `G_t = ∂g_t(q, t)/∂q` (`M×N`) into `out`.
+    fn time_derivative_jacobian(&self, q: &SVector<f64, N>, t: f64, out: &mut SMatrix<f64, M, N>);
+}
+
+/// The derivatives of [`HolonomicKinematics`] in the model's `P` run-time parameters, for the
+/// parameter Jacobians of the stabilized Runge–Kutta methods; generated with
+/// [`KinematicsJacobians`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no parameter derivatives of its constraints' acceleration bias",
+    label = "the model lacks `KinematicsParameterDerivatives`",
+    note = "add `derivatives: [step_jacobians]` and `rk` in `integrators: [..]` to the `mechanism!` of the model"
+)]
+pub trait KinematicsParameterDerivatives<const N: usize, const M: usize, const P: usize>:
+    HolonomicKinematics<N, M>
+{
+    /// Writes `∂b(q, v, t)/∂p` (`M×P`) into `out`.
+    fn acceleration_bias_parameter_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        out: &mut SMatrix<f64, M, P>,
+    );
+
+    /// Writes `∂g_t(q, t)/∂p` (`M×P`) into `out`.
+    fn time_derivative_parameter_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        t: f64,
+        out: &mut SMatrix<f64, M, P>,
+    );
+}
+
 /// The Hessian of every constraint row, for Newton Jacobians of constrained implicit schemes.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not compiled for an integrator that steps with `HolonomicHessians`",

@@ -20,8 +20,8 @@ pub mod sparse;
 mod split;
 
 pub use constraints::{
-    spook_rhs, Holonomic, HolonomicHessians, HolonomicKinematics, Regularization, Relaxation,
-    SpookCoefficients, SpookStep,
+    spook_rhs, Holonomic, HolonomicHessians, HolonomicKinematics, KinematicsJacobians,
+    KinematicsParameterDerivatives, Regularization, Relaxation, SpookCoefficients, SpookStep,
 };
 pub use forces::{AppliedForces, Dissipation, Forces};
 pub use inertia::{ConstantMass, Inertia, InertiaGradient};

@@ -1,4 +1,4 @@
-//! Forward sensitivities of a fixed-step run: the derivative of the state along the run with
+//! Forward sensitivities of a run: the derivative of the state along the run with
 //! respect to a few chosen directions of the initial state and the parameters, by the chain
 //! rule through each step's exact Jacobians ([`DifferentiableInParameters`]); in the driver,
 //! the stepper [`Sensitive`] and the columns [`SensitivityColumns`].
@@ -28,6 +28,12 @@ use crate::state::State;
 /// initial state together is how a start that depends on the parameters is differentiated
 /// (a pendulum released at angle `θ₀` on a rod of length `l` starts at
 /// `(l sin θ₀, −l cos θ₀)`: its `l`-seed is `δp = e_l`, `δq₀ = (sin θ₀, −cos θ₀)`).
+///
+/// For an adaptive method ([`AdaptiveRk`](crate::AdaptiveRk), DOPRI5) the step Jacobians are
+/// those of each accepted step with its size held fixed (the variational equations integrated
+/// with the state's own stages, as CVODES's forward sensitivities; the sensitivities take no
+/// part in the error test), and [`Sensitive`] lands on every output time instead of
+/// interpolating.
 ///
 /// Cost per step: one step with its Jacobians (the step's factor solved for `2N + P` columns)
 /// and two products of `N × N` blocks with `N × S` matrices; no allocation.
@@ -67,9 +73,26 @@ impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S>
     where
         I: DifferentiableInParameters<Model, N, P>,
     {
-        let report = integrator.step_with_jacobians(
+        self.step_toward(integrator, model, state, f64::INFINITY)
+    }
+
+    /// As [`step`](Self::step), without stepping past `t_stop` when `integrator` is adaptive
+    /// ([`DifferentiableInParameters::step_toward_with_jacobians`]): an adaptive run lands on
+    /// its output times, since the sensitivities have no continuous extension.
+    pub fn step_toward<I, Model>(
+        &mut self,
+        integrator: &mut I,
+        model: &Model,
+        state: &mut State<N>,
+        t_stop: f64,
+    ) -> Result<StepReport, StepError>
+    where
+        I: DifferentiableInParameters<Model, N, P>,
+    {
+        let report = integrator.step_toward_with_jacobians(
             model,
             state,
+            t_stop,
             &mut self.jacobian,
             &mut self.parameter_jacobian,
         )?;
@@ -91,7 +114,7 @@ impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S>
     }
 }
 
-/// A fixed-step integrator that carries [`ForwardSensitivity`] along a [`Simulation`]
+/// An integrator that carries [`ForwardSensitivity`] along a [`Simulation`]
 /// (`Simulation::new(model, Sensitive { .. }, ..)`), so that the driver's rows, schedules,
 /// interrupts and sinks serve a run with sensitivities unchanged; [`SensitivityColumns`] writes
 /// them. Observers see the adapter itself as the integrator.
@@ -120,9 +143,9 @@ where
         self
     }
 
-    fn step(&mut self, model: &Model, state: &mut State<N>, _t_stop: f64) -> Result<(), StepError> {
+    fn step(&mut self, model: &Model, state: &mut State<N>, t_stop: f64) -> Result<(), StepError> {
         self.sensitivity
-            .step(&mut self.integrator, model, state)
+            .step_toward(&mut self.integrator, model, state, t_stop)
             .map(|_| ())
     }
 }

@@ -11,6 +11,7 @@
 
 mod adjoint;
 mod rattle;
+mod runge_kutta;
 mod sensitivity;
 mod spook;
 

@@ -178,6 +178,56 @@ impl Code<'_> {
         let out = quote!(out);
         let g_t = self.body(self.vector(&out, &kinematics.time_derivative), &[&out]);
         let bias = self.body(self.vector(&out, &kinematics.acceleration_bias), &[&out]);
+        let derivatives = kinematics.derivatives.as_ref().map(|d| {
+            let p = Literal::usize_unsuffixed(model.parameters.len());
+            let (bias_q, bias_p) = (
+                self.body(self.matrix(&out, &d.bias_q), &[&out]),
+                self.body(self.matrix(&out, &d.bias_p), &[&out]),
+            );
+            let (time_q, time_p) = (
+                self.body(self.matrix(&out, &d.time_q), &[&out]),
+                self.body(self.matrix(&out, &d.time_p), &[&out]),
+            );
+            quote! {
+                #allow
+                impl #rt::KinematicsJacobians<#n, #m> for #name {
+                    #[inline]
+                    fn acceleration_bias_jacobian(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        t: f64,
+                        out: &mut #rt::SMatrix<f64, #m, #n>,
+                    ) {
+                        #bias_q
+                    }
+
+                    #[inline]
+                    fn time_derivative_jacobian(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SMatrix<f64, #m, #n>) {
+                        #time_q
+                    }
+                }
+
+                #allow
+                impl #rt::KinematicsParameterDerivatives<#n, #m, #p> for #name {
+                    #[inline]
+                    fn acceleration_bias_parameter_jacobian(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        t: f64,
+                        out: &mut #rt::SMatrix<f64, #m, #p>,
+                    ) {
+                        #bias_p
+                    }
+
+                    #[inline]
+                    fn time_derivative_parameter_jacobian(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SMatrix<f64, #m, #p>) {
+                        #time_p
+                    }
+                }
+            }
+        });
         Some(quote! {
             #allow
             impl #rt::HolonomicKinematics<#n, #m> for #name {
@@ -197,6 +247,8 @@ impl Code<'_> {
                     #bias
                 }
             }
+
+            #derivatives
         })
     }
 

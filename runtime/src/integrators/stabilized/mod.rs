@@ -34,6 +34,7 @@
 mod adaptive;
 pub(crate) mod dense;
 mod index_one;
+mod jacobian;
 mod post_stabilization;
 pub(crate) mod runge_kutta;
 pub(crate) mod sparse;

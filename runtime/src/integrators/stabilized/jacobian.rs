@@ -1,0 +1,982 @@
+//! Exact Jacobians of a stabilized Runge–Kutta step ([`StabilizedRk`](super::StabilizedRk),
+//! [`AdaptiveRk`](super::AdaptiveRk) with [`DOPRI5`](super::DOPRI5)) with respect to the state
+//! it starts from and the model's parameters: the variational equations of the index-1 ODE
+//! integrated by the step's own stages, followed by the derivative of its post-stabilization.
+//!
+//! **The variational equations.** The index-1 ODE (Ascher et al. 1995, eq. 1.5 with eq. 2.1)
+//! is `q̇ = v`, `v̇ = a(q, v, t; p)` with `a` the solution of
+//!
+//! ```text
+//! M a + Gᵀ λ = f,     G a = φ,     f = −∇V + f_a(q, v, t),
+//! φ = −b(q, v, t) − α1 (G v + g_t) − α0 g,     b = (G v)_q v + 2 G_t v + g_tt
+//! ```
+//!
+//! Differentiating both rows in a direction `(δq, δv, δp)` gives the same saddle-point matrix
+//! with new right-hand sides (constant `M`; `δG = Σ_k e_k (∇²g_k δq)ᵀ + Σ_j δp_j ∂G/∂p_j`):
+//!
+//! ```text
+//! M δa + Gᵀ δλ = δf − δGᵀ λ − δM a
+//! G δa          = δφ − δG a,    δφ = −δb − α1 (δG v + G δv + δg_t) − α0 δg
+//! ```
+//!
+//! solved through the Schur complement `G M⁻¹ Gᵀ` for all `2N + P` directions at once, which
+//! gives `a_q`, `a_v` and `a_p` at a stage. The tangent of a stage is then propagated like the
+//! stage itself: `δQ_i = δq + h Σ_j a_ij δV_j`, `δV_i = δv + h Σ_j a_ij δA_j`,
+//! `δA_i = a_q δQ_i + a_v δV_i + a_p δp`, and `δq' = δq + h Σ b_i δV_i`,
+//! `δv' = δv + h Σ b_i δA_i`. For an explicit method this is exactly the derivative of the
+//! step map with the step size held fixed, and the same as integrating the variational
+//! equations `Ẏ = (∂F/∂y) Y + ∂F/∂p` with the step's own stages.
+//!
+//! **The step size is frozen.** An adaptive step's size depends on the state through the
+//! error estimate; as CVODES does for its forward sensitivities, the size the controller chose
+//! for the state is kept and not differentiated, and the sensitivities do not take part in the
+//! error test. The derivative is then that of the accepted step, which converges to the
+//! derivative of the exact flow as the tolerance goes to zero (Hairer, Nørsett and Wanner,
+//! *Solving ODEs I*, §II.6 on internal differentiation). With first-same-as-last pairs the
+//! step's first stage may be the last stage of the step before, evaluated before that step's
+//! post-stabilization moved the state; the Jacobian's first stage is evaluated at the state the
+//! step starts from (the two differ by the drift the stabilization removed).
+//!
+//! **The post-stabilization.** `S-both` maps `(q̃, ṽ)` to `q̂ = q̃ − P g(q̃)`,
+//! `v̂ = ṽ − P (G ṽ + g_t)` with `P = D (G D)⁻¹` at `q̃` ([`Metric`]); its derivative is
+//!
+//! ```text
+//! δ(P r) = δD x + D (G D)⁻¹ (δr − δ(G D) x),    x = (G D)⁻¹ r,
+//! δD = δGᵀ (D = Gᵀ)   or   M⁻¹ (δGᵀ − δM D) (D = M⁻¹ Gᵀ)
+//! ```
+//!
+//! with `δr = G δq + g_p δp` for the position and `δr = δG ṽ + G δv + G_t δq + ∂g_t/∂p δp` for
+//! the velocity. `S-both²` applies the same `P` (at `q̃`) to the residuals at `(q̂, v̂)`, so its
+//! second application is differentiated with `δP` in the direction of `q̃` and `δr` at the
+//! corrected point. `S-full` is not differentiated (its coupling block is itself a derivative of
+//! the bias); such a step fails with [`StepError::Unsupported`].
+//!
+//! The second derivatives this needs (`∇²V`, every row's `∇²g`, the forces' Jacobians) and the
+//! derivatives of `b` and `g_t` in `q` and `p` are what `mechanism!` generates for
+//! `derivatives: [step_jacobians]` on a model compiled for `rk`. The mass matrix must be
+//! constant: the velocity terms `∂T/∂q − Ṁ v` of a varying `M` would need third derivatives of
+//! `T`, which are not generated (such a model does not satisfy the trait bound).
+
+use nalgebra::{SMatrix, SVector};
+
+use super::index_one::{ConstrainedAcceleration, IndexOne};
+use super::{
+    check_finite, AdaptiveRk, AdaptiveStep, Baumgarte, Metric, PostStabilization, StabilizedRk,
+    Tableau,
+};
+use crate::error::StepError;
+use crate::integrators::jacobian::step_and_differentiate;
+use crate::integrators::{
+    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian, StepReport,
+};
+use crate::linalg::Cholesky;
+use crate::model::{
+    AppliedForces, ConstantMass, HolonomicHessians, InertiaGradient, KinematicsJacobians,
+    KinematicsParameterDerivatives, ParameterDerivatives, PotentialHessian,
+};
+use crate::state::State;
+
+/// What a model must provide for the state Jacobian of a stabilized Runge–Kutta step.
+pub(crate) trait IndexOneJacobians<const N: usize, const M: usize>:
+    ConstantMass<N>
+    + InertiaGradient<N>
+    + PotentialHessian<N>
+    + HolonomicHessians<N, M>
+    + KinematicsJacobians<N, M>
+    + AppliedForces<N>
+{
+}
+
+impl<Model, const N: usize, const M: usize> IndexOneJacobians<N, M> for Model where
+    Model: ConstantMass<N>
+        + InertiaGradient<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + KinematicsJacobians<N, M>
+        + AppliedForces<N>
+{
+}
+
+/// The derivatives in the parameters of the functions of eq. 1.5 that a step's parameter
+/// Jacobian needs, or none (`P = 0`) for the state Jacobian alone.
+pub(crate) trait ParameterTerms<const N: usize, const M: usize, const P: usize> {
+    /// The right-hand sides `(δf − δGᵀλ − δM a, δφ − δG a)` of the linearized eq. 1.5 for the
+    /// `P` parameter directions.
+    #[allow(clippy::too_many_arguments)]
+    fn acceleration_terms(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        a: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+        baumgarte: Baumgarte,
+    ) -> (SMatrix<f64, N, P>, SMatrix<f64, M, P>);
+
+    /// `∂g/∂p`, `∂G/∂p_j`, `∂g_t/∂p` and `∂M/∂p_j` at `(q, t)`.
+    fn rows(&self, q: &SVector<f64, N>, t: f64) -> RowTerms<N, M, P>;
+}
+
+/// The parameter derivatives of the rows and the mass matrix at one point.
+pub(crate) struct RowTerms<const N: usize, const M: usize, const P: usize> {
+    g: SMatrix<f64, M, P>,
+    jacobian: [SMatrix<f64, M, N>; P],
+    time: SMatrix<f64, M, P>,
+    mass: [SMatrix<f64, N, N>; P],
+}
+
+/// No parameter directions: the state Jacobian alone.
+pub(crate) struct NoParameters;
+
+impl<const N: usize, const M: usize> ParameterTerms<N, M, 0> for NoParameters {
+    fn acceleration_terms(
+        &self,
+        _: &SVector<f64, N>,
+        _: &SVector<f64, N>,
+        _: f64,
+        _: &SVector<f64, N>,
+        _: &SVector<f64, M>,
+        _: Baumgarte,
+    ) -> (SMatrix<f64, N, 0>, SMatrix<f64, M, 0>) {
+        (SMatrix::zeros(), SMatrix::zeros())
+    }
+
+    fn rows(&self, _: &SVector<f64, N>, _: f64) -> RowTerms<N, M, 0> {
+        RowTerms {
+            g: SMatrix::zeros(),
+            jacobian: [],
+            time: SMatrix::zeros(),
+            mass: [],
+        }
+    }
+}
+
+/// The model's `P` parameters as directions.
+pub(crate) struct InParameters<'a, Model>(pub(crate) &'a Model);
+
+impl<Model, const N: usize, const M: usize, const P: usize> ParameterTerms<N, M, P>
+    for InParameters<'_, Model>
+where
+    Model: ParameterDerivatives<N, M, 0, P> + KinematicsParameterDerivatives<N, M, P>,
+{
+    fn acceleration_terms(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        a: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+        baumgarte: Baumgarte,
+    ) -> (SMatrix<f64, N, P>, SMatrix<f64, M, P>) {
+        let model = self.0;
+        let mut gradient = SMatrix::<f64, N, P>::zeros();
+        model.potential_gradient_parameter_jacobian(q, &mut gradient);
+        let mut force = SMatrix::<f64, N, P>::zeros();
+        model.applied_force_parameter_jacobian(q, v, t, &mut force);
+        let mut bias = SMatrix::<f64, M, P>::zeros();
+        model.acceleration_bias_parameter_jacobian(q, v, t, &mut bias);
+        let rows = self.rows(q, t);
+        let (alpha1, alpha0) = (baumgarte.alpha1(), baumgarte.alpha0());
+        let mut r = force - gradient;
+        let mut s = -bias - rows.time * alpha1 - rows.g * alpha0;
+        for j in 0..P {
+            let jacobian = &rows.jacobian[j];
+            let mut column = r.column_mut(j);
+            column -= rows.mass[j] * a + jacobian.tr_mul(lambda);
+            let mut column = s.column_mut(j);
+            column -= jacobian * (a + v * alpha1);
+        }
+        (r, s)
+    }
+
+    fn rows(&self, q: &SVector<f64, N>, t: f64) -> RowTerms<N, M, P> {
+        let model = self.0;
+        let mut rows = RowTerms {
+            g: SMatrix::zeros(),
+            jacobian: [SMatrix::zeros(); P],
+            time: SMatrix::zeros(),
+            mass: [SMatrix::zeros(); P],
+        };
+        model.constraint_parameter_jacobian(q, t, &mut rows.g);
+        model.constraint_jacobian_parameter_derivatives(q, t, &mut rows.jacobian);
+        model.time_derivative_parameter_jacobian(q, t, &mut rows.time);
+        model.mass_parameter_derivatives(q, &mut rows.mass);
+        rows
+    }
+}
+
+/// The linearization of eq. 1.5 at one stage: `a` and its derivatives.
+struct StageLinearization<const N: usize, const P: usize> {
+    a: SVector<f64, N>,
+    a_q: SMatrix<f64, N, N>,
+    a_v: SMatrix<f64, N, N>,
+    a_p: SMatrix<f64, N, P>,
+}
+
+/// The step a Jacobian differentiates: the method and its settings.
+pub(crate) struct RkStep<'a, const S: usize> {
+    pub(crate) tableau: &'a Tableau<S>,
+    pub(crate) h: f64,
+    pub(crate) baumgarte: Baumgarte,
+    pub(crate) stabilization: PostStabilization,
+    pub(crate) metric: Metric,
+}
+
+/// The name of the mass matrix in errors.
+const MASS: &str = "M (index-1 step Jacobian)";
+/// The name of the Schur complement in errors.
+const SCHUR: &str = "G M⁻¹ Gᵀ (index-1 step Jacobian)";
+
+/// Writes the Jacobians of the step `before → after` of `step` (its stages recomputed from
+/// `before`, its post-stabilization at `after.t`): the state Jacobian into `jacobian`, the
+/// parameter Jacobian for `parameters`' directions into `parameter_jacobian`.
+pub(crate) fn differentiate<
+    Model,
+    Params,
+    const N: usize,
+    const M: usize,
+    const P: usize,
+    const S: usize,
+>(
+    model: &Model,
+    parameters: &Params,
+    step: &RkStep<S>,
+    before: &State<N>,
+    t_after: f64,
+    jacobian: &mut StepJacobian<N>,
+    parameter_jacobian: &mut ParameterJacobian<N, P>,
+) -> Result<(), StepError>
+where
+    Model: IndexOneJacobians<N, M>,
+    Params: ParameterTerms<N, M, P>,
+{
+    if step.stabilization == PostStabilization::Full {
+        return Err(StepError::Unsupported {
+            integrator: "stabilized Runge–Kutta step Jacobian",
+            requirement: "S-full post-stabilization is not differentiated; use S-both² \
+                          (PostStabilization::BothTwice), S-both, S-vel or S-pos",
+        });
+    }
+    let (tableau, h, t) = (step.tableau, step.h, before.t);
+    let mut rhs = IndexOne::<N>::new(step.baumgarte);
+    // A stage is needed if the solution or a later stage uses it (DOPRI5's seventh stage
+    // serves only the error estimate).
+    let needed: [bool; S] =
+        std::array::from_fn(|i| tableau.b[i] != 0.0 || (i + 1..S).any(|k| tableau.a[k][i] != 0.0));
+    let mut velocities = [SVector::<f64, N>::zeros(); S];
+    let mut stages: [Option<StageLinearization<N, P>>; S] = std::array::from_fn(|_| None);
+    for i in 0..S {
+        if !needed[i] {
+            continue;
+        }
+        let (mut q_i, mut v_i) = (before.q, before.v);
+        for (j, &a_ij) in tableau.a[i].iter().enumerate().take(i) {
+            if a_ij != 0.0 {
+                let a_j = stages[j].as_ref().map_or(SVector::zeros(), |s| s.a);
+                q_i += velocities[j] * (h * a_ij);
+                v_i += a_j * (h * a_ij);
+            }
+        }
+        velocities[i] = v_i;
+        stages[i] = Some(linearize(
+            model,
+            parameters,
+            &mut rhs,
+            (&q_i, &v_i, t + tableau.c[i] * h),
+            t,
+        )?);
+    }
+    let (q_q, v_q) = propagate_stages(
+        tableau,
+        h,
+        &stages,
+        SMatrix::<f64, N, N>::identity(),
+        SMatrix::zeros(),
+        SMatrix::<f64, P, N>::zeros(),
+    );
+    let (q_v, v_v) = propagate_stages(
+        tableau,
+        h,
+        &stages,
+        SMatrix::zeros(),
+        SMatrix::<f64, N, N>::identity(),
+        SMatrix::<f64, P, N>::zeros(),
+    );
+    let (q_p, v_p) = propagate_stages(
+        tableau,
+        h,
+        &stages,
+        SMatrix::<f64, N, P>::zeros(),
+        SMatrix::zeros(),
+        SMatrix::<f64, P, P>::identity(),
+    );
+
+    // The unstabilized end point (q̃, ṽ) of the stages.
+    let (mut q_tilde, mut v_tilde) = (before.q, before.v);
+    for (i, stage) in stages.iter().enumerate() {
+        if let Some(stage) = stage {
+            q_tilde += velocities[i] * (h * tableau.b[i]);
+            v_tilde += stage.a * (h * tableau.b[i]);
+        }
+    }
+    let mut stabilized = StepJacobian { q_q, q_v, v_q, v_v };
+    let mut stabilized_p = ParameterJacobian { q_p, v_p };
+    if step.stabilization != PostStabilization::None {
+        let stabilizer =
+            Stabilizer::<N, M, P>::at(model, parameters, step, &q_tilde, &v_tilde, t_after, t)?;
+        let zero_n = SMatrix::<f64, P, N>::zeros();
+        (stabilized.q_q, stabilized.v_q) =
+            stabilizer.tangent(model, parameters, (&q_q, &v_q, &zero_n), t)?;
+        (stabilized.q_v, stabilized.v_v) =
+            stabilizer.tangent(model, parameters, (&q_v, &v_v, &zero_n), t)?;
+        (stabilized_p.q_p, stabilized_p.v_p) = stabilizer.tangent(
+            model,
+            parameters,
+            (&q_p, &v_p, &SMatrix::<f64, P, P>::identity()),
+            t,
+        )?;
+    }
+    for (block, name) in [
+        (&stabilized.q_q, "step Jacobian ∂q'/∂q"),
+        (&stabilized.q_v, "step Jacobian ∂q'/∂v"),
+        (&stabilized.v_q, "step Jacobian ∂v'/∂q"),
+        (&stabilized.v_v, "step Jacobian ∂v'/∂v"),
+    ] {
+        check_finite(block, name, t)?;
+    }
+    check_finite(&stabilized_p.q_p, "parameter Jacobian ∂q'/∂p", t)?;
+    check_finite(&stabilized_p.v_p, "parameter Jacobian ∂v'/∂p", t)?;
+    *jacobian = stabilized;
+    *parameter_jacobian = stabilized_p;
+    Ok(())
+}
+
+/// Propagates the tangent `(dq, dv)` with parameter directions `dp` through the stages
+/// (the module docs' recursion) and returns `(δq', δv')` before the post-stabilization.
+fn propagate_stages<const N: usize, const P: usize, const C: usize, const S: usize>(
+    tableau: &Tableau<S>,
+    h: f64,
+    stages: &[Option<StageLinearization<N, P>>; S],
+    dq: SMatrix<f64, N, C>,
+    dv: SMatrix<f64, N, C>,
+    dp: SMatrix<f64, P, C>,
+) -> (SMatrix<f64, N, C>, SMatrix<f64, N, C>) {
+    let mut stage_dv = [SMatrix::<f64, N, C>::zeros(); S];
+    let mut stage_da = [SMatrix::<f64, N, C>::zeros(); S];
+    for (i, stage) in stages.iter().enumerate() {
+        let Some(stage) = stage else { continue };
+        let (mut dq_i, mut dv_i) = (dq, dv);
+        for (j, &a_ij) in tableau.a[i].iter().enumerate().take(i) {
+            if a_ij != 0.0 {
+                dq_i += stage_dv[j] * (h * a_ij);
+                dv_i += stage_da[j] * (h * a_ij);
+            }
+        }
+        stage_da[i] = stage.a_q * dq_i + stage.a_v * dv_i + stage.a_p * dp;
+        stage_dv[i] = dv_i;
+    }
+    let (mut dq_out, mut dv_out) = (dq, dv);
+    for (i, stage) in stages.iter().enumerate() {
+        if stage.is_some() && tableau.b[i] != 0.0 {
+            dq_out += stage_dv[i] * (h * tableau.b[i]);
+            dv_out += stage_da[i] * (h * tableau.b[i]);
+        }
+    }
+    (dq_out, dv_out)
+}
+
+/// Solves eq. 1.5 at `(q, v, t)` and its linearization (the module docs) for `a_q`, `a_v`,
+/// `a_p`.
+fn linearize<Model, Params, const N: usize, const M: usize, const P: usize>(
+    model: &Model,
+    parameters: &Params,
+    rhs: &mut IndexOne<N>,
+    (q, v, t): (&SVector<f64, N>, &SVector<f64, N>, f64),
+    t_err: f64,
+) -> Result<StageLinearization<N, P>, StepError>
+where
+    Model: IndexOneJacobians<N, M>,
+    Params: ParameterTerms<N, M, P>,
+{
+    let ConstrainedAcceleration {
+        acceleration: a,
+        multipliers: lambda,
+    } = rhs.evaluate::<Model, M>(model, q, v, t, t_err)?;
+    let baumgarte = rhs.baumgarte;
+    let (alpha1, alpha0) = (baumgarte.alpha1(), baumgarte.alpha0());
+    let mut potential = SMatrix::<f64, N, N>::zeros();
+    model.potential_hessian(q, &mut potential);
+    let (mut force_q, mut force_v) = (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    model.applied_force_jacobians(q, v, t, &mut force_q, &mut force_v);
+    let mut hessians = [SMatrix::<f64, N, N>::zeros(); M];
+    model.constraint_hessians(q, t, &mut hessians);
+    let mut jac = SMatrix::<f64, M, N>::zeros();
+    model.constraint_jacobian(q, t, &mut jac);
+    let mut bias_q = SMatrix::<f64, M, N>::zeros();
+    model.acceleration_bias_jacobian(q, v, t, &mut bias_q);
+    let mut time_q = SMatrix::<f64, M, N>::zeros();
+    model.time_derivative_jacobian(q, t, &mut time_q);
+
+    // Right-hand sides of M δa + Gᵀ δλ = r, G δa = s for the q- and v-directions.
+    let mut r_q = force_q - potential;
+    let mut s_q = -bias_q - time_q * alpha1 - jac * alpha0;
+    let r_v = force_v;
+    let mut s_v = -time_q * 2.0 - jac * alpha1;
+    for (k, hessian) in hessians.iter().enumerate() {
+        r_q -= hessian * lambda[k];
+        let (h_a, h_v) = (hessian * a, hessian * v);
+        let mut row = s_q.row_mut(k);
+        row -= (h_a + h_v * alpha1).transpose();
+        let mut row = s_v.row_mut(k);
+        row -= h_v.transpose() * 2.0;
+    }
+    let (r_p, s_p) = parameters.acceleration_terms(q, v, t, &a, &lambda, baumgarte);
+    check_finite(&r_q, "force and row Hessians (step Jacobian)", t_err)?;
+    check_finite(&r_v, "force velocity Jacobian (step Jacobian)", t_err)?;
+    check_finite(&s_q, "acceleration bias Jacobian (step Jacobian)", t_err)?;
+    check_finite(&r_p, "force parameter derivatives (step Jacobian)", t_err)?;
+    check_finite(&s_p, "row parameter derivatives (step Jacobian)", t_err)?;
+
+    let mut m = SMatrix::<f64, N, N>::zeros();
+    model.mass_matrix(q, &mut m);
+    let mass = Cholesky::<N>::try_new(&m).map_err(StepError::linear_algebra(MASS, t_err))?;
+    let mut minv_jac_t = jac.transpose();
+    mass.solve_in_place(&mut minv_jac_t);
+    let schur = Cholesky::<M>::try_new(&(jac * minv_jac_t))
+        .map_err(StepError::linear_algebra(SCHUR, t_err))?;
+    let saddle = Saddle {
+        mass: &mass,
+        schur: &schur,
+        jac: &jac,
+        minv_jac_t: &minv_jac_t,
+    };
+    Ok(StageLinearization {
+        a,
+        a_q: saddle.solve(r_q, s_q),
+        a_v: saddle.solve(r_v, s_v),
+        a_p: saddle.solve(r_p, s_p),
+    })
+}
+
+/// The saddle-point matrix `[M Gᵀ; G 0]` of eq. 1.5, factored through its Schur complement.
+struct Saddle<'a, const N: usize, const M: usize> {
+    mass: &'a Cholesky<N>,
+    schur: &'a Cholesky<M>,
+    jac: &'a SMatrix<f64, M, N>,
+    minv_jac_t: &'a SMatrix<f64, N, M>,
+}
+
+impl<const N: usize, const M: usize> Saddle<'_, N, M> {
+    /// Returns `δa` of `M δa + Gᵀ δλ = r`, `G δa = s`:
+    /// `δλ = (G M⁻¹ Gᵀ)⁻¹ (G M⁻¹ r − s)`, `δa = M⁻¹ r − M⁻¹ Gᵀ δλ`.
+    fn solve<const C: usize>(
+        &self,
+        r: SMatrix<f64, N, C>,
+        s: SMatrix<f64, M, C>,
+    ) -> SMatrix<f64, N, C> {
+        let mut free = r;
+        self.mass.solve_in_place(&mut free);
+        let mut multipliers = self.jac * free - s;
+        self.schur.solve_in_place(&mut multipliers);
+        free - self.minv_jac_t * multipliers
+    }
+}
+
+/// The rows and their derivatives at one point, for the post-stabilization's derivative.
+struct Rows<const N: usize, const M: usize, const P: usize> {
+    g: SVector<f64, M>,
+    g_dot: SVector<f64, M>,
+    jac: SMatrix<f64, M, N>,
+    hessians: [SMatrix<f64, N, N>; M],
+    time_q: SMatrix<f64, M, N>,
+    parameters: RowTerms<N, M, P>,
+}
+
+impl<const N: usize, const M: usize, const P: usize> Rows<N, M, P> {
+    fn at<Model, Params>(
+        model: &Model,
+        parameters: &Params,
+        (q, v, t): (&SVector<f64, N>, &SVector<f64, N>, f64),
+        t_err: f64,
+    ) -> Result<Self, StepError>
+    where
+        Model: IndexOneJacobians<N, M>,
+        Params: ParameterTerms<N, M, P>,
+    {
+        let mut rows = Rows {
+            g: SVector::zeros(),
+            g_dot: SVector::zeros(),
+            jac: SMatrix::zeros(),
+            hessians: [SMatrix::zeros(); M],
+            time_q: SMatrix::zeros(),
+            parameters: parameters.rows(q, t),
+        };
+        let mut g_t = SVector::<f64, M>::zeros();
+        model.constraints_and_jacobian(q, t, &mut rows.g, &mut rows.jac);
+        model.constraint_time_derivative(q, t, &mut g_t);
+        model.constraint_hessians(q, t, &mut rows.hessians);
+        model.time_derivative_jacobian(q, t, &mut rows.time_q);
+        rows.g_dot = rows.jac * v + g_t;
+        check_finite(&rows.g, "constraints", t_err)?;
+        check_finite(&rows.g_dot, "constraint velocity G v + g_t", t_err)?;
+        for hessian in &rows.hessians {
+            check_finite(hessian, "constraint Hessians (step Jacobian)", t_err)?;
+        }
+        check_finite(&rows.time_q, "G_t (step Jacobian)", t_err)?;
+        Ok(rows)
+    }
+
+    /// `δG` in the direction `(dq, dp)`.
+    fn jacobian_derivative(
+        &self,
+        dq: &SVector<f64, N>,
+        dp: &SVector<f64, P>,
+    ) -> SMatrix<f64, M, N> {
+        let mut d = SMatrix::<f64, M, N>::zeros();
+        for (k, hessian) in self.hessians.iter().enumerate() {
+            d.set_row(k, &(hessian * dq).transpose());
+        }
+        for (j, derivative) in self.parameters.jacobian.iter().enumerate() {
+            d += derivative * dp[j];
+        }
+        d
+    }
+
+    /// `δg` in the direction `(dq, dp)`.
+    fn g_derivative(&self, dq: &SVector<f64, N>, dp: &SVector<f64, P>) -> SVector<f64, M> {
+        self.jac * dq + self.parameters.g * dp
+    }
+
+    /// `δ(G v + g_t)` in the direction `(dq, dv, dp)` with `δG = d_jac`.
+    fn g_dot_derivative(
+        &self,
+        (v, d_jac): (&SVector<f64, N>, &SMatrix<f64, M, N>),
+        (dq, dv, dp): (&SVector<f64, N>, &SVector<f64, N>, &SVector<f64, P>),
+    ) -> SVector<f64, M> {
+        d_jac * v + self.jac * dv + self.time_q * dq + self.parameters.time * dp
+    }
+}
+
+/// The post-stabilization at `(q̃, ṽ)` with its projector `P = D (G D)⁻¹`, for its tangent.
+struct Stabilizer<const N: usize, const M: usize, const P: usize> {
+    stabilization: PostStabilization,
+    metric: Metric,
+    t: f64,
+    tilde: Rows<N, M, P>,
+    q_tilde: SVector<f64, N>,
+    v_tilde: SVector<f64, N>,
+    /// `D` and the factor of `G D`.
+    d: SMatrix<f64, N, M>,
+    gd: Cholesky<M>,
+    mass: Cholesky<N>,
+}
+
+impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
+    fn at<Model, Params, const S: usize>(
+        model: &Model,
+        parameters: &Params,
+        step: &RkStep<S>,
+        q_tilde: &SVector<f64, N>,
+        v_tilde: &SVector<f64, N>,
+        t: f64,
+        t_err: f64,
+    ) -> Result<Self, StepError>
+    where
+        Model: IndexOneJacobians<N, M>,
+        Params: ParameterTerms<N, M, P>,
+    {
+        let tilde = Rows::at(model, parameters, (q_tilde, v_tilde, t), t_err)?;
+        let mut m = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(q_tilde, &mut m);
+        let mass = Cholesky::<N>::try_new(&m).map_err(StepError::linear_algebra(MASS, t_err))?;
+        let mut d = tilde.jac.transpose();
+        if step.metric == Metric::Mass {
+            mass.solve_in_place(&mut d);
+        }
+        let gd = Cholesky::<M>::try_new(&(tilde.jac * d)).map_err(StepError::linear_algebra(
+            "G D (post-stabilization step Jacobian)",
+            t_err,
+        ))?;
+        Ok(Stabilizer {
+            stabilization: step.stabilization,
+            metric: step.metric,
+            t,
+            tilde,
+            q_tilde: *q_tilde,
+            v_tilde: *v_tilde,
+            d,
+            gd,
+            mass,
+        })
+    }
+
+    /// Returns `P r`'s derivative `δD x + D (G D)⁻¹ (δr − δ(G D) x)`, `x = (G D)⁻¹ r`, with
+    /// `δG = d_jac` and `δM = d_mass` at `q̃`.
+    fn projection_derivative(
+        &self,
+        r: &SVector<f64, M>,
+        dr: &SVector<f64, M>,
+        d_jac: &SMatrix<f64, M, N>,
+        d_mass: &SMatrix<f64, N, N>,
+    ) -> SVector<f64, N> {
+        let mut x = *r;
+        self.gd.solve_in_place(&mut x);
+        let d_d = match self.metric {
+            Metric::Euclidean => d_jac.transpose(),
+            Metric::Mass => {
+                let mut d_d = d_jac.transpose() - d_mass * self.d;
+                self.mass.solve_in_place(&mut d_d);
+                d_d
+            }
+        };
+        let d_gd = d_jac * self.d + self.tilde.jac * d_d;
+        let mut y = dr - d_gd * x;
+        self.gd.solve_in_place(&mut y);
+        d_d * x + self.d * y
+    }
+
+    /// Returns `P r`.
+    fn project(&self, r: &SVector<f64, M>) -> SVector<f64, N> {
+        let mut x = *r;
+        self.gd.solve_in_place(&mut x);
+        self.d * x
+    }
+
+    /// Maps the tangent `(δq̃, δṽ)` with parameter directions `δp` (one column per direction)
+    /// through the post-stabilization.
+    fn tangent<Model, Params, const C: usize>(
+        &self,
+        model: &Model,
+        parameters: &Params,
+        (dq, dv, dp): (
+            &SMatrix<f64, N, C>,
+            &SMatrix<f64, N, C>,
+            &SMatrix<f64, P, C>,
+        ),
+        t_err: f64,
+    ) -> Result<(SMatrix<f64, N, C>, SMatrix<f64, N, C>), StepError>
+    where
+        Model: IndexOneJacobians<N, M>,
+        Params: ParameterTerms<N, M, P>,
+    {
+        let (correct_q, correct_v) = match self.stabilization {
+            PostStabilization::Position => (true, false),
+            PostStabilization::Velocity => (false, true),
+            _ => (true, true),
+        };
+        let tilde = &self.tilde;
+        // The corrected point of S-both, and the rows there for S-both².
+        let q_hat = self.q_tilde
+            - if correct_q {
+                self.project(&tilde.g)
+            } else {
+                SVector::zeros()
+            };
+        let v_hat = self.v_tilde
+            - if correct_v {
+                self.project(&tilde.g_dot)
+            } else {
+                SVector::zeros()
+            };
+        let twice = self.stabilization == PostStabilization::BothTwice;
+        let hat = if twice {
+            Some(Rows::<N, M, P>::at(
+                model,
+                parameters,
+                (&q_hat, &v_hat, self.t),
+                t_err,
+            )?)
+        } else {
+            None
+        };
+        let (mut out_q, mut out_v) = (*dq, *dv);
+        for c in 0..C {
+            let (dq, dv, dp): (SVector<f64, N>, SVector<f64, N>, SVector<f64, P>) = (
+                dq.column(c).into(),
+                dv.column(c).into(),
+                dp.column(c).into(),
+            );
+            let d_jac = tilde.jacobian_derivative(&dq, &dp);
+            let mut d_mass = SMatrix::<f64, N, N>::zeros();
+            for (j, derivative) in tilde.parameters.mass.iter().enumerate() {
+                d_mass += derivative * dp[j];
+            }
+            let mut dq_hat = dq;
+            if correct_q {
+                let dr = tilde.g_derivative(&dq, &dp);
+                dq_hat -= self.projection_derivative(&tilde.g, &dr, &d_jac, &d_mass);
+            }
+            let mut dv_hat = dv;
+            if correct_v {
+                let dr = tilde.g_dot_derivative((&self.v_tilde, &d_jac), (&dq, &dv, &dp));
+                dv_hat -= self.projection_derivative(&tilde.g_dot, &dr, &d_jac, &d_mass);
+            }
+            let (mut dq_new, mut dv_new) = (dq_hat, dv_hat);
+            if let Some(hat) = &hat {
+                let dr = hat.g_derivative(&dq_hat, &dp);
+                dq_new -= self.projection_derivative(&hat.g, &dr, &d_jac, &d_mass);
+                let d_jac_hat = hat.jacobian_derivative(&dq_hat, &dp);
+                let dr = hat.g_dot_derivative((&v_hat, &d_jac_hat), (&dq_hat, &dv_hat, &dp));
+                dv_new -= self.projection_derivative(&hat.g_dot, &dr, &d_jac, &d_mass);
+            }
+            out_q.set_column(c, &dq_new);
+            out_v.set_column(c, &dv_new);
+        }
+        Ok((out_q, out_v))
+    }
+}
+
+impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
+    /// The step being differentiated: this pair's method with step size `h`.
+    fn differentiated_step(&self, h: f64) -> RkStep<'_, S> {
+        RkStep {
+            tableau: &self.tableau().method,
+            h,
+            baumgarte: self.baumgarte(),
+            stabilization: self.post_stabilization(),
+            metric: self.metric(),
+        }
+    }
+
+    /// Takes one accepted step toward `t_end` ([`step_toward`](Self::step_toward)) and writes
+    /// its Jacobians at the state it started from, with the step size the controller chose held
+    /// fixed: `∂(q', v')/∂(q, v)` into `jacobian` and `∂(q', v')/∂p` into `parameters`. On
+    /// error `state`, both Jacobians and the integrator (its proposal and carried stage) are
+    /// left unchanged.
+    ///
+    /// The Jacobians are the variational equations of the index-1 system (eq. 1.5 with
+    /// Baumgarte's term, linearized: `M δa + Gᵀ δλ = δf − δGᵀλ − δM a`,
+    /// `G δa = δφ − δG a`, solved through `G M⁻¹ Gᵀ` for every direction) integrated with the
+    /// step's own stages, followed by the derivative of the post-stabilization
+    /// (`δ(P r) = δD x + D (G D)⁻¹ (δr − δ(G D) x)` with `P = D (G D)⁻¹`, `x = (G D)⁻¹ r`): the
+    /// exact derivative of the step map at the chosen size, as CVODES's forward sensitivities
+    /// (the sensitivities take no part in the error test). The first stage is evaluated at the
+    /// state the step starts from, also when the pair carries it from the step before
+    /// (first same as last, evaluated before that step's stabilization: they differ by the
+    /// drift it removed). The mass matrix must be constant (`ConstantMass`).
+    ///
+    /// Fails like `step_toward`, with [`StepError::Unsupported`] for `S-full`
+    /// post-stabilization, and with `Singular`/`NotPositiveDefinite` if `M` or `G M⁻¹ Gᵀ` cannot
+    /// be factored at a stage.
+    pub fn step_toward_with_jacobians<Model, const P: usize>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_end: f64,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<AdaptiveStep, StepError>
+    where
+        Model: ConstantMass<N>
+            + InertiaGradient<N>
+            + PotentialHessian<N>
+            + HolonomicHessians<N, M>
+            + KinematicsJacobians<N, M>
+            + AppliedForces<N>
+            + ParameterDerivatives<N, M, 0, P>
+            + KinematicsParameterDerivatives<N, M, P>,
+    {
+        self.advance_and_differentiate(
+            model,
+            &InParameters(model),
+            state,
+            t_end,
+            jacobian,
+            parameters,
+        )
+    }
+
+    /// [`step_toward`](Self::step_toward), then the Jacobians of the accepted step for
+    /// `parameters`' directions; everything restored on error.
+    fn advance_and_differentiate<Model, Params, const P: usize>(
+        &mut self,
+        model: &Model,
+        parameters: &Params,
+        state: &mut State<N>,
+        t_end: f64,
+        jacobian: &mut StepJacobian<N>,
+        parameter_jacobian: &mut ParameterJacobian<N, P>,
+    ) -> Result<AdaptiveStep, StepError>
+    where
+        Model: IndexOneJacobians<N, M>,
+        Params: ParameterTerms<N, M, P>,
+    {
+        let kept = *self;
+        let mut next = *state;
+        let step = self.step_toward(model, &mut next, t_end)?;
+        let differentiated = differentiate::<Model, Params, N, M, P, S>(
+            model,
+            parameters,
+            &self.differentiated_step(step.h),
+            state,
+            next.t,
+            jacobian,
+            parameter_jacobian,
+        );
+        match differentiated {
+            Ok(()) => {
+                *state = next;
+                Ok(step)
+            }
+            Err(error) => {
+                *self = kept;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// One accepted adaptive step (the controller's size, as
+/// [`Integrator::step`](crate::integrators::Integrator::step)), differentiated
+/// with that size held fixed.
+impl<Model, const N: usize, const M: usize, const S: usize> DifferentiableStep<Model, N>
+    for AdaptiveRk<N, M, S>
+where
+    Model: ConstantMass<N>
+        + InertiaGradient<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + KinematicsJacobians<N, M>
+        + AppliedForces<N>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        let mut none = ParameterJacobian::<N, 0>::default();
+        let step = self.advance_and_differentiate(
+            model,
+            &NoParameters,
+            state,
+            f64::INFINITY,
+            jacobian,
+            &mut none,
+        )?;
+        Ok(StepReport {
+            factorizations: step.factorizations,
+            newton_iterations: 0,
+        })
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const S: usize, const P: usize>
+    DifferentiableInParameters<Model, N, P> for AdaptiveRk<N, M, S>
+where
+    Model: ConstantMass<N>
+        + InertiaGradient<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + KinematicsJacobians<N, M>
+        + AppliedForces<N>
+        + ParameterDerivatives<N, M, 0, P>
+        + KinematicsParameterDerivatives<N, M, P>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        self.step_toward_with_jacobians(model, state, f64::INFINITY, jacobian, parameters)
+            .map(|step| StepReport {
+                factorizations: step.factorizations,
+                newton_iterations: 0,
+            })
+    }
+
+    fn step_toward_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_stop: f64,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        AdaptiveRk::step_toward_with_jacobians(self, model, state, t_stop, jacobian, parameters)
+            .map(|step| StepReport {
+                factorizations: step.factorizations,
+                newton_iterations: 0,
+            })
+    }
+}
+
+impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
+    /// The step being differentiated: this method with its step size.
+    fn differentiated_step(&self) -> RkStep<'_, S> {
+        RkStep {
+            tableau: self.tableau(),
+            h: self.step_size(),
+            baumgarte: self.baumgarte(),
+            stabilization: self.post_stabilization(),
+            metric: self.metric(),
+        }
+    }
+}
+
+/// The fixed-size tier's fixed-step method: the same stages and post-stabilization.
+impl<Model, const N: usize, const M: usize, const S: usize> DifferentiableStep<Model, N>
+    for StabilizedRk<N, M, S>
+where
+    Model: ConstantMass<N>
+        + InertiaGradient<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + KinematicsJacobians<N, M>
+        + AppliedForces<N>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let mut none = ParameterJacobian::<N, 0>::default();
+            differentiate::<Model, NoParameters, N, M, 0, S>(
+                model,
+                &NoParameters,
+                &scheme.differentiated_step(),
+                before,
+                after.t,
+                jacobian,
+                &mut none,
+            )
+        })
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const S: usize, const P: usize>
+    DifferentiableInParameters<Model, N, P> for StabilizedRk<N, M, S>
+where
+    Model: ConstantMass<N>
+        + InertiaGradient<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + KinematicsJacobians<N, M>
+        + AppliedForces<N>
+        + ParameterDerivatives<N, M, 0, P>
+        + KinematicsParameterDerivatives<N, M, P>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            differentiate::<Model, InParameters<Model>, N, M, P, S>(
+                model,
+                &InParameters(model),
+                &scheme.differentiated_step(),
+                before,
+                after.t,
+                jacobian,
+                parameters,
+            )
+        })
+    }
+}

@@ -1,0 +1,172 @@
+//! The stabilized Runge–Kutta methods' step Jacobians (the variational equations of the
+//! index-1 system through the step's own stages, then the post-stabilization's derivative:
+//! `runtime/.../stabilized/jacobian.rs`) against central differences of the step, at random
+//! states: DOPRI5 (an accepted step of the adaptive pair, its size fixed by `with_initial_step`
+//! so that the differences see the same size) and the fixed-step RK4, with every
+//! post-stabilization that is differentiated, both metrics and with and without Baumgarte's
+//! term; on the double pendulum (two rows, quadratic), and on a damped bead on a shaken curve
+//! (a rheonomic row whose Hessian varies, so that `∂b/∂q`, `G_t` and `∂g_t/∂p` are all
+//! nonzero, a parameter in the mass, the potential, the dissipation and the row).
+
+use mechanism::mechanism;
+use mechanism::models::DoublePendulum;
+use mechanism::runtime::integrators::stabilized::{
+    AdaptiveRk, Baumgarte, Dopri5, Metric, PostStabilization, StabilizedRk, DOPRI5, RK4,
+};
+use mechanism::runtime::{State, StepError, StepJacobian};
+use proptest::prelude::*;
+
+use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
+
+mechanism! {
+    /// A damped bead of mass `m` on the curve `y = a sin(k x + w t)`, which moves, under
+    /// gravity `g` along −y.
+    pub struct ShakenBead {
+        coordinates: [x, y],
+        parameters: { m = 1.3, a = 0.4, k = 1.7, w = 2.1, g = 9.81, c = 0.3 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: m * g * y,
+        dissipation: 0.5 * c * (dot(x).powi(2) + dot(y).powi(2)),
+        holonomic: { curve: y - a * (k * x + w * t).sin() },
+        integrators: [rk],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// The step: short enough that DOPRI5 accepts its first attempt at the tolerances below.
+const H: f64 = 0.01;
+
+/// The difference step and the estimate of `κ` (the Schur complements `G M⁻¹ Gᵀ` and `G D`
+/// are well conditioned here: `κ ≲ 10²`).
+const DIFFERENCES: (f64, f64) = (1e-5, 1e3);
+
+/// Every differentiated post-stabilization with its metric.
+fn stabilizations() -> impl Strategy<Value = (PostStabilization, Metric)> {
+    (
+        prop::sample::select(vec![
+            PostStabilization::None,
+            PostStabilization::Position,
+            PostStabilization::Velocity,
+            PostStabilization::Both,
+            PostStabilization::BothTwice,
+        ]),
+        prop::sample::select(vec![Metric::Euclidean, Metric::Mass]),
+    )
+}
+
+/// DOPRI5 whose first attempt is `H` and accepted.
+fn dopri<const N: usize, const M: usize>(
+    (stabilization, metric): (PostStabilization, Metric),
+    baumgarte: bool,
+) -> Dopri5<N, M> {
+    let baumgarte = if baumgarte {
+        Baumgarte::new(12.0, 70.0).unwrap()
+    } else {
+        Baumgarte::NONE
+    };
+    AdaptiveRk::new(DOPRI5, 1e-3, 1e-3)
+        .unwrap()
+        .with_initial_step(H)
+        .unwrap()
+        .with_baumgarte(baumgarte)
+        .with_post_stabilization(stabilization)
+        .with_metric(metric)
+}
+
+/// A state near the bead's curve at time `t`, moving.
+fn bead_state(t: f64, x: f64, off: f64, v: [f64; 2]) -> State<2> {
+    let model = ShakenBead::default();
+    let y = model.a * (model.k * x + model.w * t).sin() + off;
+    State::new(t, [x, y], v)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn dopri5s_jacobians_match_central_differences_on_the_shaken_bead(
+        t in 0.0..3.0f64,
+        x in -2.0..2.0f64,
+        off in -1e-3..1e-3f64,
+        v in prop::array::uniform2(-2.0..2.0f64),
+        stabilization in stabilizations(),
+        baumgarte in any::<bool>(),
+    ) {
+        let model = ShakenBead::default();
+        let state = bead_state(t, x, off, v);
+        let dopri = dopri::<2, 1>(stabilization, baumgarte);
+        let label = format!("DOPRI5 {:?} {:?} Baumgarte {baumgarte}", stabilization.0, stabilization.1);
+        check_step_jacobian(&label, &dopri, &model, &state, DIFFERENCES);
+        check_parameter_jacobian::<_, _, 2, 6>(&label, &dopri, &model, &state, DIFFERENCES);
+    }
+
+    #[test]
+    fn rk4s_jacobians_match_central_differences_on_the_shaken_bead(
+        t in 0.0..3.0f64,
+        x in -2.0..2.0f64,
+        off in -1e-3..1e-3f64,
+        v in prop::array::uniform2(-2.0..2.0f64),
+        stabilization in stabilizations(),
+        baumgarte in any::<bool>(),
+    ) {
+        let model = ShakenBead::default();
+        let state = bead_state(t, x, off, v);
+        let baumgarte = if baumgarte { Baumgarte::critically_damped(5.0).unwrap() } else { Baumgarte::NONE };
+        let rk4 = StabilizedRk::<2, 1, 4>::new(RK4, H)
+            .unwrap()
+            .with_baumgarte(baumgarte)
+            .with_post_stabilization(stabilization.0)
+            .with_metric(stabilization.1);
+        let label = format!("RK4 {:?} {:?} {baumgarte:?}", stabilization.0, stabilization.1);
+        check_step_jacobian(&label, &rk4, &model, &state, DIFFERENCES);
+        check_parameter_jacobian::<_, _, 2, 6>(&label, &rk4, &model, &state, DIFFERENCES);
+    }
+
+    #[test]
+    fn dopri5s_jacobians_match_central_differences_on_the_double_pendulum(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+        stabilization in stabilizations(),
+        baumgarte in any::<bool>(),
+    ) {
+        let model = DoublePendulum::default();
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let dopri = dopri::<4, 2>(stabilization, baumgarte);
+        let label = format!("DOPRI5 {:?} {:?} Baumgarte {baumgarte}", stabilization.0, stabilization.1);
+        check_step_jacobian(&label, &dopri, &model, &state, DIFFERENCES);
+        check_parameter_jacobian::<_, _, 4, 5>(&label, &dopri, &model, &state, DIFFERENCES);
+    }
+}
+
+/// S-full is refused by name, and a refused step leaves the state and the integrator as they
+/// were (the next plain step is the step of a fresh integrator).
+#[test]
+fn s_full_is_refused_and_nothing_moves() {
+    let model = DoublePendulum::default();
+    let start = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &[0.3, -0.4], &[0.5, 0.1]);
+    let fresh = dopri::<4, 2>((PostStabilization::Full, Metric::Euclidean), false);
+    let mut dopri = fresh;
+    let mut state = start;
+    let mut jacobian = StepJacobian::<4>::default();
+    let error = mechanism::runtime::DifferentiableStep::step_with_jacobian(
+        &mut dopri,
+        &model,
+        &mut state,
+        &mut jacobian,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, StepError::Unsupported { requirement, .. } if requirement.contains("S-full")),
+        "{error}"
+    );
+    assert_eq!((state.q, state.v, state.t), (start.q, start.v, start.t));
+    assert_eq!(jacobian, StepJacobian::<4>::default());
+    let (mut after_refusal, mut after_fresh) = (start, start);
+    mechanism::runtime::Integrator::step(&mut dopri, &model, &mut after_refusal).unwrap();
+    let mut fresh = fresh;
+    mechanism::runtime::Integrator::step(&mut fresh, &model, &mut after_fresh).unwrap();
+    assert_eq!(
+        (after_refusal.q, after_refusal.v),
+        (after_fresh.q, after_fresh.v)
+    );
+}
