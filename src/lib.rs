@@ -94,6 +94,7 @@ extern crate self as mechanism;
 
 #[cfg(feature = "ensembles")]
 pub mod ensemble;
+pub mod identify;
 pub mod models;
 pub mod output;
 #[cfg(feature = "parquet")]

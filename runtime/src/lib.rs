@@ -109,6 +109,7 @@ pub mod discrete_gradient;
 pub mod error;
 pub mod fma;
 mod guard;
+pub mod identification;
 pub mod integrators;
 pub mod linalg;
 pub mod linearization;

@@ -2,6 +2,7 @@
 //! shared by the examples, tests and benchmarks.
 
 mod chain10;
+mod damped_double_pendulum;
 mod dna;
 mod double_pendulum;
 mod families;
@@ -21,6 +22,7 @@ mod water;
 /// 10 rods, `g = 1`, `L² = 5`), for the generated solves of penalized and stiff Z&Ss and SPOOK:
 /// the peer benchmark's model against CasADi.
 pub use chain10::Chain10;
+pub use damped_double_pendulum::DampedDoublePendulum;
 /// Tao–Owhadi §4.4's DNA Morse chain of `N` base pairs (eq. 31, periodic ends), written with
 /// families for the sparse tier, with the paper's seeded initial state.
 pub use dna::DnaChain;

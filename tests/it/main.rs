@@ -17,6 +17,7 @@ mod generated_solves;
 mod generated_vs_hand;
 mod generated_vs_interpreter;
 mod harness;
+mod identification;
 mod langevin_examples;
 mod linearization;
 mod livens_models;

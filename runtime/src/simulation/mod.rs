@@ -80,6 +80,7 @@ mod observer;
 mod output;
 #[cfg(feature = "indicatif")]
 mod progress;
+mod samples;
 mod schedule;
 mod sensitivity;
 mod statistics;
@@ -91,6 +92,7 @@ pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLUSH_INTERVAL};
+pub use samples::{sample_positions, PositionSample, Sampled, SamplingError};
 pub use schedule::{grid_tolerance, Schedule};
 pub use sensitivity::{ForwardSensitivity, Sensitive, SensitivityColumns};
 pub use statistics::{BatchMeans, Estimate};
