@@ -5,7 +5,8 @@
 //! nalgebra (`hand_written/mod.rs`). Each pair runs from the same initial state; report the ratio
 //! generated / hand-written of the two times.
 //!
-//! `spook_step_jacobian` and `rattle_step_jacobian` time a step with its exact Jacobian
+//! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`
+//! and `dopri5_step_jacobian` time a step with its exact Jacobian
 //! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
 //! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
 //! alone, on the double pendulum and (SPOOK) the 10-link chain: the Jacobian's cost in steps is
@@ -17,9 +18,12 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mechanism::models::{Chain10, DoublePendulum};
+use mechanism::runtime::integrators::stabilized::{
+    Dopri5, PostStabilization, StabilizedRk, DOPRI5, RK4,
+};
 use mechanism::runtime::{
     DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, ParameterJacobian,
-    Penalized, Rattle, Spook, State, StepJacobian, ZhangSkeel, ZhangSkeelSimplified,
+    Penalized, Rattle, Shake, Spook, State, StepJacobian, ZhangSkeel, ZhangSkeelSimplified,
 };
 
 const SPOOK_H: f64 = 1.0 / 60.0;
@@ -131,6 +135,46 @@ fn step_jacobians(c: &mut Criterion) {
         rattle,
     );
     with_parameters::<_, _, 4, 5>(group, &pendulum, start, rattle);
+    let shake = || Shake::<4, 2>::new(SPOOK_H).expect("valid step size");
+    let group = step_and_jacobian(
+        c,
+        "shake_step_jacobian",
+        "double_pendulum",
+        &pendulum,
+        start,
+        shake,
+    );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, shake);
+    let rk4 = || {
+        StabilizedRk::<4, 2, 4>::new(RK4, SPOOK_H)
+            .expect("valid step size")
+            .with_post_stabilization(PostStabilization::BothTwice)
+    };
+    let group = step_and_jacobian(
+        c,
+        "rk4_step_jacobian",
+        "double_pendulum",
+        &pendulum,
+        start,
+        rk4,
+    );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, rk4);
+    // DOPRI5 at rtol 1e-8 with S-both², each timed run stepping on from where it was: the
+    // controller's steps differ between the runs, their cost per step does not.
+    let dopri5 = || {
+        Dopri5::<4, 2>::new(DOPRI5, 1e-8, 1e-9)
+            .expect("valid tolerances")
+            .with_post_stabilization(PostStabilization::BothTwice)
+    };
+    let group = step_and_jacobian(
+        c,
+        "dopri5_step_jacobian",
+        "double_pendulum",
+        &pendulum,
+        start,
+        dopri5,
+    );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, dopri5);
     // The chain hanging at 30° from the vertical, at rest (bob i at i·√5 (sin, −cos) 30°).
     let (s, co) = (0.5 * 5.0f64.sqrt(), 0.75f64.sqrt() * 5.0f64.sqrt());
     let q: [f64; 20] = std::array::from_fn(|i| {

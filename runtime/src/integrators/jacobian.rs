@@ -81,8 +81,9 @@ impl<const N: usize> StepJacobian<N> {
 /// converge to the derivatives of the exact flow at the method's order.
 ///
 /// Implemented by [`Spook`](crate::Spook) (fixed-size tier, any number of holonomic and
-/// nonholonomic rows, a regular or singular constant `M`) and [`Rattle`](crate::Rattle)
-/// (fixed-size tier: the converged position step's and the velocity projection's equations),
+/// nonholonomic rows, a regular or singular constant `M`), [`Rattle`](crate::Rattle)
+/// (fixed-size tier: the converged position step's and the velocity projection's equations) and
+/// [`Shake`](crate::Shake) (its position step, the velocity its difference quotient),
 /// and by the stabilized Runge–Kutta methods [`StabilizedRk`](crate::StabilizedRk) and
 /// [`AdaptiveRk`](crate::AdaptiveRk) (DOPRI5; fixed-size tier, constant `M`: the variational
 /// equations integrated with the step's own stages, then the post-stabilization's derivative,
@@ -140,7 +141,7 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// `S_{k+1} = J_k S_k + [0 | J_p,k]`, with `J_k` the state Jacobian and `J_p,k` the parameter
 /// Jacobian of step `k`.
 ///
-/// Implemented by [`Spook`](crate::Spook), [`Rattle`](crate::Rattle),
+/// Implemented by [`Spook`](crate::Spook), [`Rattle`](crate::Rattle), [`Shake`](crate::Shake),
 /// [`StabilizedRk`](crate::StabilizedRk) and [`AdaptiveRk`](crate::AdaptiveRk) on the
 /// fixed-size tier, like [`DifferentiableStep`].
 #[diagnostic::on_unimplemented(

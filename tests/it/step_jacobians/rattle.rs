@@ -1,5 +1,5 @@
-//! RATTLE's step Jacobians (`runtime/.../projection/jacobian.rs`) against central differences
-//! on the double pendulum. RATTLE steps only from states on the constraint manifold, so the
+//! RATTLE's and SHAKE's step Jacobians (`runtime/.../projection/jacobian.rs`) against central
+//! differences on the double pendulum. Both step only from states on the constraint manifold, so the
 //! differences are taken along it: the step composed with the chain's angles and rates
 //! (`super::chain_state`) is compared with `J·E`, `E` the angles' and rates' derivatives of the
 //! state, written out below; in a parameter, the start moves with the rod lengths (at fixed
@@ -11,8 +11,8 @@
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
 use mechanism::runtime::{
-    DifferentiableInParameters, Integrator, ParameterJacobian, Parameters, Rattle, SMatrix,
-    SVector, State, StepJacobian,
+    DifferentiableInParameters, ParameterJacobian, Parameters, Rattle, SMatrix, SVector, Shake,
+    State, StepJacobian,
 };
 use proptest::prelude::*;
 
@@ -27,7 +27,7 @@ mechanism! {
         kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
         potential: m * grav * y + 0.5 * k * (x - 0.3).powi(2),
         holonomic: { ellipse: 0.5 * ((x / a).powi(2) + (y / b).powi(2) - 1.0) },
-        integrators: [rattle],
+        integrators: [rattle, shake],
         derivatives: [step_jacobians],
     }
 }
@@ -87,25 +87,33 @@ const H: f64 = 0.01;
 /// tolerance (`10⁻¹³` relative) is below the rounding term for `κ = 10³`.
 const BOUND: (f64, f64) = (1e-5, 1e3);
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
-
-    #[test]
-    fn rattles_jacobians_match_central_differences_along_the_manifold(
-        angles in prop::array::uniform2(-2.5..2.5f64),
-        rates in prop::array::uniform2(-2.0..2.0f64),
-    ) {
+/// Checks `make()`'s Jacobians on the double pendulum along the manifold at `(angles, rates)`.
+fn along_the_manifold<I>(
+    label: &str,
+    make: impl Fn() -> I,
+    angles: [f64; 2],
+    rates: [f64; 2],
+) -> Result<(), TestCaseError>
+where
+    I: DifferentiableInParameters<DoublePendulum, 4, 5>,
+{
+    {
         let model = DoublePendulum::default();
         let lengths = [model.l1, model.l2];
-        let rattle = Rattle::<4, 2>::new(H).unwrap();
         let start = chain_state::<4>(&lengths, &angles, &rates);
-        let (mut jacobian, mut by_parameter) =
-            (StepJacobian::<4>::default(), ParameterJacobian::<4, 5>::default());
+        let (mut jacobian, mut by_parameter) = (
+            StepJacobian::<4>::default(),
+            ParameterJacobian::<4, 5>::default(),
+        );
         let mut end = start;
-        rattle.clone().step_with_jacobians(&model, &mut end, &mut jacobian, &mut by_parameter).unwrap();
+        make()
+            .step_with_jacobians(&model, &mut end, &mut jacobian, &mut by_parameter)
+            .unwrap();
         let step = |model: &DoublePendulum, state: State<4>| {
             let mut state = state;
-            Rattle::<4, 2>::new(H).unwrap().step(model, &mut state).expect("a step on the manifold");
+            make()
+                .step(model, &mut state)
+                .expect("a step on the manifold");
             stacked(&state)
         };
         prop_assert_eq!(stacked(&end), step(&model, start));
@@ -115,11 +123,21 @@ proptest! {
         // The state Jacobian along the angles and rates.
         let map = |x: &[f64]| step(&model, chain_state::<4>(&lengths, &x[..2], &x[2..]));
         let tangent = |row: usize, column: usize| {
-            let e = if column < 2 { by_angle.column(column) } else { by_rate.column(column - 2) };
+            let e = if column < 2 {
+                by_angle.column(column)
+            } else {
+                by_rate.column(column - 2)
+            };
             (j.row(row) * e)[0]
         };
         let x = [angles[0], angles[1], rates[0], rates[1]];
-        let (largest, _) = compare("RATTLE, state", (&map, "(a, r)"), &x, tangent, BOUND);
+        let (largest, _) = compare(
+            &format!("{label}, state"),
+            (&map, "(a, r)"),
+            &x,
+            tangent,
+            BOUND,
+        );
         prop_assert!(largest > 0.1);
 
         // The parameter Jacobian, the start moving with l1 and l2 (parameters 2 and 3).
@@ -127,43 +145,81 @@ proptest! {
         let map = |p: &[f64]| {
             let mut changed = model;
             changed.set_parameter_values(&SVector::<f64, 5>::from_column_slice(p));
-            step(&changed, chain_state::<4>(&[changed.l1, changed.l2], &angles, &rates))
+            step(
+                &changed,
+                chain_state::<4>(&[changed.l1, changed.l2], &angles, &rates),
+            )
         };
         let exact = |row: usize, column: usize| {
-            let direct = if row < 4 { by_parameter.q_p[(row, column)] } else { by_parameter.v_p[(row - 4, column)] };
+            let direct = if row < 4 {
+                by_parameter.q_p[(row, column)]
+            } else {
+                by_parameter.v_p[(row - 4, column)]
+            };
             let moved = match column {
                 2 | 3 => (j.row(row) * by_length.column(column - 2))[0],
                 _ => 0.0,
             };
             direct + moved
         };
-        let (largest, _) = compare("RATTLE, parameters", (&map, "p"), &p, exact, BOUND);
+        let (largest, _) = compare(
+            &format!("{label}, parameters"),
+            (&map, "p"),
+            &p,
+            exact,
+            BOUND,
+        );
         prop_assert!(largest > 1e-3);
     }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
     #[test]
-    fn rattles_jacobians_match_central_differences_on_the_ellipse(
-        s in -3.0..3.0f64,
-        rate in -2.0..2.0f64,
+    fn rattles_and_shakes_jacobians_match_central_differences_along_the_manifold(
+        angles in prop::array::uniform2(-2.5..2.5f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
     ) {
+        along_the_manifold("RATTLE", || Rattle::<4, 2>::new(H).unwrap(), angles, rates)?;
+        along_the_manifold("SHAKE", || Shake::<4, 2>::new(H).unwrap(), angles, rates)?;
+    }
+}
+
+/// Checks `make()`'s Jacobians on the ellipse at the parameter `s` moving at `rate`.
+fn on_the_ellipse<I>(
+    label: &str,
+    make: impl Fn() -> I,
+    s: f64,
+    rate: f64,
+) -> Result<(), TestCaseError>
+where
+    I: DifferentiableInParameters<EllipseBead, 2, 5>,
+{
+    {
         let model = EllipseBead::default();
         let (a, b) = (model.a, model.b);
         let start = bead_state(a, b, s, rate);
-        let (mut jacobian, mut by_parameter) =
-            (StepJacobian::<2>::default(), ParameterJacobian::<2, 5>::default());
+        let (mut jacobian, mut by_parameter) = (
+            StepJacobian::<2>::default(),
+            ParameterJacobian::<2, 5>::default(),
+        );
         let mut end = start;
-        Rattle::<2, 1>::new(H)
-            .unwrap()
+        make()
             .step_with_jacobians(&model, &mut end, &mut jacobian, &mut by_parameter)
             .unwrap();
         let step = |model: &EllipseBead, state: State<2>| {
             let mut state = state;
-            Rattle::<2, 1>::new(H).unwrap().step(model, &mut state).expect("a step on the ellipse");
-            state.q.iter().chain(state.v.iter()).copied().collect::<Vec<f64>>()
+            make()
+                .step(model, &mut state)
+                .expect("a step on the ellipse");
+            state
+                .q
+                .iter()
+                .chain(state.v.iter())
+                .copied()
+                .collect::<Vec<f64>>()
         };
         let j = |row: usize, e: [f64; 4]| {
             let (block_q, block_v) = if row < 2 {
@@ -182,7 +238,13 @@ proptest! {
             [0.0, sin, 0.0, cos * rate],
         ];
         let map = |x: &[f64]| step(&model, bead_state(a, b, x[0], x[1]));
-        let (largest, _) = compare("ellipse, state", (&map, "(s, ṡ)"), &[s, rate], |row, column| j(row, by[column]), BOUND);
+        let (largest, _) = compare(
+            &format!("{label} ellipse, state"),
+            (&map, "(s, ṡ)"),
+            &[s, rate],
+            |row, column| j(row, by[column]),
+            BOUND,
+        );
         prop_assert!(largest > 0.1);
 
         let p: Vec<f64> = model.parameter_values().iter().copied().collect();
@@ -192,11 +254,39 @@ proptest! {
             step(&changed, bead_state(changed.a, changed.b, s, rate))
         };
         let exact = |row: usize, column: usize| {
-            let direct = if row < 2 { by_parameter.q_p[(row, column)] } else { by_parameter.v_p[(row - 2, column)] };
-            let moved = if column < 2 { j(row, by[2 + column]) } else { 0.0 };
+            let direct = if row < 2 {
+                by_parameter.q_p[(row, column)]
+            } else {
+                by_parameter.v_p[(row - 2, column)]
+            };
+            let moved = if column < 2 {
+                j(row, by[2 + column])
+            } else {
+                0.0
+            };
             direct + moved
         };
-        let (largest, _) = compare("ellipse, parameters", (&map, "p"), &p, exact, BOUND);
+        let (largest, _) = compare(
+            &format!("{label} ellipse, parameters"),
+            (&map, "p"),
+            &p,
+            exact,
+            BOUND,
+        );
         prop_assert!(largest > 1e-3);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn rattles_and_shakes_jacobians_match_central_differences_on_the_ellipse(
+        s in -3.0..3.0f64,
+        rate in -2.0..2.0f64,
+    ) {
+        on_the_ellipse("RATTLE", || Rattle::<2, 1>::new(H).unwrap(), s, rate)?;
+        on_the_ellipse("SHAKE", || Shake::<2, 1>::new(H).unwrap(), s, rate)?;
     }
 }

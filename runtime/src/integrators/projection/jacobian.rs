@@ -1,4 +1,4 @@
-//! The exact Jacobians of a RATTLE step on the fixed-size tier.
+//! The exact Jacobians of a RATTLE or a SHAKE step on the fixed-size tier.
 //!
 //! The step ([`Rattle`](super::Rattle)) solves, with `M` constant, `λ`, `μ` its position and
 //! velocity multipliers, `G = G(q_k, t_k)`, `G' = G(q_{k+1}, t_{k+1})` and
@@ -38,13 +38,19 @@
 //!
 //! (`q_k`, `v_k` do not depend on `p`).
 //!
+//! **SHAKE** ([`Shake`](super::Shake)) takes the same position step with `h²` in place of
+//! `½h²` and the state's velocity `v_{k−½}` in place of `v_k`,
+//! `M (q_{k+1} − q_k − h v_{k−½}) + h² (∇V(q_k) + Gᵀ λ) = 0`, `g(q_{k+1}, t_{k+1}) = 0`, and no
+//! velocity pair: `v_{k+½} = (q_{k+1} − q_k)/h`. Its Jacobians are the position pair's above
+//! (with `δλ̃ = h² δλ`) and `δv' = (δq' − δq)/h`, `∂v'/∂p = ∂q'/∂p / h`.
+//!
 //! Cost, measured (`cargo bench --bench step -- rattle_step_jacobian`): on the double pendulum
 //! a step with its state Jacobian takes about 3.7 steps' time (302 ns → 1.11 µs), with the
 //! parameter Jacobian beside it 1.72 µs.
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{ProjectionDense, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
+use super::{ProjectionDense, RattleScheme, ShakeScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
 use crate::integrators::jacobian::step_and_differentiate;
@@ -70,7 +76,7 @@ where
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
         step_and_differentiate(self, model, state, |scheme, before, after| {
-            let linearization = linearize(model, before, after, scheme)?;
+            let linearization = linearize(model, before, after, Step::rattle(scheme))?;
             *jacobian = state_jacobian(&linearization, model, before, after)?;
             Ok(())
         })
@@ -93,7 +99,7 @@ where
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
         step_and_differentiate(self, model, state, |scheme, before, after| {
-            let linearization = linearize(model, before, after, scheme)?;
+            let linearization = linearize(model, before, after, Step::rattle(scheme))?;
             let state_part = state_jacobian(&linearization, model, before, after)?;
             let parameter_part = parameter_jacobian(&linearization, model, before, after)?;
             (*jacobian, *parameters) = (state_part, parameter_part);
@@ -102,10 +108,89 @@ where
     }
 }
 
+impl<Model, const N: usize, const M: usize> DifferentiableStep<Model, N>
+    for ShakeScheme<ProjectionDense<N, M>>
+where
+    Model: ConstantMass<N> + PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let linearization = linearize(model, before, after, Step::shake(scheme))?;
+            *jacobian = shake_state_jacobian(&linearization, model, before, after)?;
+            Ok(())
+        })
+    }
+}
+
+impl<Model, const N: usize, const M: usize, const P: usize> DifferentiableInParameters<Model, N, P>
+    for ShakeScheme<ProjectionDense<N, M>>
+where
+    Model: ConstantMass<N>
+        + PotentialHessian<N>
+        + HolonomicHessians<N, M>
+        + ParameterDerivatives<N, M, 0, P>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let linearization = linearize(model, before, after, Step::shake(scheme))?;
+            let state_part = shake_state_jacobian(&linearization, model, before, after)?;
+            let q_p = position_parameter_jacobian(&linearization, model, before, after)?;
+            let v_p = q_p / linearization.h;
+            check_finite(&v_p, "step Jacobian ∂v'/∂p", after.t)?;
+            (*jacobian, *parameters) = (state_part, ParameterJacobian { q_p, v_p });
+            Ok(())
+        })
+    }
+}
+
+/// The scheme's data a Jacobian needs: the step, the position step's weight `c` of
+/// `c (∇V + Gᵀ λ)` (`½h²` for RATTLE, `h²` for SHAKE) and the multipliers.
+struct Step<const M: usize> {
+    h: f64,
+    weight: f64,
+    lambda: SVector<f64, M>,
+    mu: SVector<f64, M>,
+}
+
+impl<const M: usize> Step<M> {
+    fn rattle<const N: usize>(scheme: &RattleScheme<ProjectionDense<N, M>>) -> Self {
+        let h = scheme.step_size();
+        Step {
+            h,
+            weight: 0.5 * h * h,
+            lambda: *scheme.multipliers(),
+            mu: *scheme.velocity_multipliers(),
+        }
+    }
+
+    fn shake<const N: usize>(scheme: &ShakeScheme<ProjectionDense<N, M>>) -> Self {
+        let h = scheme.step_size();
+        Step {
+            h,
+            weight: h * h,
+            lambda: *scheme.multipliers(),
+            mu: SVector::zeros(),
+        }
+    }
+}
+
 /// What a step's Jacobians share: the factors of the two linear systems of the module docs and
 /// the values at both ends of the step.
 struct Linearization<const N: usize, const M: usize> {
     h: f64,
+    /// `c` of the position step `M (q' − q − h v) + c (∇V + Gᵀ λ) = 0`.
+    weight: f64,
     mass: SMatrix<f64, N, N>,
     mass_factor: Cholesky<N>,
     /// `M⁻¹ G(q_k)ᵀ`.
@@ -125,7 +210,7 @@ fn linearize<Model, const N: usize, const M: usize>(
     model: &Model,
     before: &State<N>,
     after: &State<N>,
-    scheme: &RattleScheme<ProjectionDense<N, M>>,
+    step: Step<M>,
 ) -> Result<Linearization<N, M>, StepError>
 where
     Model: ConstantMass<N> + HolonomicHessians<N, M>,
@@ -148,7 +233,8 @@ where
     let projection = Cholesky::try_new(&(jac_end * b_end))
         .map_err(StepError::linear_algebra(PROJECTION_MATRIX, after.t))?;
     Ok(Linearization {
-        h: scheme.step_size(),
+        h: step.h,
+        weight: step.weight,
         mass,
         mass_factor,
         b_start,
@@ -156,8 +242,8 @@ where
         b_end,
         newton,
         projection,
-        lambda: *scheme.multipliers(),
-        mu: *scheme.velocity_multipliers(),
+        lambda: step.lambda,
+        mu: step.mu,
     })
 }
 
@@ -240,12 +326,7 @@ where
     let (start, _) = hessian(model, &before.q, before.t, &l.lambda)?;
     let (end, end_rows) = hessian(model, &after.q, after.t, &l.mu)?;
     // The position pair: δq in the first N columns, δv in the last N, at once.
-    let q_q = solve_positions(
-        l,
-        l.mass - start * (0.5 * h * h),
-        &SMatrix::<f64, M, N>::zeros(),
-    );
-    let q_v = solve_positions(l, l.mass * h, &SMatrix::<f64, M, N>::zeros());
+    let (q_q, q_v) = position_state_jacobian(l, &start);
     let curvature = velocity_curvature(&end_rows, &after.v);
     let velocity = |dq_next: &SMatrix<f64, N, N>, dq: &SMatrix<f64, N, N>| {
         let rhs = l.mass * (dq_next - dq) / h - end * dq_next * (0.5 * h);
@@ -268,6 +349,80 @@ where
     Ok(jacobian)
 }
 
+/// The position pair's state Jacobian `(∂q'/∂q, ∂q'/∂v)`: right-hand sides
+/// `M − c H_k(λ)` and `h M`, with `start = H_k(λ)`.
+fn position_state_jacobian<const N: usize, const M: usize>(
+    l: &Linearization<N, M>,
+    start: &SMatrix<f64, N, N>,
+) -> (SMatrix<f64, N, N>, SMatrix<f64, N, N>) {
+    let none = SMatrix::<f64, M, N>::zeros();
+    (
+        solve_positions(l, l.mass - start * l.weight, &none),
+        solve_positions(l, l.mass * l.h, &none),
+    )
+}
+
+/// SHAKE's state Jacobian: the position pair's, and `δv' = (δq' − δq)/h`.
+fn shake_state_jacobian<Model, const N: usize, const M: usize>(
+    linearization: &Linearization<N, M>,
+    model: &Model,
+    before: &State<N>,
+    after: &State<N>,
+) -> Result<StepJacobian<N>, StepError>
+where
+    Model: PotentialHessian<N> + HolonomicHessians<N, M>,
+{
+    let l = linearization;
+    let (start, _) = hessian(model, &before.q, before.t, &l.lambda)?;
+    let (q_q, q_v) = position_state_jacobian(l, &start);
+    let jacobian = StepJacobian {
+        v_q: (q_q - SMatrix::<f64, N, N>::identity()) / l.h,
+        v_v: q_v / l.h,
+        q_q,
+        q_v,
+    };
+    for (block, name) in [
+        (&jacobian.q_q, "step Jacobian ∂q'/∂q"),
+        (&jacobian.q_v, "step Jacobian ∂q'/∂v"),
+    ] {
+        check_finite(block, name, after.t)?;
+    }
+    Ok(jacobian)
+}
+
+/// The position pair's parameter Jacobian `∂q'/∂p`: right-hand sides
+/// `−M_j (q' − q − h v) − c (∂_j∇V(q) + G_jᵀ λ)` with `G' δq' = −∂_j g(q')`.
+fn position_parameter_jacobian<Model, const N: usize, const M: usize, const P: usize>(
+    l: &Linearization<N, M>,
+    model: &Model,
+    before: &State<N>,
+    after: &State<N>,
+) -> Result<SMatrix<f64, N, P>, StepError>
+where
+    Model: ParameterDerivatives<N, M, 0, P>,
+{
+    let mut mass_p = [SMatrix::<f64, N, N>::zeros(); P];
+    model.mass_parameter_derivatives(&before.q, &mut mass_p);
+    let mut gradient_start = SMatrix::<f64, N, P>::zeros();
+    model.potential_gradient_parameter_jacobian(&before.q, &mut gradient_start);
+    check_finite(&gradient_start, "parameter derivative of ∇V", before.t)?;
+    let mut jac_start_p = [SMatrix::<f64, M, N>::zeros(); P];
+    model.constraint_jacobian_parameter_derivatives(&before.q, before.t, &mut jac_start_p);
+    let mut g_end_p = SMatrix::<f64, M, P>::zeros();
+    model.constraint_parameter_jacobian(&after.q, after.t, &mut g_end_p);
+    check_finite(&g_end_p, "parameter derivative of the constraints", after.t)?;
+    let displacement = after.q - before.q - before.v * l.h;
+    let mut rhs = SMatrix::<f64, N, P>::zeros();
+    for j in 0..P {
+        let column = -(mass_p[j] * displacement)
+            - (gradient_start.column(j) + jac_start_p[j].tr_mul(&l.lambda)) * l.weight;
+        rhs.set_column(j, &column);
+    }
+    let q_p = solve_positions(l, rhs, &g_end_p);
+    check_finite(&q_p, "step Jacobian ∂q'/∂p", after.t)?;
+    Ok(q_p)
+}
+
 /// Returns the Jacobian with respect to the model's parameters of the step from `before` to
 /// `after`, as the module docs derive it.
 fn parameter_jacobian<Model, const N: usize, const M: usize, const P: usize>(
@@ -283,35 +438,14 @@ where
     let h = l.h;
     let mut mass_p = [SMatrix::<f64, N, N>::zeros(); P];
     model.mass_parameter_derivatives(&before.q, &mut mass_p);
-    let (mut gradient_start, mut gradient_end) =
-        (SMatrix::<f64, N, P>::zeros(), SMatrix::<f64, N, P>::zeros());
-    model.potential_gradient_parameter_jacobian(&before.q, &mut gradient_start);
+    let mut gradient_end = SMatrix::<f64, N, P>::zeros();
     model.potential_gradient_parameter_jacobian(&after.q, &mut gradient_end);
-    let (mut jac_start_p, mut jac_end_p) = (
-        [SMatrix::<f64, M, N>::zeros(); P],
-        [SMatrix::<f64, M, N>::zeros(); P],
-    );
-    model.constraint_jacobian_parameter_derivatives(&before.q, before.t, &mut jac_start_p);
+    check_finite(&gradient_end, "parameter derivative of ∇V", after.t)?;
+    let mut jac_end_p = [SMatrix::<f64, M, N>::zeros(); P];
     model.constraint_jacobian_parameter_derivatives(&after.q, after.t, &mut jac_end_p);
-    let mut g_end_p = SMatrix::<f64, M, P>::zeros();
-    model.constraint_parameter_jacobian(&after.q, after.t, &mut g_end_p);
-    for (block, name) in [
-        (&gradient_start, "parameter derivative of ∇V"),
-        (&gradient_end, "parameter derivative of ∇V"),
-    ] {
-        check_finite(block, name, after.t)?;
-    }
-    check_finite(&g_end_p, "parameter derivative of the constraints", after.t)?;
 
-    let displacement = after.q - before.q - before.v * h;
     let half_step_velocity = (after.q - before.q) / h;
-    let mut rhs = SMatrix::<f64, N, P>::zeros();
-    for j in 0..P {
-        let column = -(mass_p[j] * displacement)
-            - (gradient_start.column(j) + jac_start_p[j].tr_mul(&l.lambda)) * (0.5 * h * h);
-        rhs.set_column(j, &column);
-    }
-    let q_p = solve_positions(l, rhs, &g_end_p);
+    let q_p = position_parameter_jacobian(l, model, before, after)?;
 
     let (end, end_rows) = hessian(model, &after.q, after.t, &l.mu)?;
     let curvature = velocity_curvature(&end_rows, &after.v);
