@@ -178,6 +178,31 @@ pub trait DifferentiableInParameters<Model, const N: usize, const P: usize>:
         let _ = t_stop;
         self.step_with_jacobians(model, state, jacobian, parameters)
     }
+
+    /// Advances `state` by one step toward `t_stop` (as
+    /// [`step_toward_with_jacobians`](Self::step_toward_with_jacobians)) and maps `S` tangents
+    /// through it: `(δq, δv) ← J (δq, δv) + J_p δp`, the forward sensitivities' update. The
+    /// default takes both Jacobians and multiplies; a method that can carry the `S` directions
+    /// through its step alone (the stabilized Runge–Kutta methods) does so, for a cost in `S`
+    /// rather than in `2N + P`. On error `state` and the tangents are left unchanged.
+    fn step_toward_with_tangents<const S: usize>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_stop: f64,
+        (dq, dv): (&mut SMatrix<f64, N, S>, &mut SMatrix<f64, N, S>),
+        dp: &SMatrix<f64, P, S>,
+    ) -> Result<StepReport, StepError> {
+        let (mut j, mut jp) = (
+            StepJacobian::<N>::default(),
+            ParameterJacobian::<N, P>::default(),
+        );
+        let report = self.step_toward_with_jacobians(model, state, t_stop, &mut j, &mut jp)?;
+        let q = j.q_q * *dq + j.q_v * *dv + jp.q_p * dp;
+        let v = j.v_q * *dq + j.v_v * *dv + jp.v_p * dp;
+        (*dq, *dv) = (q, v);
+        Ok(report)
+    }
 }
 
 /// Takes `integrator`'s step from `state` on a copy, then runs `differentiate(integrator,

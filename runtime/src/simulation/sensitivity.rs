@@ -7,7 +7,7 @@ use nalgebra::SMatrix;
 
 use super::{Observer, Stepper};
 use crate::error::StepError;
-use crate::integrators::{DifferentiableInParameters, ParameterJacobian, StepJacobian, StepReport};
+use crate::integrators::{DifferentiableInParameters, StepReport};
 use crate::state::State;
 
 /// The derivatives `∂(q_k, v_k)/∂θ` of a run's state with respect to `S` seeds `θ_s`, each a
@@ -35,8 +35,10 @@ use crate::state::State;
 /// part in the error test), and [`Sensitive`] lands on every output time instead of
 /// interpolating.
 ///
-/// Cost per step: one step with its Jacobians (the step's factor solved for `2N + P` columns)
-/// and two products of `N × N` blocks with `N × S` matrices; no allocation.
+/// Cost per step: one step with its tangents
+/// ([`DifferentiableInParameters::step_toward_with_tangents`]: for SPOOK, RATTLE and SHAKE the
+/// step's factor solved for `2N + P` columns and two products with the `N × S` matrices; for the
+/// Runge–Kutta methods the `S` directions alone through the stages); no allocation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ForwardSensitivity<const N: usize, const P: usize, const S: usize> {
     /// `∂q_k/∂θ`, column `s` for seed `s`.
@@ -45,21 +47,13 @@ pub struct ForwardSensitivity<const N: usize, const P: usize, const S: usize> {
     pub v: SMatrix<f64, N, S>,
     /// `∂p/∂θ`: each seed's direction in the parameters (constant along the run).
     pub p: SMatrix<f64, P, S>,
-    jacobian: StepJacobian<N>,
-    parameter_jacobian: ParameterJacobian<N, P>,
 }
 
 impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S> {
     /// Starts from the seeds: `q`, `v` the initial state's derivatives `∂(q₀, v₀)/∂θ`, `p` the
     /// parameters' `∂p/∂θ`.
     pub fn new(q: SMatrix<f64, N, S>, v: SMatrix<f64, N, S>, p: SMatrix<f64, P, S>) -> Self {
-        ForwardSensitivity {
-            q,
-            v,
-            p,
-            jacobian: StepJacobian::default(),
-            parameter_jacobian: ParameterJacobian::default(),
-        }
+        ForwardSensitivity { q, v, p }
     }
 
     /// Advances `state` by one step of `integrator` and the sensitivities with it. On error the
@@ -77,7 +71,7 @@ impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S>
     }
 
     /// As [`step`](Self::step), without stepping past `t_stop` when `integrator` is adaptive
-    /// ([`DifferentiableInParameters::step_toward_with_jacobians`]): an adaptive run lands on
+    /// ([`DifferentiableInParameters::step_toward_with_tangents`]): an adaptive run lands on
     /// its output times, since the sensitivities have no continuous extension.
     pub fn step_toward<I, Model>(
         &mut self,
@@ -89,28 +83,13 @@ impl<const N: usize, const P: usize, const S: usize> ForwardSensitivity<N, P, S>
     where
         I: DifferentiableInParameters<Model, N, P>,
     {
-        let report = integrator.step_toward_with_jacobians(
+        integrator.step_toward_with_tangents(
             model,
             state,
             t_stop,
-            &mut self.jacobian,
-            &mut self.parameter_jacobian,
-        )?;
-        let (j, jp) = (&self.jacobian, &self.parameter_jacobian);
-        let q = j.q_q * self.q + j.q_v * self.v + jp.q_p * self.p;
-        let v = j.v_q * self.q + j.v_v * self.v + jp.v_p * self.p;
-        (self.q, self.v) = (q, v);
-        Ok(report)
-    }
-
-    /// The last step's state Jacobian `∂(q_{k+1}, v_{k+1})/∂(q_k, v_k)`.
-    pub fn last_jacobian(&self) -> &StepJacobian<N> {
-        &self.jacobian
-    }
-
-    /// The last step's parameter Jacobian `∂(q_{k+1}, v_{k+1})/∂p`.
-    pub fn last_parameter_jacobian(&self) -> &ParameterJacobian<N, P> {
-        &self.parameter_jacobian
+            (&mut self.q, &mut self.v),
+            &self.p,
+        )
     }
 }
 

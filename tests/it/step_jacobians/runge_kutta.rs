@@ -170,3 +170,60 @@ fn s_full_is_refused_and_nothing_moves() {
         (after_fresh.q, after_fresh.v)
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// The Runge–Kutta methods carry tangents through a step without forming the Jacobians
+    /// (`step_toward_with_tangents`); the result is the Jacobians times the tangents, and the
+    /// step the same, to rounding.
+    #[test]
+    fn tangents_through_a_step_are_the_jacobians_times_the_tangents(
+        t in 0.0..3.0f64,
+        x in -2.0..2.0f64,
+        v in prop::array::uniform2(-2.0..2.0f64),
+        seeds in prop::array::uniform32(-1.0..1.0f64),
+        stabilization in stabilizations(),
+        adaptive in any::<bool>(),
+    ) {
+        use mechanism::runtime::{DifferentiableInParameters, ParameterJacobian, SMatrix};
+        let model = ShakenBead::default();
+        let state = bead_state(t, x, 0.0, v);
+        let (dq, dv) = (
+            SMatrix::<f64, 2, 3>::from_column_slice(&seeds[..6]),
+            SMatrix::<f64, 2, 3>::from_column_slice(&seeds[6..12]),
+        );
+        let dp = SMatrix::<f64, 6, 3>::from_column_slice(&seeds[12..30]);
+        type Tangents<'a> = (&'a mut SMatrix<f64, 2, 3>, &'a mut SMatrix<f64, 2, 3>);
+        let check = |full: &mut dyn FnMut(&mut State<2>, &mut StepJacobian<2>, &mut ParameterJacobian<2, 6>),
+                     carried: &mut dyn FnMut(&mut State<2>, Tangents)| {
+            let (mut a, mut b) = (state, state);
+            let (mut j, mut jp) = (StepJacobian::<2>::default(), ParameterJacobian::<2, 6>::default());
+            full(&mut a, &mut j, &mut jp);
+            let (mut q, mut w) = (dq, dv);
+            carried(&mut b, (&mut q, &mut w));
+            assert_eq!((a.q, a.v, a.t), (b.q, b.v, b.t));
+            let expected_q = j.q_q * dq + j.q_v * dv + jp.q_p * dp;
+            let expected_v = j.v_q * dq + j.v_v * dv + jp.v_p * dp;
+            let scale = 1.0 + expected_q.amax().max(expected_v.amax());
+            assert!((q - expected_q).amax() < 1e-12 * scale, "{q} against {expected_q}");
+            assert!((w - expected_v).amax() < 1e-12 * scale, "{w} against {expected_v}");
+        };
+        if adaptive {
+            let dopri = dopri::<2, 1>(stabilization, false);
+            check(
+                &mut |s, j, jp| { let mut d = dopri; d.step_toward_with_jacobians(&model, s, 10.0, j, jp).unwrap(); },
+                &mut |s, tangents| { let mut d = dopri; d.step_toward_with_tangents(&model, s, 10.0, tangents, &dp).unwrap(); },
+            );
+        } else {
+            let rk4 = StabilizedRk::<2, 1, 4>::new(RK4, H)
+                .unwrap()
+                .with_post_stabilization(stabilization.0)
+                .with_metric(stabilization.1);
+            check(
+                &mut |s, j, jp| { let mut r = rk4; r.step_with_jacobians(&model, s, j, jp).unwrap(); },
+                &mut |s, tangents| { let mut r = rk4; r.step_toward_with_tangents(&model, s, 10.0, tangents, &dp).unwrap(); },
+            );
+        }
+    }
+}

@@ -227,10 +227,20 @@ const MASS: &str = "M (index-1 step Jacobian)";
 /// The name of the Schur complement in errors.
 const SCHUR: &str = "G M⁻¹ Gᵀ (index-1 step Jacobian)";
 
-/// Writes the Jacobians of the step `before → after` of `step` (its stages recomputed from
-/// `before`, its post-stabilization at `after.t`): the state Jacobian into `jacobian`, the
-/// parameter Jacobian for `parameters`' directions into `parameter_jacobian`.
-pub(crate) fn differentiate<
+/// A step's linearization: its stages' and its post-stabilization's, which map any tangent
+/// `(δq, δv, δp)` through the step ([`tangent`](Self::tangent)).
+struct StepLinearization<'a, const N: usize, const M: usize, const P: usize, const S: usize> {
+    tableau: &'a Tableau<S>,
+    h: f64,
+    t: f64,
+    stages: [Option<StageLinearization<N, P>>; S],
+    stabilizer: Option<Stabilizer<N, M, P>>,
+}
+
+/// Linearizes the step `before → after` of `step` (its stages recomputed from `before`, its
+/// post-stabilization at `t_after`) for `parameters`' directions.
+fn linearize_step<
+    'a,
     Model,
     Params,
     const N: usize,
@@ -240,12 +250,10 @@ pub(crate) fn differentiate<
 >(
     model: &Model,
     parameters: &Params,
-    step: &RkStep<S>,
+    step: &RkStep<'a, S>,
     before: &State<N>,
     t_after: f64,
-    jacobian: &mut StepJacobian<N>,
-    parameter_jacobian: &mut ParameterJacobian<N, P>,
-) -> Result<(), StepError>
+) -> Result<StepLinearization<'a, N, M, P, S>, StepError>
 where
     Model: IndexOneJacobians<N, M>,
     Params: ParameterTerms<N, M, P>,
@@ -286,31 +294,6 @@ where
             t,
         )?);
     }
-    let (q_q, v_q) = propagate_stages(
-        tableau,
-        h,
-        &stages,
-        SMatrix::<f64, N, N>::identity(),
-        SMatrix::zeros(),
-        SMatrix::<f64, P, N>::zeros(),
-    );
-    let (q_v, v_v) = propagate_stages(
-        tableau,
-        h,
-        &stages,
-        SMatrix::zeros(),
-        SMatrix::<f64, N, N>::identity(),
-        SMatrix::<f64, P, N>::zeros(),
-    );
-    let (q_p, v_p) = propagate_stages(
-        tableau,
-        h,
-        &stages,
-        SMatrix::<f64, N, P>::zeros(),
-        SMatrix::zeros(),
-        SMatrix::<f64, P, P>::identity(),
-    );
-
     // The unstabilized end point (q̃, ṽ) of the stages.
     let (mut q_tilde, mut v_tilde) = (before.q, before.v);
     for (i, stage) in stages.iter().enumerate() {
@@ -319,23 +302,72 @@ where
             v_tilde += stage.a * (h * tableau.b[i]);
         }
     }
-    let mut stabilized = StepJacobian { q_q, q_v, v_q, v_v };
-    let mut stabilized_p = ParameterJacobian { q_p, v_p };
-    if step.stabilization != PostStabilization::None {
-        let stabilizer =
-            Stabilizer::<N, M, P>::at(model, parameters, step, &q_tilde, &v_tilde, t_after, t)?;
-        let zero_n = SMatrix::<f64, P, N>::zeros();
-        (stabilized.q_q, stabilized.v_q) =
-            stabilizer.tangent(model, parameters, (&q_q, &v_q, &zero_n), t)?;
-        (stabilized.q_v, stabilized.v_v) =
-            stabilizer.tangent(model, parameters, (&q_v, &v_v, &zero_n), t)?;
-        (stabilized_p.q_p, stabilized_p.v_p) = stabilizer.tangent(
-            model,
-            parameters,
-            (&q_p, &v_p, &SMatrix::<f64, P, P>::identity()),
-            t,
-        )?;
+    let stabilizer = if step.stabilization == PostStabilization::None {
+        None
+    } else {
+        Some(Stabilizer::at(
+            model, parameters, step, &q_tilde, &v_tilde, t_after, t,
+        )?)
+    };
+    Ok(StepLinearization {
+        tableau,
+        h,
+        t,
+        stages,
+        stabilizer,
+    })
+}
+
+impl<const N: usize, const M: usize, const P: usize, const S: usize>
+    StepLinearization<'_, N, M, P, S>
+{
+    /// Maps `C` tangents `(δq, δv)` with parameter directions `δp` through the step: the
+    /// stages' recursion, then the post-stabilization's derivative.
+    fn tangent<const C: usize>(
+        &self,
+        dq: SMatrix<f64, N, C>,
+        dv: SMatrix<f64, N, C>,
+        dp: SMatrix<f64, P, C>,
+    ) -> (SMatrix<f64, N, C>, SMatrix<f64, N, C>) {
+        let (q, v) = propagate_stages(self.tableau, self.h, &self.stages, dq, dv, dp);
+        match &self.stabilizer {
+            Some(stabilizer) => stabilizer.tangent((&q, &v, &dp)),
+            None => (q, v),
+        }
     }
+}
+
+/// Writes the Jacobians of the step `before → after` of `step` (its stages recomputed from
+/// `before`, its post-stabilization at `t_after`): the state Jacobian into `jacobian`, the
+/// parameter Jacobian for `parameters`' directions into `parameter_jacobian`.
+pub(crate) fn differentiate<
+    Model,
+    Params,
+    const N: usize,
+    const M: usize,
+    const P: usize,
+    const S: usize,
+>(
+    model: &Model,
+    parameters: &Params,
+    step: &RkStep<S>,
+    before: &State<N>,
+    t_after: f64,
+    jacobian: &mut StepJacobian<N>,
+    parameter_jacobian: &mut ParameterJacobian<N, P>,
+) -> Result<(), StepError>
+where
+    Model: IndexOneJacobians<N, M>,
+    Params: ParameterTerms<N, M, P>,
+{
+    let linearization =
+        linearize_step::<Model, Params, N, M, P, S>(model, parameters, step, before, t_after)?;
+    let (zero_n, zero_p) = (SMatrix::<f64, P, N>::zeros(), SMatrix::<f64, N, P>::zeros());
+    let (q_q, v_q) = linearization.tangent(SMatrix::identity(), SMatrix::zeros(), zero_n);
+    let (q_v, v_v) = linearization.tangent(SMatrix::zeros(), SMatrix::identity(), zero_n);
+    let (q_p, v_p) = linearization.tangent(zero_p, zero_p, SMatrix::<f64, P, P>::identity());
+    let stabilized = StepJacobian { q_q, q_v, v_q, v_v };
+    let t = linearization.t;
     for (block, name) in [
         (&stabilized.q_q, "step Jacobian ∂q'/∂q"),
         (&stabilized.q_v, "step Jacobian ∂q'/∂v"),
@@ -344,10 +376,10 @@ where
     ] {
         check_finite(block, name, t)?;
     }
-    check_finite(&stabilized_p.q_p, "parameter Jacobian ∂q'/∂p", t)?;
-    check_finite(&stabilized_p.v_p, "parameter Jacobian ∂v'/∂p", t)?;
+    check_finite(&q_p, "parameter Jacobian ∂q'/∂p", t)?;
+    check_finite(&v_p, "parameter Jacobian ∂v'/∂p", t)?;
     *jacobian = stabilized;
-    *parameter_jacobian = stabilized_p;
+    *parameter_jacobian = ParameterJacobian { q_p, v_p };
     Ok(())
 }
 
@@ -561,10 +593,11 @@ impl<const N: usize, const M: usize, const P: usize> Rows<N, M, P> {
 struct Stabilizer<const N: usize, const M: usize, const P: usize> {
     stabilization: PostStabilization,
     metric: Metric,
-    t: f64,
     tilde: Rows<N, M, P>,
-    q_tilde: SVector<f64, N>,
     v_tilde: SVector<f64, N>,
+    /// S-both's corrected velocity `v̂`, and the rows at `(q̂, v̂)` for S-both².
+    v_hat: SVector<f64, N>,
+    hat: Option<Rows<N, M, P>>,
     /// `D` and the factor of `G D`.
     d: SMatrix<f64, N, M>,
     gd: Cholesky<M>,
@@ -597,17 +630,30 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
             "G D (post-stabilization step Jacobian)",
             t_err,
         ))?;
-        Ok(Stabilizer {
+        let mut stabilizer = Stabilizer {
             stabilization: step.stabilization,
             metric: step.metric,
-            t,
             tilde,
-            q_tilde: *q_tilde,
             v_tilde: *v_tilde,
+            v_hat: *v_tilde,
+            hat: None,
             d,
             gd,
             mass,
-        })
+        };
+        let (correct_q, correct_v) = stabilizer.corrects();
+        let mut q_hat = *q_tilde;
+        if correct_q {
+            q_hat -= stabilizer.project(&stabilizer.tilde.g);
+        }
+        if correct_v {
+            stabilizer.v_hat -= stabilizer.project(&stabilizer.tilde.g_dot);
+        }
+        if stabilizer.stabilization == PostStabilization::BothTwice {
+            let at_hat = (&q_hat, &stabilizer.v_hat, t);
+            stabilizer.hat = Some(Rows::at(model, parameters, at_hat, t_err)?);
+        }
+        Ok(stabilizer)
     }
 
     /// Returns `P r`'s derivative `δD x + D (G D)⁻¹ (δr − δ(G D) x)`, `x = (G D)⁻¹ r`, with
@@ -642,53 +688,27 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
         self.d * x
     }
 
+    /// Which levels the stabilization corrects: `(position, velocity)`.
+    fn corrects(&self) -> (bool, bool) {
+        match self.stabilization {
+            PostStabilization::Position => (true, false),
+            PostStabilization::Velocity => (false, true),
+            _ => (true, true),
+        }
+    }
+
     /// Maps the tangent `(δq̃, δṽ)` with parameter directions `δp` (one column per direction)
     /// through the post-stabilization.
-    fn tangent<Model, Params, const C: usize>(
+    fn tangent<const C: usize>(
         &self,
-        model: &Model,
-        parameters: &Params,
         (dq, dv, dp): (
             &SMatrix<f64, N, C>,
             &SMatrix<f64, N, C>,
             &SMatrix<f64, P, C>,
         ),
-        t_err: f64,
-    ) -> Result<(SMatrix<f64, N, C>, SMatrix<f64, N, C>), StepError>
-    where
-        Model: IndexOneJacobians<N, M>,
-        Params: ParameterTerms<N, M, P>,
-    {
-        let (correct_q, correct_v) = match self.stabilization {
-            PostStabilization::Position => (true, false),
-            PostStabilization::Velocity => (false, true),
-            _ => (true, true),
-        };
+    ) -> (SMatrix<f64, N, C>, SMatrix<f64, N, C>) {
+        let (correct_q, correct_v) = self.corrects();
         let tilde = &self.tilde;
-        // The corrected point of S-both, and the rows there for S-both².
-        let q_hat = self.q_tilde
-            - if correct_q {
-                self.project(&tilde.g)
-            } else {
-                SVector::zeros()
-            };
-        let v_hat = self.v_tilde
-            - if correct_v {
-                self.project(&tilde.g_dot)
-            } else {
-                SVector::zeros()
-            };
-        let twice = self.stabilization == PostStabilization::BothTwice;
-        let hat = if twice {
-            Some(Rows::<N, M, P>::at(
-                model,
-                parameters,
-                (&q_hat, &v_hat, self.t),
-                t_err,
-            )?)
-        } else {
-            None
-        };
         let (mut out_q, mut out_v) = (*dq, *dv);
         for c in 0..C {
             let (dq, dv, dp): (SVector<f64, N>, SVector<f64, N>, SVector<f64, P>) = (
@@ -712,17 +732,17 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
                 dv_hat -= self.projection_derivative(&tilde.g_dot, &dr, &d_jac, &d_mass);
             }
             let (mut dq_new, mut dv_new) = (dq_hat, dv_hat);
-            if let Some(hat) = &hat {
+            if let Some(hat) = &self.hat {
                 let dr = hat.g_derivative(&dq_hat, &dp);
                 dq_new -= self.projection_derivative(&hat.g, &dr, &d_jac, &d_mass);
                 let d_jac_hat = hat.jacobian_derivative(&dq_hat, &dp);
-                let dr = hat.g_dot_derivative((&v_hat, &d_jac_hat), (&dq_hat, &dv_hat, &dp));
+                let dr = hat.g_dot_derivative((&self.v_hat, &d_jac_hat), (&dq_hat, &dv_hat, &dp));
                 dv_new -= self.projection_derivative(&hat.g_dot, &dr, &d_jac, &d_mass);
             }
             out_q.set_column(c, &dq_new);
             out_v.set_column(c, &dv_new);
         }
-        Ok((out_q, out_v))
+        (out_q, out_v)
     }
 }
 
@@ -826,6 +846,51 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     }
 }
 
+impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
+    /// [`step_toward`](Self::step_toward), then `C` tangents through the accepted step;
+    /// everything restored on error.
+    fn advance_tangents<Model, const P: usize, const C: usize>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_end: f64,
+        (dq, dv): (&mut SMatrix<f64, N, C>, &mut SMatrix<f64, N, C>),
+        dp: &SMatrix<f64, P, C>,
+    ) -> Result<AdaptiveStep, StepError>
+    where
+        Model: IndexOneJacobians<N, M>
+            + ParameterDerivatives<N, M, 0, P>
+            + KinematicsParameterDerivatives<N, M, P>,
+    {
+        let kept = *self;
+        let mut next = *state;
+        let step = self.step_toward(model, &mut next, t_end)?;
+        let linearized = linearize_step::<Model, InParameters<Model>, N, M, P, S>(
+            model,
+            &InParameters(model),
+            &self.differentiated_step(step.h),
+            state,
+            next.t,
+        )
+        .and_then(|linearization| {
+            let (q, v) = linearization.tangent(*dq, *dv, *dp);
+            check_finite(&q, "tangent ∂q'", next.t)?;
+            check_finite(&v, "tangent ∂v'", next.t)?;
+            Ok((q, v))
+        });
+        match linearized {
+            Ok((q, v)) => {
+                (*dq, *dv, *state) = (q, v, next);
+                Ok(step)
+            }
+            Err(error) => {
+                *self = kept;
+                Err(error)
+            }
+        }
+    }
+}
+
 /// One accepted adaptive step (the controller's size, as
 /// [`Integrator::step`](crate::integrators::Integrator::step)), differentiated
 /// with that size held fixed.
@@ -896,6 +961,21 @@ where
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
         AdaptiveRk::step_toward_with_jacobians(self, model, state, t_stop, jacobian, parameters)
+            .map(|step| StepReport {
+                factorizations: step.factorizations,
+                newton_iterations: 0,
+            })
+    }
+
+    fn step_toward_with_tangents<const C: usize>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        t_stop: f64,
+        tangents: (&mut SMatrix<f64, N, C>, &mut SMatrix<f64, N, C>),
+        dp: &SMatrix<f64, P, C>,
+    ) -> Result<StepReport, StepError> {
+        self.advance_tangents(model, state, t_stop, tangents, dp)
             .map(|step| StepReport {
                 factorizations: step.factorizations,
                 newton_iterations: 0,
@@ -977,6 +1057,30 @@ where
                 jacobian,
                 parameters,
             )
+        })
+    }
+
+    fn step_toward_with_tangents<const C: usize>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        _t_stop: f64,
+        (dq, dv): (&mut SMatrix<f64, N, C>, &mut SMatrix<f64, N, C>),
+        dp: &SMatrix<f64, P, C>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |scheme, before, after| {
+            let linearization = linearize_step::<Model, InParameters<Model>, N, M, P, S>(
+                model,
+                &InParameters(model),
+                &scheme.differentiated_step(),
+                before,
+                after.t,
+            )?;
+            let (q, v) = linearization.tangent(*dq, *dv, *dp);
+            check_finite(&q, "tangent ∂q'", after.t)?;
+            check_finite(&v, "tangent ∂v'", after.t)?;
+            (*dq, *dv) = (q, v);
+            Ok(())
         })
     }
 }
