@@ -167,6 +167,10 @@ fn compare(
             worst = worst.max(error / bound);
         }
     }
+    // The table of the closing notes: `cargo test --test it step_jacobians -- --nocapture`.
+    eprintln!(
+        "jacobian error: {label}: largest entry {largest:.3e}, largest error / bound {worst:.3e}"
+    );
     (largest, worst)
 }
 

@@ -56,6 +56,13 @@
 //! `derivatives: [step_jacobians]` on a model compiled for `rk`. The mass matrix must be
 //! constant: the velocity terms `∂T/∂q − Ṁ v` of a varying `M` would need third derivatives of
 //! `T`, which are not generated (such a model does not satisfy the trait bound).
+//!
+//! Cost, measured (`cargo bench --bench step -- "rk4_step_jacobian|dopri5_step_jacobian"`, the
+//! double pendulum with S-both²): an RK4 step with its state Jacobian takes about 7 steps' time
+//! (553 ns → 3.9 µs), with the parameter Jacobian beside it (`P = 5`) 9.3 µs; a DOPRI5 step
+//! (rtol 1e-8) about 5.4 steps (1.54 µs → 8.3 µs), with the parameter Jacobian 11.3 µs. Forward
+//! sensitivities carry only their `S` directions through the stages
+//! ([`DifferentiableInParameters::step_toward_with_tangents`]).
 
 use nalgebra::{SMatrix, SVector};
 
