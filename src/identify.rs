@@ -89,6 +89,13 @@ pub enum DataError {
         /// What is wrong.
         problem: String,
     },
+    /// Measurements built field by field break what parsing guarantees
+    /// ([`Measurements::check`]).
+    #[error("inconsistent measurements: {problem}")]
+    Inconsistent {
+        /// What is wrong.
+        problem: String,
+    },
     /// Too few rows to fit five quantities.
     #[error("{file}: {rows} data rows; the fit needs at least 2 (8 residuals for 5 unknowns)")]
     TooFew {
@@ -199,10 +206,44 @@ impl Measurements {
     }
 
     /// The rods' angles from −y at the first measurement, a starting guess for `θ₁`, `θ₂`
-    /// when the data start near the release.
+    /// when the data start near the release (`[0, 0]` without measurements).
     pub fn first_angles(&self) -> [f64; 2] {
-        let [x1, y1, x2, y2] = self.positions[0];
+        let Some(&[x1, y1, x2, y2]) = self.positions.first() else {
+            return [0.0; 2];
+        };
         [x1.atan2(-y1), (x2 - x1).atan2(-(y2 - y1))]
+    }
+
+    /// Checks what [`parse`](Self::parse) guarantees, for measurements built field by field:
+    /// as many times as positions, at least 2, times finite, non-negative and non-decreasing,
+    /// positions finite.
+    pub fn check(&self) -> Result<(), DataError> {
+        let bad = |problem: String| Err(DataError::Inconsistent { problem });
+        if self.t.len() != self.positions.len() {
+            return bad(format!(
+                "{} times for {} positions",
+                self.t.len(),
+                self.positions.len()
+            ));
+        }
+        if self.t.len() < 2 {
+            return bad(format!("{} rows; the fit needs at least 2", self.t.len()));
+        }
+        let mut previous = 0.0;
+        for (row, (&t, p)) in self.t.iter().zip(&self.positions).enumerate() {
+            if !(t.is_finite() && t >= previous) {
+                return bad(format!(
+                    "time {t} of row {row} is not finite, negative or before the one above it"
+                ));
+            }
+            if !p.iter().all(|x| x.is_finite()) {
+                return bad(format!(
+                    "the positions of row {row}, {p:?}, are not all finite"
+                ));
+            }
+            previous = t;
+        }
+        Ok(())
     }
 }
 
@@ -260,7 +301,7 @@ impl Default for Known {
 
 impl Known {
     /// The model with these known values and the fitted `θ = (m2, g, c, θ₁, θ₂)`.
-    pub fn model(&self, theta: &[f64]) -> DampedDoublePendulum {
+    pub fn model(&self, theta: &[f64; 5]) -> DampedDoublePendulum {
         DampedDoublePendulum {
             m1: self.m1,
             m2: theta[0],
@@ -315,6 +356,9 @@ pub enum IdentifyError {
     /// A simulation failed or was interrupted.
     #[error("simulating the model failed: {0}")]
     Simulation(#[from] SamplingError),
+    /// The measurements are inconsistent.
+    #[error(transparent)]
+    Data(#[from] DataError),
     /// The fit failed.
     #[error("the fit failed: {0}")]
     Fit(#[from] Box<FitError<SamplingError>>),
@@ -350,7 +394,7 @@ pub struct Identification {
 /// without sensitivities (a plain run); `proceed(t)` as for [`identify`].
 pub fn simulate(
     known: &Known,
-    theta: &[f64],
+    theta: &[f64; 5],
     method: Method,
     times: &[f64],
     proceed: &mut dyn FnMut(f64) -> bool,
@@ -359,8 +403,12 @@ pub fn simulate(
     let initial = model.released(theta[3], theta[4]);
     let setting = |source| SamplingError::Step { t: 0.0, source };
     let samples: Vec<PositionSample<4, 0>> = match method {
-        Method::Dopri5 { .. } => {
-            let mut stepper = Adaptive(dopri(method).map_err(setting)?);
+        Method::Dopri5 {
+            rtol,
+            atol,
+            first_step,
+        } => {
+            let mut stepper = Adaptive(dopri(rtol, atol, first_step).map_err(setting)?);
             sample_positions(&mut stepper, &model, &initial, times, proceed)?
         }
         Method::Rk4 { h } => {
@@ -381,7 +429,7 @@ pub fn simulate(
 /// Positions at `times` for `θ` and their derivatives in `θ`.
 fn simulate_with_sensitivities(
     known: &Known,
-    theta: &[f64],
+    theta: &[f64; 5],
     method: Method,
     times: &[f64],
     proceed: &mut dyn FnMut(f64) -> bool,
@@ -404,8 +452,12 @@ fn simulate_with_sensitivities(
     let angles = (theta[3], theta[4]);
     let setting = |source| SamplingError::Step { t: 0.0, source };
     match method {
-        Method::Dopri5 { .. } => run(
-            dopri(method).map_err(setting)?,
+        Method::Dopri5 {
+            rtol,
+            atol,
+            first_step,
+        } => run(
+            dopri(rtol, atol, first_step).map_err(setting)?,
             &model,
             angles,
             times,
@@ -422,16 +474,14 @@ fn simulate_with_sensitivities(
     }
 }
 
-/// DOPRI5 of `method` with S-both².
-fn dopri(method: Method) -> Result<Dopri5<4, 2>, StepError> {
-    let Method::Dopri5 {
-        rtol,
-        atol,
-        first_step,
-    } = method
-    else {
-        unreachable!("dopri() is called for Method::Dopri5 only")
-    };
+/// The fitted quantities from the optimizer's vector (always five long; a missing entry would
+/// be a NaN parameter, which the simulation refuses).
+fn five(theta: &[f64]) -> [f64; 5] {
+    std::array::from_fn(|k| theta.get(k).copied().unwrap_or(f64::NAN))
+}
+
+/// DOPRI5 at `rtol`, `atol` with S-both², its first step `first_step` if given.
+fn dopri(rtol: f64, atol: f64, first_step: Option<f64>) -> Result<Dopri5<4, 2>, StepError> {
     let dopri = Dopri5::<4, 2>::new(DOPRI5, rtol, atol)?
         .with_post_stabilization(PostStabilization::BothTwice);
     match first_step {
@@ -459,9 +509,14 @@ pub fn identify(
     settings: &LevenbergMarquardt,
     proceed: &mut dyn FnMut(f64) -> bool,
 ) -> Result<Identification, IdentifyError> {
+    data.check()?;
     // Refuse a bad setting before the fit, which would take it for a bad trial point.
     match method {
-        Method::Dopri5 { .. } => drop(dopri(method)?),
+        Method::Dopri5 {
+            rtol,
+            atol,
+            first_step,
+        } => drop(dopri(rtol, atol, first_step)?),
         Method::Rk4 { h } => drop(rk4(h)?),
         Method::Spook { h } => drop(Spook::<4, 2>::new(h)?),
     }
@@ -475,15 +530,16 @@ pub fn identify(
         |theta: &[f64]| -> Result<(DVector<f64>, DMatrix<f64>), SamplingError> {
             match derivatives {
                 Derivatives::Exact => {
+                    let theta = five(theta);
                     let samples =
-                        simulate_with_sensitivities(known, theta, method, &data.t, proceed)?;
+                        simulate_with_sensitivities(known, &theta, method, &data.t, proceed)?;
                     let r = residuals(&mut samples.iter().flat_map(|s| s.q.iter().copied()));
                     let j = DMatrix::from_fn(m, 5, |row, k| samples[row / 4].dq[(row % 4, k)]);
                     Ok((r, j))
                 }
                 Derivatives::FiniteDifferences => central_difference_jacobian(
                     |theta: &[f64]| {
-                        let positions = simulate(known, theta, method, &data.t, proceed)?;
+                        let positions = simulate(known, &five(theta), method, &data.t, proceed)?;
                         Ok(residuals(&mut positions.iter().flatten().copied()))
                     },
                     theta,

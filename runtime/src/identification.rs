@@ -195,6 +195,11 @@ where
     F: FnMut(&[f64]) -> Result<(DVector<f64>, DMatrix<f64>), Evaluation<E>>,
 {
     let n = start.len();
+    if n == 0 || start.iter().any(|x| !x.is_finite()) {
+        return Err(FitError::BadStart(format!(
+            "the start {start:?} must be a non-empty vector of finite numbers"
+        )));
+    }
     let mut x = DVector::from_column_slice(start);
     let (mut r, mut j) = evaluate(x.as_slice()).map_err(|e| match e {
         Evaluation::Reject(e) => FitError::Start(e),

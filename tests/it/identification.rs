@@ -169,6 +169,34 @@ fn bad_data_are_refused_with_their_line_and_column() {
         data.positions,
         vec![[5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0]]
     );
+    // Measurements built field by field are checked before a fit.
+    let broken = Measurements {
+        t: vec![0.0, 0.1, 0.2],
+        positions: vec![[0.0; 4]; 2],
+    };
+    let error = identify(
+        &broken,
+        &Known::default(),
+        &[1.0, 9.0, 0.1, 0.5, 0.5],
+        Method::Rk4 { h: 0.01 },
+        Derivatives::Exact,
+        &LevenbergMarquardt::default(),
+        &mut |_| true,
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("3 times for 2 positions"),
+        "{error}"
+    );
+    let unsorted = Measurements {
+        t: vec![0.2, 0.1],
+        positions: vec![[0.0; 4]; 2],
+    };
+    assert!(unsorted
+        .check()
+        .unwrap_err()
+        .to_string()
+        .contains("before the one above it"));
     let missing = Measurements::read_csv(std::path::Path::new("/no/such/data.csv"));
     assert!(missing
         .unwrap_err()
