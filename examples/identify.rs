@@ -103,18 +103,19 @@ struct Args {
     /// The starting guess, `name=value` pairs of m2, g, c, theta1, theta2.
     #[arg(long, default_value = "m2=1,g=9,c=0.1")]
     guess: String,
-    /// The true values of the synthetic data (without --data).
-    #[arg(long, default_value = "m2=1.5,g=9.81,c=0.3,theta1=1.2,theta2=-0.6")]
-    truth: String,
-    /// The synthetic data's noise, a standard deviation.
-    #[arg(long, default_value_t = 1e-3, value_parser = common::cli::positive)]
-    noise: f64,
-    /// The seed of the synthetic data's noise.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// The interval between synthetic measurements.
-    #[arg(long, default_value_t = 0.05, value_parser = common::cli::positive)]
-    sample_every: f64,
+    /// The true values of the synthetic data (without --data)
+    /// [default: m2=1.5,g=9.81,c=0.3,theta1=1.2,theta2=-0.6].
+    #[arg(long)]
+    truth: Option<String>,
+    /// The synthetic data's noise, a standard deviation [default: 1e-3].
+    #[arg(long, value_parser = common::cli::positive)]
+    noise: Option<f64>,
+    /// The seed of the synthetic data's noise [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The interval between synthetic measurements [default: 0.05].
+    #[arg(long, value_parser = common::cli::positive)]
+    sample_every: Option<f64>,
     /// The residuals' Jacobian.
     #[arg(long, value_enum, default_value_t = JacobianArg::Exact)]
     jacobian: JacobianArg,
@@ -132,6 +133,8 @@ struct Args {
 const H: f64 = 0.005;
 const T_END: f64 = 5.0;
 const RTOL: f64 = 1e-10;
+/// The default truth of the synthetic data.
+const TRUTH: &str = "m2=1.5,g=9.81,c=0.3,theta1=1.2,theta2=-0.6";
 
 fn main() -> ExitCode {
     common::exit_code(run(common::cli::parse::<Args>()))
@@ -146,6 +149,15 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         l2: args.l2,
     };
     let method = method(&args)?;
+    let synthetic = [
+        ("--truth", args.truth.is_some()),
+        ("--noise", args.noise.is_some()),
+        ("--seed", args.seed.is_some()),
+        ("--sample-every", args.sample_every.is_some()),
+    ];
+    if let (Some(_), Some((option, _))) = (&args.data, synthetic.iter().find(|(_, set)| *set)) {
+        return Err(format!("{option} makes synthetic data; it does not apply with --data").into());
+    }
     // Refuse a malformed guess before the data are read or made.
     named_values(&args.guess, "--guess", Some([0.0; 2]))?;
     let stop = common::interrupt_flag();
@@ -153,16 +165,19 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let data = match &args.data {
         Some(path) => measured(&args, path)?,
         None => {
-            let truth = named_values(&args.truth, "--truth", None)?;
+            let truth = args.truth.as_deref().unwrap_or(TRUTH);
+            let truth = named_values(truth, "--truth", None)?;
+            let (noise, seed) = (args.noise.unwrap_or(1e-3), args.seed.unwrap_or(1));
+            let sample_every = args.sample_every.unwrap_or(0.05);
             let t_end = args.run.t_end_or(T_END);
-            let count = (t_end / args.sample_every).floor() as usize;
-            let times: Vec<f64> = (0..=count).map(|i| i as f64 * args.sample_every).collect();
+            let count = (t_end / sample_every).floor() as usize;
+            let times: Vec<f64> = (0..=count).map(|i| i as f64 * sample_every).collect();
             let exact = Method::Dopri5 {
                 rtol: 1e-12,
                 atol: 1e-13,
                 first_step: None,
             };
-            let noise = (args.noise, args.seed);
+            let noise = (noise, seed);
             let data = synthesize(&known, &truth, exact, &times, noise, &mut proceed)?;
             let path = Path::new("out/identify_data.csv");
             data.write_csv(path)?;
@@ -176,8 +191,8 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 truth[2],
                 truth[3],
                 truth[4],
-                args.noise,
-                args.seed,
+                noise.0,
+                noise.1,
                 path.display()
             );
             data
