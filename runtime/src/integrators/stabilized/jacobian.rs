@@ -803,44 +803,37 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
             + ParameterDerivatives<N, M, 0, P>
             + KinematicsParameterDerivatives<N, M, P>,
     {
-        self.advance_and_differentiate(
-            model,
-            &InParameters(model),
-            state,
-            t_end,
-            jacobian,
-            parameters,
-        )
+        self.advance_and_differentiate(model, state, t_end, |scheme, before, after, h| {
+            differentiate::<Model, InParameters<Model>, N, M, P, S>(
+                model,
+                &InParameters(model),
+                &scheme.differentiated_step(h),
+                before,
+                after.t,
+                jacobian,
+                parameters,
+            )
+        })
     }
 
-    /// [`step_toward`](Self::step_toward), then the Jacobians of the accepted step for
-    /// `parameters`' directions; everything restored on error.
-    fn advance_and_differentiate<Model, Params, const P: usize>(
+    /// [`step_toward`](Self::step_toward) on a copy of `state`, then `differentiate(scheme,
+    /// before, after, h)` of the accepted step; writes the new state only when both succeed and
+    /// otherwise puts the integrator back as it was (its proposal and carried stage). The
+    /// adaptive twin of [`step_and_differentiate`], which cannot pass a stop time.
+    fn advance_and_differentiate<Model>(
         &mut self,
         model: &Model,
-        parameters: &Params,
         state: &mut State<N>,
         t_end: f64,
-        jacobian: &mut StepJacobian<N>,
-        parameter_jacobian: &mut ParameterJacobian<N, P>,
+        differentiate: impl FnOnce(&Self, &State<N>, &State<N>, f64) -> Result<(), StepError>,
     ) -> Result<AdaptiveStep, StepError>
     where
         Model: IndexOneJacobians<N, M>,
-        Params: ParameterTerms<N, M, P>,
     {
         let kept = *self;
         let mut next = *state;
         let step = self.step_toward(model, &mut next, t_end)?;
-        let differentiated = differentiate::<Model, Params, N, M, P, S>(
-            model,
-            parameters,
-            &self.differentiated_step(step.h),
-            state,
-            next.t,
-            jacobian,
-            parameter_jacobian,
-        );
-        match differentiated {
+        match differentiate(self, state, &next, step.h) {
             Ok(()) => {
                 *state = next;
                 Ok(step)
@@ -853,48 +846,13 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     }
 }
 
-impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
-    /// [`step_toward`](Self::step_toward), then `C` tangents through the accepted step;
-    /// everything restored on error.
-    fn advance_tangents<Model, const P: usize, const C: usize>(
-        &mut self,
-        model: &Model,
-        state: &mut State<N>,
-        t_end: f64,
-        (dq, dv): (&mut SMatrix<f64, N, C>, &mut SMatrix<f64, N, C>),
-        dp: &SMatrix<f64, P, C>,
-    ) -> Result<AdaptiveStep, StepError>
-    where
-        Model: IndexOneJacobians<N, M>
-            + ParameterDerivatives<N, M, 0, P>
-            + KinematicsParameterDerivatives<N, M, P>,
-    {
-        let kept = *self;
-        let mut next = *state;
-        let step = self.step_toward(model, &mut next, t_end)?;
-        let linearized = linearize_step::<Model, InParameters<Model>, N, M, P, S>(
-            model,
-            &InParameters(model),
-            &self.differentiated_step(step.h),
-            state,
-            next.t,
-        )
-        .and_then(|linearization| {
-            let (q, v) = linearization.tangent(*dq, *dv, *dp);
-            check_finite(&q, "tangent ∂q'", next.t)?;
-            check_finite(&v, "tangent ∂v'", next.t)?;
-            Ok((q, v))
-        });
-        match linearized {
-            Ok((q, v)) => {
-                (*dq, *dv, *state) = (q, v, next);
-                Ok(step)
-            }
-            Err(error) => {
-                *self = kept;
-                Err(error)
-            }
-        }
+/// The report of an accepted adaptive step as [`Integrator::step`]'s.
+///
+/// [`Integrator::step`]: crate::integrators::Integrator::step
+fn report(step: AdaptiveStep) -> StepReport {
+    StepReport {
+        factorizations: step.factorizations,
+        newton_iterations: 0,
     }
 }
 
@@ -917,19 +875,19 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        let mut none = ParameterJacobian::<N, 0>::default();
-        let step = self.advance_and_differentiate(
-            model,
-            &NoParameters,
-            state,
-            f64::INFINITY,
-            jacobian,
-            &mut none,
-        )?;
-        Ok(StepReport {
-            factorizations: step.factorizations,
-            newton_iterations: 0,
+        self.advance_and_differentiate(model, state, f64::INFINITY, |scheme, before, after, h| {
+            let mut none = ParameterJacobian::<N, 0>::default();
+            differentiate::<Model, NoParameters, N, M, 0, S>(
+                model,
+                &NoParameters,
+                &scheme.differentiated_step(h),
+                before,
+                after.t,
+                jacobian,
+                &mut none,
+            )
         })
+        .map(report)
     }
 }
 
@@ -953,10 +911,7 @@ where
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
         self.step_toward_with_jacobians(model, state, f64::INFINITY, jacobian, parameters)
-            .map(|step| StepReport {
-                factorizations: step.factorizations,
-                newton_iterations: 0,
-            })
+            .map(report)
     }
 
     fn step_toward_with_jacobians(
@@ -968,10 +923,7 @@ where
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
         AdaptiveRk::step_toward_with_jacobians(self, model, state, t_stop, jacobian, parameters)
-            .map(|step| StepReport {
-                factorizations: step.factorizations,
-                newton_iterations: 0,
-            })
+            .map(report)
     }
 
     fn step_toward_with_tangents<const C: usize>(
@@ -982,11 +934,22 @@ where
         tangents: (&mut SMatrix<f64, N, C>, &mut SMatrix<f64, N, C>),
         dp: &SMatrix<f64, P, C>,
     ) -> Result<StepReport, StepError> {
-        self.advance_tangents(model, state, t_stop, tangents, dp)
-            .map(|step| StepReport {
-                factorizations: step.factorizations,
-                newton_iterations: 0,
-            })
+        let (dq, dv) = tangents;
+        self.advance_and_differentiate(model, state, t_stop, |scheme, before, after, h| {
+            let linearization = linearize_step::<Model, InParameters<Model>, N, M, P, S>(
+                model,
+                &InParameters(model),
+                &scheme.differentiated_step(h),
+                before,
+                after.t,
+            )?;
+            let (q, v) = linearization.tangent(*dq, *dv, *dp);
+            check_finite(&q, "tangent ∂q'", after.t)?;
+            check_finite(&v, "tangent ∂v'", after.t)?;
+            (*dq, *dv) = (q, v);
+            Ok(())
+        })
+        .map(report)
     }
 }
 
