@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Measures what a model adds to `cargo build --release` of a crate: the ladder written with
-# families (issue 12, item 3: under 3 s above an empty crate), or the double pendulum without
-# and with `derivatives: [step_jacobians]` (issue 30: models without it compile as before).
+# families (issue 12, item 3: under 3 s above an empty crate), or the double pendulum or the
+# ladder without and with `derivatives: [step_jacobians]` (issue 30: models without it compile
+# as before).
 #
 #   benches/build_time.sh                        # 7 rebuilds of each crate, 2 jobs
 #   MODEL=double_pendulum benches/build_time.sh
+#   MODEL=ladder_derivatives benches/build_time.sh
 #   RUNS=11 JOBS=4 benches/build_time.sh
 #
 # Creates throwaway crates in a temporary directory, all depending on this workspace's
@@ -70,9 +72,25 @@ model_crate() {
     }
 }
 
+# Sets up the crates `plain` and `derived`: the model `$2` of file `$1` without and with its
+# `derivatives: [step_jacobians]` line, built by the function `$3`.
+with_and_without_derivatives() {
+    crates=(empty plain derived)
+    local block
+    block=$(extract "$1" "$2")
+    grep -q 'derivatives: \[.*step_jacobians.*\]' <<<"$block" || {
+        echo "$2 has no derivatives: [step_jacobians] to remove" >&2
+        exit 1
+    }
+    model_crate derived "$block" "$3"
+    model_crate plain "$(grep -v 'derivatives: \[.*step_jacobians.*\]' <<<"$block")" "$3"
+    target="derived − plain: what step_jacobians adds"
+}
+
 # MODEL=ladder (the default): the ladder written with families against the empty crate.
 # MODEL=double_pendulum: `models::DoublePendulum` without and with `derivatives:
-# [step_jacobians]` (issue 30: what the step Jacobians' derivatives add to a model's build).
+# [step_jacobians]` (issue 30: what the step Jacobians' derivatives add to a model's build);
+# MODEL=ladder_derivatives: the same for the ladder (a model with families).
 case "${MODEL:-ladder}" in
 ladder)
     crates=(empty ladder)
@@ -81,19 +99,15 @@ ladder)
     target="ladder − empty under 3 s"
     ;;
 double_pendulum)
-    crates=(empty plain derived)
-    block=$(extract src/models/double_pendulum.rs DoublePendulum)
-    grep -q 'derivatives: \[step_jacobians\]' <<<"$block" || {
-        echo "DoublePendulum has no derivatives: [step_jacobians] to remove" >&2
-        exit 1
-    }
-    build_fn='pub fn model() -> DoublePendulum { DoublePendulum::default() }'
-    model_crate derived "$block" "$build_fn"
-    model_crate plain "$(grep -v 'derivatives: \[step_jacobians\]' <<<"$block")" "$build_fn"
-    target="derived − plain: what step_jacobians adds"
+    with_and_without_derivatives src/models/double_pendulum.rs DoublePendulum \
+        'pub fn model() -> DoublePendulum { DoublePendulum::default() }'
+    ;;
+ladder_derivatives)
+    with_and_without_derivatives src/models/families.rs Ladder \
+        'pub fn ladder(links: usize) -> Option<Ladder> { Ladder::new(links).ok() }'
     ;;
 *)
-    echo "unknown MODEL=$MODEL (ladder or double_pendulum)" >&2
+    echo "unknown MODEL=$MODEL (ladder, double_pendulum or ladder_derivatives)" >&2
     exit 1
     ;;
 esac

@@ -139,7 +139,7 @@ pub use integrators::stabilized::{
 };
 pub use integrators::{
     DifferentiableInParameters, DifferentiableStep, DivergenceGuard, EnergyGuard, Integrator,
-    ParameterJacobian, SparseIntegrator, StepJacobian, StepReport,
+    ParameterJacobian, SparseDifferentiableStep, SparseIntegrator, StepJacobian, StepReport,
 };
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,

@@ -54,7 +54,8 @@ mechanism! {
     /// inertia `j` about the centre (`T = ½ m |ẋ|² + ½ j |u̇|²`), pinned at the origin
     /// by the tails of rods 0 and 1; rod `r`'s tail hangs from the head of rod `r − 3` or
     /// `r − 2`, and the rails' segments `3k − 1`, `3k` are joined head to head. The paper's
-    /// `m = 10`, `l = 1`, `g = 9.81`.
+    /// `m = 10`, `l = 1`, `g = 9.81`. With `derivatives: [step_jacobians]`, for the sparse
+    /// step Jacobians in its state and its four parameters.
     pub struct Ladder {
         sizes: { L = 20, R = 3 * L + 1 },
         coordinates: [x[R], y[R], ux[R], uy[R]],
@@ -88,6 +89,7 @@ mechanism! {
             ],
         },
         integrators: [spook, rattle, rk],
+        derivatives: [step_jacobians],
     }
 }
 

@@ -77,7 +77,8 @@ mechanism! {
     /// for the columns `c_k` of `R`, a constant diagonal mass matrix, so that RATTLE, SHAKE
     /// and SPOOK step it. `J_k > 0` needs the strict triangle inequality `I_k < I_j + I_l`
     /// (not a flat body); here `J = (0.2, 0.2, 0.8)`. The potential is
-    /// `m g l (R e₃)·e_z = m g l r_zz`.
+    /// `m g l (R e₃)·e_z = m g l r_zz`. With `derivatives: [step_jacobians]`, for the exact
+    /// step Jacobians of SPOOK, RATTLE, SHAKE and the stabilized Runge–Kutta methods.
     pub struct HeavyTopMatrix {
         orientations: {
             /// The top's orientation, world from body.
@@ -96,6 +97,7 @@ mechanism! {
         kinetic: rigid_kinetic(r, i1, i2, i3),
         potential: mgl * rotate_z(r, 0.0, 0.0, 1.0),
         integrators: [rattle, shake, spook, livens, rk],
+        derivatives: [step_jacobians],
     }
 }
 

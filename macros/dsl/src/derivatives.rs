@@ -6,8 +6,10 @@
 //! families, their sparse twins (`SparsePotentialHessian`, and `SparseHolonomicHessians`, the
 //! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`). `step_jacobians`
 //! generates what the exact step Jacobians of `mechanism::runtime::DifferentiableStep` need:
-//! those Hessians and `∂(A(q) v)/∂q` (`NonholonomicDerivative`); fixed-size models only for now
-//! (the sparse tier has no step Jacobians yet).
+//! those Hessians, `∂(A(q) v)/∂q` (`NonholonomicDerivative`) and every derivative in the
+//! parameters; for a model with families, what `SparseDifferentiableStep` needs (the flat
+//! parameter vector, the rows' Hessians and the derivatives in the parameters as visited
+//! entries, emitted by `family::emit::step`).
 
 use proc_macro2::Span;
 use syn::Ident;

@@ -4,9 +4,9 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{Integrator, StepReport};
+use super::{Integrator, SparseIntegrator, StepReport};
 use crate::error::StepError;
-use crate::state::State;
+use crate::state::{DynState, State};
 
 /// The Jacobian of one step `(q_k, v_k) → (q_{k+1}, v_{k+1})` in four `N × N` blocks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,12 +84,15 @@ impl<const N: usize> StepJacobian<N> {
 /// nonholonomic rows, a regular or singular constant `M`), [`Rattle`](crate::Rattle)
 /// (fixed-size tier: the converged position step's and the velocity projection's equations) and
 /// [`Shake`](crate::Shake) (its position step, the velocity its difference quotient),
-/// and by the stabilized Runge–Kutta methods [`StabilizedRk`](crate::StabilizedRk) and
+/// by the stabilized Runge–Kutta methods [`StabilizedRk`](crate::StabilizedRk) and
 /// [`AdaptiveRk`](crate::AdaptiveRk) (DOPRI5; fixed-size tier, constant `M`: the variational
 /// equations integrated with the step's own stages, then the post-stabilization's derivative,
-/// an adaptive step's size held fixed), for models with the second derivatives the step's
-/// equations need (`derivatives: [step_jacobians]`; for the Runge–Kutta methods with `rk` among
-/// the model's integrators).
+/// an adaptive step's size held fixed), and by the explicit methods
+/// [`SymplecticEuler`](crate::SymplecticEuler), [`Verlet`](crate::Verlet) and
+/// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
+/// `a = −M⁻¹∇V`), for models with the second derivatives the step's equations need
+/// (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk` among the
+/// model's integrators). The sparse tier's twin is [`SparseDifferentiableStep`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}`",
     label = "no step Jacobian for `{Model}`",
@@ -141,9 +144,8 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// `S_{k+1} = J_k S_k + [0 | J_p,k]`, with `J_k` the state Jacobian and `J_p,k` the parameter
 /// Jacobian of step `k`.
 ///
-/// Implemented by [`Spook`](crate::Spook), [`Rattle`](crate::Rattle), [`Shake`](crate::Shake),
-/// [`StabilizedRk`](crate::StabilizedRk) and [`AdaptiveRk`](crate::AdaptiveRk) on the
-/// fixed-size tier, like [`DifferentiableStep`].
+/// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
+/// tier.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",
@@ -232,4 +234,73 @@ where
             Err(error)
         }
     }
+}
+
+/// A sparse-tier integrator whose step can be differentiated exactly, as products with the
+/// step's Jacobian rather than as matrices: the sparse twin of [`DifferentiableStep`] and
+/// [`DifferentiableInParameters`] together.
+///
+/// The same implicit function theorem on the step's own equations, with `p` the model's flat
+/// parameter vector ([`SparseParameters`](crate::model::SparseParameters)): after
+/// [`step_linearized`](Self::step_linearized), whose factorization is kept,
+///
+/// - [`tangent`](Self::tangent) returns `J (δq, δv) + J_p δp`, one solve with that factor: a
+///   forward sensitivity's update, for any number of seeds one at a time;
+/// - [`adjoint`](Self::adjoint) returns `Jᵀ (w_q, w_v)` and adds `J_pᵀ (w_q, w_v)` to a
+///   gradient, one solve with the same (symmetric) factor: a backward pass's step, for the
+///   gradient in every parameter at once ([`sparse_adjoint_gradient`](crate::simulation::sparse_adjoint_gradient)).
+///
+/// The model's second derivatives enter as visited entries
+/// ([`SparseStepDerivatives`](crate::model::SparseStepDerivatives),
+/// [`SparseParameterDerivatives`](crate::model::SparseParameterDerivatives), with `Hess V` on
+/// its pattern), so no `n × n` or `n × P` matrix is formed: a product costs about one solve
+/// with the step's factor and one pass over those entries.
+///
+/// Implemented by [`SparseSpook`](crate::SparseSpook) (eq. 29 differentiated; holonomic rows
+/// only) and [`SparseRattle`](crate::SparseRattle) (the converged position step and the
+/// velocity projection; the adjoint solves with the transposed Newton matrix), for models with
+/// a constant mass matrix and the derivatives `mechanism!` generates for a model with families
+/// and `derivatives: [step_jacobians]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot differentiate its step for `{Model}`",
+    label = "no sparse step Jacobian for `{Model}`",
+    note = "for a `mechanism!` model with families, add `derivatives: [step_jacobians]` to it; the integrators that differentiate their step on the sparse tier are listed in the docs of `SparseDifferentiableStep`"
+)]
+pub trait SparseDifferentiableStep<Model: ?Sized>: SparseIntegrator<Model> {
+    /// Advances `state` by one step, as [`SparseIntegrator::step`] does, and keeps what the
+    /// step's Jacobian products need (its factorization, the state it started from, its
+    /// multipliers) until the next step. On error `state` is unchanged and no products are
+    /// available.
+    fn step_linearized(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<StepReport, StepError>;
+
+    /// Writes `(δq', δv') = J (δq, δv) + J_p δp` of the last
+    /// [`step_linearized`](Self::step_linearized) step into `out`; an empty `dp` is the zero
+    /// direction in the parameters.
+    ///
+    /// Fails with `InvalidModel` when no linearized step was taken since the last plain step,
+    /// with a size mismatch, or when the model is not the one the step was taken with (its
+    /// sizes); with `NonFinite` for a non-finite product.
+    fn tangent(
+        &mut self,
+        model: &Model,
+        direction: (&[f64], &[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+    ) -> Result<(), StepError>;
+
+    /// Writes `(a_q, a_v) = Jᵀ (w_q, w_v)` of the last
+    /// [`step_linearized`](Self::step_linearized) step into `out` and adds `J_pᵀ (w_q, w_v)` to
+    /// `parameters` (length `P`, or empty to skip the parameters): with `(w_q, w_v)` the
+    /// gradient of a function of `(q_{k+1}, v_{k+1})`, these are its gradients with respect to
+    /// `(q_k, v_k)` and to `p` through this step. Fails as [`tangent`](Self::tangent).
+    fn adjoint(
+        &mut self,
+        model: &Model,
+        weights: (&[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+        parameters: &mut [f64],
+    ) -> Result<(), StepError>;
 }

@@ -43,7 +43,8 @@ pub use crate::guard::DivergenceGuard;
 pub use energy_guard::EnergyGuard;
 pub(crate) use energy_guard::EnergyWatch;
 pub use jacobian::{
-    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian,
+    DifferentiableInParameters, DifferentiableStep, ParameterJacobian, SparseDifferentiableStep,
+    StepJacobian,
 };
 pub use newton::Newton;
 pub(crate) use tier::TierVector;

@@ -23,6 +23,7 @@
 mod block;
 mod dense;
 mod error;
+pub(crate) mod products;
 mod sparse;
 
 pub use block::BlockCholesky;

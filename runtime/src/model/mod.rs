@@ -17,6 +17,7 @@ mod potential;
 mod rigid;
 pub mod size_checks;
 pub mod sparse;
+mod sparse_derivatives;
 mod split;
 
 pub use constraints::{
@@ -39,6 +40,7 @@ pub use sparse::{
     SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
     SparsePotentialThirdDerivative, SparseSplitPotential,
 };
+pub use sparse_derivatives::{SparseParameterDerivatives, SparseParameters, SparseStepDerivatives};
 pub use split::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential};
 
 /// Names a model's coordinates and parameters, for output files and error messages.

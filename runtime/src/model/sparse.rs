@@ -168,7 +168,7 @@ pub trait SparseHolonomicKinematics: SparseHolonomic {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no `SparsePotentialHessian`",
     label = "the model lacks the potential's Hessian",
-    note = "a `mechanism!` model with families has it when compiled for `zs`, `zss` or `zss_stiff`, or with `derivatives: [hessians]` (which the sparse linearization, `mechanism::runtime::linearization::sparse_modes`, needs)"
+    note = "a `mechanism!` model with families has it when compiled for `zs`, `zss` or `zss_stiff`, or with `derivatives: [hessians]` (which the sparse linearization, `mechanism::runtime::linearization::sparse_modes`, needs) or `derivatives: [step_jacobians]` (the sparse step Jacobians)"
 )]
 pub trait SparsePotentialHessian: SparsePotential {
     /// Returns the structural nonzeros of `Hess V`, each unordered pair once.

@@ -1,6 +1,8 @@
 //! Adjoint gradients of a fixed-step run: the gradient of a loss summed over the run's states
 //! with respect to the initial state and all the model's parameters, by one backward pass
-//! through the transposed step Jacobians ([`DifferentiableInParameters`]).
+//! through the transposed step Jacobians ([`DifferentiableInParameters`]; on the sparse tier
+//! [`sparse_adjoint_gradient`], through the transposed products of
+//! [`SparseDifferentiableStep::adjoint`], never a matrix).
 //!
 //! # The recursion
 //!
@@ -36,9 +38,13 @@
 
 use nalgebra::SVector;
 
+use crate::checkpoint::Carried;
 use crate::error::StepError;
-use crate::integrators::{DifferentiableInParameters, ParameterJacobian, StepJacobian};
-use crate::state::State;
+use crate::integrators::{
+    DifferentiableInParameters, ParameterJacobian, SparseDifferentiableStep, StepJacobian,
+};
+use crate::model::{SparseInertia, SparseParameters};
+use crate::state::{DynState, State};
 
 /// One state's term of the loss: `ℓ_k(x_k)` and its gradient.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,17 +109,7 @@ pub fn adjoint_gradient<I, Model, const N: usize, const P: usize>(
 where
     I: DifferentiableInParameters<Model, N, P> + Clone,
 {
-    let segment = match settings.segment {
-        Some(0) => {
-            return Err(StepError::InvalidModel {
-                what: "adjoint segment length",
-                index: 0,
-                reason: "must be at least 1 step",
-            })
-        }
-        Some(segment) => segment,
-        None => ((steps + 1) as f64).sqrt().ceil() as usize,
-    };
+    let segment = segment_length(settings, steps)?;
     // The forward run: the checkpoints at k = 0, K, 2K, … (< steps).
     let mut checkpoints = Vec::with_capacity(steps.div_ceil(segment).max(1));
     let mut forward = integrator.clone();
@@ -171,6 +167,170 @@ fn checked<const N: usize>(term: LossTerm<N>, k: usize, t: f64) -> Result<LossTe
             quantity: "loss term",
             index: k,
             t,
+        })
+    }
+}
+
+/// The loss of a sparse-tier run and its gradient with respect to the initial state and the
+/// flat parameter vector ([`SparseParameters`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparseAdjointGradient {
+    /// `L = Σ_k ℓ_k(x_k)`.
+    pub loss: f64,
+    /// `∂L/∂q_0`.
+    pub q0: Vec<f64>,
+    /// `∂L/∂v_0`.
+    pub v0: Vec<f64>,
+    /// `∂L/∂p`, in the order of [`SparseParameters`].
+    pub p: Vec<f64>,
+}
+
+/// The sparse tier's [`adjoint_gradient`]: runs `integrator` on `model` from `initial` for
+/// `steps` steps and returns `L = Σ_{k=0}^{steps} ℓ_k(x_k)` with its gradient with respect to
+/// `(q_0, v_0)` and every parameter, by one backward pass of
+/// [`SparseDifferentiableStep::adjoint`] (the recursion of the module docs, with `Jᵀ` and
+/// `J_pᵀ` applied as products, never formed).
+///
+/// `loss(k, x_k, ∂ℓ/∂q, ∂ℓ/∂v)` returns `ℓ_k` and writes its gradient into the two slices
+/// (zeroed before the call); it is called once per state, from the last to the first.
+///
+/// The states kept are those of [`adjoint_gradient`]: a checkpoint every `K` steps, each with
+/// what the integrator carries between steps ([`SparseIntegrator::save_carried`](crate::SparseIntegrator::save_carried)), and each
+/// segment's states recomputed from it once; `AdjointSettings { segment: Some(1) }` keeps every
+/// state and recomputes nothing (memory `n` states, cost one forward run plus one linearized
+/// step and one adjoint product per step). The default `K = ⌈√(n+1)⌉` adds one plain forward
+/// run for memory `≈ 2√n` states. `integrator` is left as it was after the forward run.
+///
+/// Fails as [`adjoint_gradient`] does, with `InvalidModel` for a size mismatch of the initial
+/// state, and with the integrator's error when it cannot restore its carried state.
+pub fn sparse_adjoint_gradient<I, Model>(
+    integrator: &mut I,
+    model: &Model,
+    initial: &DynState,
+    steps: usize,
+    settings: AdjointSettings,
+    mut loss: impl FnMut(usize, &DynState, &mut [f64], &mut [f64]) -> f64,
+) -> Result<SparseAdjointGradient, StepError>
+where
+    I: SparseDifferentiableStep<Model> + ?Sized,
+    Model: SparseInertia + SparseParameters + ?Sized,
+{
+    let segment = segment_length(settings, steps)?;
+    let n = model.coordinate_count();
+    if initial.q.len() != n || initial.v.len() != n {
+        return Err(StepError::InvalidModel {
+            what: "adjoint initial state",
+            index: initial.q.len(),
+            reason: "does not have the model's number of coordinates",
+        });
+    }
+    let restore = |integrator: &mut I, carried: &Carried| {
+        integrator
+            .restore_carried(carried)
+            .map_err(|_| StepError::Unsupported {
+                integrator: "the adjoint's integrator",
+                requirement:
+                    "a carried state it can restore (`SparseIntegrator::restore_carried`), \
+                              to take each step again as the forward run took it",
+            })
+    };
+    let carried = |integrator: &I| {
+        let mut out = Carried::default();
+        integrator.save_carried(&mut out);
+        out
+    };
+    // The forward run: the checkpoints at k = 0, K, 2K, … (< steps).
+    let mut checkpoints = Vec::with_capacity(steps.div_ceil(segment).max(1));
+    let mut state = initial.clone();
+    for k in 0..steps {
+        if k % segment == 0 {
+            checkpoints.push((state.clone(), carried(integrator)));
+        }
+        integrator.step(model, &mut state)?;
+    }
+    let after_forward = carried(integrator);
+    let (mut a_q, mut a_v) = (vec![0.0; n], vec![0.0; n]);
+    let mut total = sparse_term(&mut loss, steps, &state, (&mut a_q, &mut a_v))?;
+    let mut gradient_p = vec![0.0; model.parameter_count()];
+    let (mut back_q, mut back_v) = (vec![0.0; n], vec![0.0; n]);
+    let (mut term_q, mut term_v) = (vec![0.0; n], vec![0.0; n]);
+
+    // Backwards, segment by segment: recompute its states, then walk them in reverse.
+    let mut states: Vec<(DynState, Carried)> = Vec::with_capacity(segment.min(steps));
+    for (index, (start, at_start)) in checkpoints.into_iter().enumerate().rev() {
+        let first = index * segment;
+        let last = (first + segment).min(steps);
+        states.clear();
+        states.push((start, at_start));
+        for _ in first + 1..last {
+            let (previous, before) = states.last().expect("a segment has its checkpoint");
+            let mut next = previous.clone();
+            restore(integrator, before)?;
+            integrator.step(model, &mut next)?;
+            let after = carried(integrator);
+            states.push((next, after));
+        }
+        for (offset, (x, before)) in states.iter().enumerate().rev() {
+            let k = first + offset;
+            restore(integrator, before)?;
+            let mut next = x.clone();
+            integrator.step_linearized(model, &mut next)?;
+            integrator.adjoint(
+                model,
+                (&a_q, &a_v),
+                (&mut back_q, &mut back_v),
+                &mut gradient_p,
+            )?;
+            total += sparse_term(&mut loss, k, x, (&mut term_q, &mut term_v))?;
+            for ((a, back), term) in a_q.iter_mut().zip(&back_q).zip(&term_q) {
+                *a = back + term;
+            }
+            for ((a, back), term) in a_v.iter_mut().zip(&back_v).zip(&term_v) {
+                *a = back + term;
+            }
+        }
+    }
+    restore(integrator, &after_forward)?;
+    Ok(SparseAdjointGradient {
+        loss: total,
+        q0: a_q,
+        v0: a_v,
+        p: gradient_p,
+    })
+}
+
+/// Returns `K` of `settings` for a run of `steps` steps, or `InvalidModel` for `K = 0`.
+fn segment_length(settings: AdjointSettings, steps: usize) -> Result<usize, StepError> {
+    match settings.segment {
+        Some(0) => Err(StepError::InvalidModel {
+            what: "adjoint segment length",
+            index: 0,
+            reason: "must be at least 1 step",
+        }),
+        Some(segment) => Ok(segment),
+        None => Ok(((steps + 1) as f64).sqrt().ceil() as usize),
+    }
+}
+
+/// Evaluates the sparse loss term of state `k` into the zeroed gradients and returns its
+/// value, or `NonFinite` for a term that is not finite.
+fn sparse_term(
+    loss: &mut impl FnMut(usize, &DynState, &mut [f64], &mut [f64]) -> f64,
+    k: usize,
+    state: &DynState,
+    (grad_q, grad_v): (&mut [f64], &mut [f64]),
+) -> Result<f64, StepError> {
+    grad_q.fill(0.0);
+    grad_v.fill(0.0);
+    let value = loss(k, state, grad_q, grad_v);
+    let finite = value.is_finite() && grad_q.iter().chain(grad_v.iter()).all(|x| x.is_finite());
+    if finite {
+        Ok(value)
+    } else {
+        Err(StepError::NonFinite {
+            quantity: "loss term",
+            index: k,
+            t: state.t,
         })
     }
 }

@@ -87,14 +87,19 @@ mod statistics;
 mod stepper;
 mod summary;
 
-pub use adjoint::{adjoint_gradient, AdjointGradient, AdjointSettings, LossTerm};
+pub use adjoint::{
+    adjoint_gradient, sparse_adjoint_gradient, AdjointGradient, AdjointSettings, LossTerm,
+    SparseAdjointGradient,
+};
 pub use driver::{Every, Simulation, SimulationError, StopReason};
 pub use event::Crossing;
 pub use observer::{Column, IntegratorColumn, Mechanics, Observer, SparseMechanics};
 pub use output::{family, write_number, CsvSink, OutputPosition, Sink, Table, FLUSH_INTERVAL};
 pub use samples::{sample_positions, PositionSample, Sampled, SamplingError};
 pub use schedule::{grid_tolerance, Schedule};
-pub use sensitivity::{ForwardSensitivity, Sensitive, SensitivityColumns};
+pub use sensitivity::{
+    ForwardSensitivity, Sensitive, SensitivityColumns, SparseForwardSensitivity, SparseSeed,
+};
 pub use statistics::{BatchMeans, Estimate};
 pub use stepper::{Adaptive, Fixed, Sparse, StateView, Stepper};
 pub use summary::{interruption_message, max_deviation, max_increment, Summary, Trajectory};

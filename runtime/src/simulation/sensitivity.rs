@@ -7,8 +7,8 @@ use nalgebra::SMatrix;
 
 use super::{Observer, Stepper};
 use crate::error::StepError;
-use crate::integrators::{DifferentiableInParameters, StepReport};
-use crate::state::State;
+use crate::integrators::{DifferentiableInParameters, SparseDifferentiableStep, StepReport};
+use crate::state::{DynState, State};
 
 /// The derivatives `∂(q_k, v_k)/∂θ` of a run's state with respect to `S` seeds `θ_s`, each a
 /// direction `(δq₀, δv₀, δp)` in the initial state and the model's `P` parameters, carried
@@ -171,5 +171,94 @@ impl<I, const N: usize, const P: usize, const S: usize> Observer<Sensitive<I, N,
         out_q.copy_from_slice(q.as_slice());
         out_v.copy_from_slice(v.as_slice());
         Ok(())
+    }
+}
+
+/// One seed of a sparse-tier forward sensitivity: a direction `(δq₀, δv₀, δp)` in the initial
+/// state and the flat parameter vector ([`SparseParameters`](crate::model::SparseParameters));
+/// an empty `p` is the zero direction in the parameters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseSeed {
+    /// `δq₀`.
+    pub q: Vec<f64>,
+    /// `δv₀`.
+    pub v: Vec<f64>,
+    /// `δp`, constant along the run.
+    pub p: Vec<f64>,
+}
+
+/// The sparse tier's [`ForwardSensitivity`]: the derivatives `∂(q_k, v_k)/∂θ_s` along a run
+/// for a few seeds `θ_s` ([`SparseSeed`]), by the same chain rule, each step's Jacobian applied
+/// as a product ([`SparseDifferentiableStep::tangent`]: one solve with the step's factor per
+/// seed), never formed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparseForwardSensitivity {
+    /// The seeds, their `q` and `v` advanced along the run.
+    seeds: Vec<SparseSeed>,
+    /// The next state and tangents, committed only when the whole step succeeded.
+    next: DynState,
+    next_q: Vec<Vec<f64>>,
+    next_v: Vec<Vec<f64>>,
+}
+
+impl SparseForwardSensitivity {
+    /// Starts from the seeds: each seed's `q`, `v` is the initial state's derivative along it.
+    pub fn new(seeds: Vec<SparseSeed>) -> Self {
+        let next_q = seeds.iter().map(|seed| vec![0.0; seed.q.len()]).collect();
+        let next_v = seeds.iter().map(|seed| vec![0.0; seed.v.len()]).collect();
+        SparseForwardSensitivity {
+            seeds,
+            next: DynState::new(0.0, Vec::new(), Vec::new()),
+            next_q,
+            next_v,
+        }
+    }
+
+    /// Returns `(∂q_k/∂θ_s, ∂v_k/∂θ_s)` of seed `s`, or `None` for `s` out of range.
+    pub fn tangent(&self, s: usize) -> Option<(&[f64], &[f64])> {
+        self.seeds.get(s).map(|seed| (&seed.q[..], &seed.v[..]))
+    }
+
+    /// Returns the number of seeds.
+    pub fn seed_count(&self) -> usize {
+        self.seeds.len()
+    }
+
+    /// Advances `state` by one linearized step of `integrator` and every seed with it
+    /// ([`SparseDifferentiableStep::tangent`]). On error the state and the sensitivities are
+    /// left unchanged. Allocates nothing once the first step has sized its buffers.
+    pub fn step<I, Model>(
+        &mut self,
+        integrator: &mut I,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<StepReport, StepError>
+    where
+        I: SparseDifferentiableStep<Model> + ?Sized,
+        Model: ?Sized,
+    {
+        self.next.t = state.t;
+        self.next.q.clone_from(&state.q);
+        self.next.v.clone_from(&state.v);
+        let report = integrator.step_linearized(model, &mut self.next)?;
+        for ((seed, q), v) in self
+            .seeds
+            .iter()
+            .zip(&mut self.next_q)
+            .zip(&mut self.next_v)
+        {
+            integrator.tangent(model, (&seed.q, &seed.v, &seed.p), (q, v))?;
+        }
+        for ((seed, q), v) in self
+            .seeds
+            .iter_mut()
+            .zip(&mut self.next_q)
+            .zip(&mut self.next_v)
+        {
+            std::mem::swap(&mut seed.q, q);
+            std::mem::swap(&mut seed.v, v);
+        }
+        std::mem::swap(state, &mut self.next);
+        Ok(report)
     }
 }

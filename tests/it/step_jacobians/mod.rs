@@ -10,9 +10,12 @@
 //! row Hessian) is `≳ 1e-3` here, far above the bounds, which are `≲ 1e-5`.
 
 mod adjoint;
+mod explicit;
+mod heavy_top;
 mod rattle;
 mod runge_kutta;
 mod sensitivity;
+mod sparse;
 mod spook;
 
 use mechanism::runtime::{
@@ -141,7 +144,7 @@ type StepMap<'a> = &'a dyn Fn(&[f64]) -> Vec<f64>;
 /// Compares `exact(row, column)` with the central differences of `map` at `x` (named `wrt` in
 /// the messages) column by column, under the bound of the module docs; returns the largest
 /// exact entry and the largest error relative to its bound.
-fn compare(
+pub(super) fn compare(
     label: &str,
     (map, wrt): (StepMap, &str),
     x: &[f64],

@@ -39,6 +39,14 @@ pub fn terms(model: &FamilyModel) -> syn::Result<Vec<Option<BodyOf>>> {
             );
         }
     }
+    if model.step_jacobians() {
+        for cutoff in &cutoffs {
+            errors.error_spanned(
+                &cutoff.source,
+                "`derivatives: [step_jacobians]` differentiates every term in the parameters, which a pair sum with a cutoff does not provide yet (its switch depends on the `on` and `off` parameters); drop the cutoff, or `step_jacobians`",
+            );
+        }
+    }
     if model.hessians() {
         kink_checks(model, &mut errors);
     }

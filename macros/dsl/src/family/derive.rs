@@ -31,6 +31,56 @@ pub struct FamilyDerived {
     pub potential: Vec<Part>,
     /// Per holonomic row (family), its values, Jacobian and the parts built from it.
     pub rows: Vec<RowDerived>,
+    /// What `derivatives: [step_jacobians]` adds, if it asks for it.
+    pub step: Option<StepDerived>,
+}
+
+/// The derivatives a sparse step Jacobian needs beyond the Hessians (`derivatives:
+/// [step_jacobians]`), per kernel as entries keyed by slot and parameter-symbol positions
+/// (a parameter position `j` is the kernel's `symbols.p[j]`: a scalar parameter, or past the
+/// scalars one of its parameter slots).
+pub struct StepDerived {
+    /// Per kinetic term, `∂²(∂²T/∂v_a∂v_b)/∂p_j` keyed `[a, b, j]`.
+    pub mass: Vec<Entries<3>>,
+    /// Per potential term, `∂²V/∂q_a∂p_j` keyed `[a, j]`.
+    pub potential: Vec<Entries<2>>,
+    /// Per row, `∂g_c/∂p_j` keyed `[c, j]`.
+    pub values: Vec<Entries<2>>,
+    /// Per row, `∂²g_c/∂q_a∂p_j` keyed `[c, a, j]`.
+    pub jacobian: Vec<Entries<3>>,
+    /// Per row, `∂²g_c/∂q_a∂q_b` keyed `[c, a, b]` (every ordered pair).
+    pub hessian: Vec<Entries<3>>,
+}
+
+/// One kernel's structurally nonzero derivatives, simplified as one group.
+pub struct Entries<const K: usize> {
+    /// The kernel, in a store of its own that holds the entries.
+    pub kernel: KernelCopy,
+    /// The entries with their keys.
+    pub entries: Vec<([usize; K], Id)>,
+}
+
+impl<const K: usize> Entries<K> {
+    /// The entries `entries` of `kernel`, as derived.
+    fn new(kernel: KernelCopy, entries: Vec<([usize; K], Id)>) -> Self {
+        Entries { kernel, entries }
+    }
+
+    /// Simplifies the entries as one group and drops the structurally zero ones.
+    fn simplify(&mut self) {
+        self.entries = self.kernel.simplified_nonzero(&self.entries);
+    }
+}
+
+impl StepDerived {
+    /// Simplifies every group in place.
+    fn simplify(&mut self) {
+        self.mass.iter_mut().for_each(Entries::simplify);
+        self.potential.iter_mut().for_each(Entries::simplify);
+        self.values.iter_mut().for_each(Entries::simplify);
+        self.jacobian.iter_mut().for_each(Entries::simplify);
+        self.hessian.iter_mut().for_each(Entries::simplify);
+    }
 }
 
 /// A kinetic term's mass block `∂²T/∂v_a∂v_b` over its velocity slots.
@@ -79,6 +129,9 @@ impl FamilyDerived {
         }
         for row in &mut self.rows {
             row.simplify();
+        }
+        if let Some(step) = &mut self.step {
+            step.simplify();
         }
     }
 }
@@ -183,10 +236,78 @@ pub fn derive(model: &FamilyModel, plan: &Plan) -> FamilyDerived {
             }
         })
         .collect();
+    let step = plan.parameter_derivatives.then(|| step_derived(model));
     FamilyDerived {
         kinetic,
         potential,
         rows,
+        step,
+    }
+}
+
+/// Differentiates every kernel into what a sparse step Jacobian needs ([`StepDerived`]).
+fn step_derived(model: &FamilyModel) -> StepDerived {
+    let mass = model
+        .kinetic
+        .iter()
+        .map(|term| {
+            let mut kernel = kernel_copy(&term.kernel);
+            let (v, p) = (kernel.symbols.v.clone(), kernel.symbols.p.clone());
+            let block = mechanism_cas::hessian(&mut kernel.store, term.kernel.values[0], &v);
+            let mut entries = Vec::new();
+            for (a, row) in block.iter().enumerate() {
+                for (b, &entry) in row.iter().enumerate() {
+                    let d = gradient(&mut kernel.store, entry, &p);
+                    entries.extend(d.into_iter().enumerate().map(|(j, d)| ([a, b, j], d)));
+                }
+            }
+            Entries::new(kernel, entries)
+        })
+        .collect();
+    let potential = model
+        .potential
+        .iter()
+        .map(|term| {
+            let mut kernel = kernel_copy(&term.kernel);
+            let (q, p) = (kernel.symbols.q.clone(), kernel.symbols.p.clone());
+            let grad = gradient(&mut kernel.store, term.kernel.values[0], &q);
+            let mut entries = Vec::new();
+            for (a, &g) in grad.iter().enumerate() {
+                let d = gradient(&mut kernel.store, g, &p);
+                entries.extend(d.into_iter().enumerate().map(|(j, d)| ([a, j], d)));
+            }
+            Entries::new(kernel, entries)
+        })
+        .collect();
+    let (mut values, mut jacobian, mut hessian) = (Vec::new(), Vec::new(), Vec::new());
+    for row in &model.rows {
+        let kernel = kernel_copy(&row.kernel);
+        let (q, p) = (kernel.symbols.q.clone(), kernel.symbols.p.clone());
+        let (mut in_p, mut in_qp, mut in_qq) =
+            (kernel_copy(&row.kernel), kernel, kernel_copy(&row.kernel));
+        let (mut e_p, mut e_qp, mut e_qq) = (Vec::new(), Vec::new(), Vec::new());
+        for (c, &g) in row.kernel.values.iter().enumerate() {
+            let d = gradient(&mut in_p.store, g, &p);
+            e_p.extend(d.into_iter().enumerate().map(|(j, d)| ([c, j], d)));
+            for (a, d) in gradient(&mut in_qp.store, g, &q).into_iter().enumerate() {
+                let dp = gradient(&mut in_qp.store, d, &p);
+                e_qp.extend(dp.into_iter().enumerate().map(|(j, d)| ([c, a, j], d)));
+            }
+            let h = mechanism_cas::hessian(&mut in_qq.store, g, &q);
+            for (a, row) in h.into_iter().enumerate() {
+                e_qq.extend(row.into_iter().enumerate().map(|(b, d)| ([c, a, b], d)));
+            }
+        }
+        values.push(Entries::new(in_p, e_p));
+        jacobian.push(Entries::new(in_qp, e_qp));
+        hessian.push(Entries::new(in_qq, e_qq));
+    }
+    StepDerived {
+        mass,
+        potential,
+        values,
+        jacobian,
+        hessian,
     }
 }
 

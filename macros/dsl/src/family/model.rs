@@ -198,6 +198,7 @@ impl FamilyModel {
             },
         );
         plan.hessian |= self.hessians();
+        plan.parameter_derivatives = self.step_jacobians();
         plan
     }
 
@@ -205,6 +206,12 @@ impl FamilyModel {
     /// Hessians (`SparsePotentialHessian`, `SparseHolonomicHessians`).
     pub fn hessians(&self) -> bool {
         crate::derivatives::hessians_wanted(&self.derivatives).is_some()
+    }
+
+    /// Returns whether `derivatives: [step_jacobians]` asks for what the sparse step Jacobians
+    /// need (the rows' Hessians and every derivative in the parameters).
+    pub fn step_jacobians(&self) -> bool {
+        self.derivatives.contains(&Derivative::StepJacobians)
     }
 }
 

@@ -70,17 +70,6 @@ pub fn resolve(ast: &Mechanism) -> syn::Result<FamilyModel> {
         sections.values.get(&SectionKind::Derivatives).copied(),
         &mut errors,
     );
-    for (derivative, name) in &derivatives {
-        if *derivative == crate::derivatives::Derivative::StepJacobians {
-            errors.error_spanned(
-                name,
-                "`step_jacobians` is not available for a model with families yet: the sparse \
-                 tier's integrators do not differentiate their step; write the model with fixed \
-                 sizes (no `sizes` section) for `mechanism::runtime::DifferentiableStep`, or ask \
-                 for `derivatives: [hessians]`",
-            );
-        }
-    }
     names::unique(&declared(&sections), &mut errors);
     size_arguments(&sizes, &mut errors);
     errors.barrier()?;

@@ -8,6 +8,7 @@
 //!
 //! The acceleration `−M⁻¹∇V` below is shared with the projection family.
 
+mod jacobian;
 mod rk4;
 mod symplectic_euler;
 mod verlet;

@@ -44,6 +44,7 @@ mod jacobian;
 mod rattle;
 mod shake;
 pub(crate) mod sparse;
+mod sparse_jacobian;
 pub(crate) mod system;
 
 pub(crate) use dense::ProjectionDense;

@@ -81,14 +81,14 @@ pub type SparseRattle = RattleScheme<ProjectionSparse>;
 /// [`SparseRattle`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct RattleScheme<S: ProjectionSystem> {
-    core: Projection<S>,
+    pub(super) core: Projection<S>,
     /// `v_k + ½ h a_k`, then `w`, and `v_{k+1}` of the step under way.
     kicked: S::Coordinates,
     velocity: S::Coordinates,
     /// `G w`, then `ν`, of the step under way.
     nu: S::Rows,
-    multipliers: S::Rows,
-    velocity_multipliers: S::Rows,
+    pub(super) multipliers: S::Rows,
+    pub(super) velocity_multipliers: S::Rows,
     /// `½ (μ_{k−1} + λ_k)` of the last step, valid if it continued the step before.
     averaged_multipliers: S::Rows,
     averaged: bool,
@@ -316,6 +316,7 @@ where
     crate::checkpoint::carried_access!();
 
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        self.core.system.linearization.invalidate();
         check_mass_is_constant(model.constant_mass(), "RATTLE")?;
         check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;

@@ -2,6 +2,7 @@
 //! body, a block-diagonal `M` factored per body, and one sparse `LU` without pivoting of the
 //! Newton matrix and of `G M⁻¹ Gᵀ` on a pattern analysed once.
 
+use super::sparse_jacobian::Linearization;
 use super::{
     Point, ProjectionAcceleration, ProjectionModel, ProjectionSystem, NEWTON_MATRIX,
     PROJECTION_MATRIX,
@@ -109,6 +110,8 @@ pub struct ProjectionSparse {
     /// A right-hand side in elimination order, and row sums for the tolerance scale.
     permuted: Vec<f64>,
     row_scale: Vec<f64>,
+    /// What RATTLE's last step keeps for its Jacobian products, if it was linearized.
+    pub(super) linearization: Linearization,
 }
 
 impl ProjectionSparse {
@@ -223,6 +226,7 @@ impl ProjectionSparse {
             lu,
             permuted: vec![0.0; m],
             row_scale: vec![0.0; m],
+            linearization: Linearization::default(),
         })
     }
 
@@ -252,14 +256,21 @@ impl ProjectionSparse {
         Ok(())
     }
 
-    /// Factors `G(jac) M⁻¹ G(minv)ᵀ` and overwrites `rhs` with its solution.
-    fn solve(
+    /// Overwrites `x` with `M⁻¹ x` for the mass matrix factored at the last step.
+    pub(super) fn mass_solve(&mut self, x: &mut [f64], t: f64) -> Result<(), StepError> {
+        self.mass.solve_in_place(x, t)
+    }
+
+    /// Factors `A = G(jac) M⁻¹ G(minv)ᵀ` and overwrites `rhs` with `A⁻¹ rhs`, or with
+    /// `A⁻ᵀ rhs` when `transposed` (the adjoint of a step's Jacobian).
+    pub(super) fn solve(
         &mut self,
         jac: Point,
         minv: Point,
         rhs: &mut [f64],
         matrix: &'static str,
         t: f64,
+        transposed: bool,
     ) -> Result<(), StepError> {
         let (jac, minv_jac_t) = (
             &self.points[jac as usize].jac,
@@ -282,7 +293,12 @@ impl ProjectionSparse {
         for (&position, value) in self.row_position.iter().zip(rhs.iter()) {
             self.permuted[position] = *value;
         }
-        self.lu.solve_in_place(&mut self.permuted).map_err(&wrap)?;
+        if transposed {
+            self.lu.solve_transpose_in_place(&mut self.permuted)
+        } else {
+            self.lu.solve_in_place(&mut self.permuted)
+        }
+        .map_err(&wrap)?;
         for (&position, value) in self.row_position.iter().zip(rhs.iter_mut()) {
             *value = self.permuted[position];
         }
@@ -358,11 +374,11 @@ impl ProjectionSystem for ProjectionSparse {
     }
 
     fn solve_newton(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError> {
-        self.solve(Point::End, Point::Start, rhs, NEWTON_MATRIX, t)
+        self.solve(Point::End, Point::Start, rhs, NEWTON_MATRIX, t, false)
     }
 
     fn solve_projection(&mut self, rhs: &mut [f64], t: f64) -> Result<(), StepError> {
-        self.solve(Point::End, Point::End, rhs, PROJECTION_MATRIX, t)
+        self.solve(Point::End, Point::End, rhs, PROJECTION_MATRIX, t, false)
     }
 
     fn carry(&mut self) {

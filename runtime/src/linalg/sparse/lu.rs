@@ -245,6 +245,32 @@ impl LinearSolver for SparseLu {
     }
 }
 
+impl SparseLu {
+    /// Overwrites `b` with `A⁻ᵀ b` for the last successful factorization: `Aᵀ = Uᵀ Lᵀ`, a
+    /// forward substitution with `Uᵀ` (stored by column below the diagonal, with `U`'s
+    /// diagonal) and a backward one with the unit `Lᵀ`; the adjoint of a solve, without
+    /// allocating.
+    pub fn solve_transpose_in_place(&mut self, b: &mut [f64]) -> Result<(), LinalgError> {
+        let n = self.dimension();
+        check_solvable(self.factored, n, b)?;
+        for j in 0..n {
+            let x = b[j] / self.pivots[j];
+            b[j] = x;
+            for q in self.factor_col_ptr[j]..self.factor_col_ptr[j + 1] {
+                b[self.factor_row_idx[q]] -= self.upper[q] * x;
+            }
+        }
+        for j in (0..n).rev() {
+            let mut x = b[j];
+            for q in self.factor_col_ptr[j]..self.factor_col_ptr[j + 1] {
+                x -= self.lower[q] * b[self.factor_row_idx[q]];
+            }
+            b[j] = x;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +313,20 @@ mod tests {
             residual = residual.max((ax - b).abs());
         }
         assert!(residual < 1e-13, "residual {residual:e}");
+        // The transposed solve: Aᵀ x = b.
+        let mut x = b.clone();
+        lu.solve_transpose_in_place(&mut x).unwrap();
+        let mut residual = 0.0f64;
+        for (j, b) in b.iter().enumerate() {
+            let atx: f64 = entries
+                .iter()
+                .zip(&values)
+                .filter(|((_, c), _)| *c == j)
+                .map(|((r, _), v)| v * x[*r])
+                .sum();
+            residual = residual.max((atx - b).abs());
+        }
+        assert!(residual < 1e-13, "transposed residual {residual:e}");
 
         // Rows 0 and 2 equal: singular, reported at the first vanishing pivot.
         let entries = [

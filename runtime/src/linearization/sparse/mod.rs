@@ -49,6 +49,9 @@ pub use lanczos::{sparse_modes, SparseModeSettings};
 use super::stiffness::ZERO_TOLERANCE;
 use super::{finite, LinearizationError};
 use crate::integrators::saddle_point::SaddlePoint;
+use crate::linalg::products::{
+    add_pattern_transpose_times, add_symmetric_pattern_times, block_diagonal_times,
+};
 use crate::linalg::{Inertia, LinalgError};
 use crate::model::{
     SparseAppliedForces, SparseHolonomicHessians, SparseInertia, SparsePotentialHessian,
@@ -260,34 +263,18 @@ impl<'a, S: SparseLinearizable> System<'a, S> {
     /// `out = Gᵀ λ`.
     fn jacobian_transpose_times(&self, lambda: &[f64], out: &mut [f64]) {
         out.fill(0.0);
-        for (&(row, col), value) in self.pattern.iter().zip(&self.jacobian) {
-            out[col] += value * lambda[row];
-        }
+        add_pattern_transpose_times(&self.pattern, &self.jacobian, lambda, out);
     }
 
     /// `out = M x`.
     fn mass_times(&self, x: &[f64], out: &mut [f64]) {
-        let (mut first, mut offset) = (0, 0);
-        for &size in self.model.body_sizes() {
-            for a in 0..size {
-                out[first + a] = (0..size)
-                    .map(|c| self.mass[offset + a * size + c] * x[first + c])
-                    .sum();
-            }
-            first += size;
-            offset += size * size;
-        }
+        block_diagonal_times(self.model.body_sizes(), &self.mass, x, out);
     }
 
     /// `out = K x` on `K`'s symmetric pattern (each unordered pair once).
     fn stiffness_times(&self, x: &[f64], out: &mut [f64]) {
         out.fill(0.0);
-        for (&(i, j), value) in self.stiffness_pattern.iter().zip(&self.stiffness) {
-            out[i] += value * x[j];
-            if i != j {
-                out[j] += value * x[i];
-            }
-        }
+        add_symmetric_pattern_times(&self.stiffness_pattern, &self.stiffness, 1.0, x, out);
     }
 
     /// `(‖M‖_F, ‖K‖_F)` of the values evaluated last.

@@ -12,13 +12,15 @@
 //! The emitters, by output: `tables` (instance tables, sizes, footprint), `kinetic` (`T` and
 //! the mass blocks), `potential` (`V`, `∇V`), `rows` (`g`, its Jacobian, the penalty parts and
 //! the acceleration bias) and `derivatives` (Hessians, contractions, the penalized potential,
-//! the rows' weighted Hessians);
-//! [`generate`] assembles the struct, `new` and the traits from their outputs.
+//! the rows' weighted Hessians) and `step` (for `derivatives: [step_jacobians]`: the flat
+//! parameter vector, the rows' Hessians and every derivative in the parameters as visited
+//! entries); [`generate`] assembles the struct, `new` and the traits from their outputs.
 
 mod derivatives;
 mod kinetic;
 mod potential;
 mod rows;
+mod step;
 mod tables;
 
 use proc_macro2::{Literal, TokenStream};
@@ -207,6 +209,10 @@ pub fn generate(
             impl #rt::model::SparseConstantMass for #name {}
         }
     });
+    let step_impls = derived
+        .step
+        .as_ref()
+        .map(|step| step::step_derivatives(model, step));
     let integrator_impls = quote! {
         #constant_mass_marker
         impl #rt::model::SparseInertia for #name {
@@ -291,6 +297,7 @@ pub fn generate(
             }
         }
         #(#derivative_impls)*
+        #step_impls
         impl #rt::model::SparseNonholonomic for #name {}
         impl #rt::model::SparseAppliedForces for #name {}
     };

@@ -17,6 +17,7 @@ pub(crate) mod dense;
 mod factor;
 mod jacobian;
 pub(crate) mod sparse;
+mod sparse_jacobian;
 
 pub use dense::SpookDense;
 pub use sparse::SpookSparse;

@@ -17,6 +17,7 @@
 //! (ideal constraints) keep a zero diagonal; the factorization then still exists when the rows
 //! are independent, and a dependent set is reported as a vanishing pivot.
 
+use super::sparse_jacobian::Linearization;
 use super::{
     restore_multipliers, save_multipliers, scheme, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,
@@ -28,6 +29,7 @@ use crate::integrators::checks::{
 };
 use crate::integrators::saddle_point::SaddlePoint;
 use crate::integrators::{SparseIntegrator, StepReport};
+use crate::linalg::products::{add_pattern_times, block_diagonal_times};
 use crate::linalg::LinalgError;
 use crate::model::{
     Regularization, SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseInertia,
@@ -36,21 +38,21 @@ use crate::model::{
 use crate::state::DynState;
 
 /// The name of SPOOK's matrix in errors.
-const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0, −Γ]]";
+pub(super) const SPOOK_MATRIX: &str = "SPOOK matrix [[M, Gᵀ, Aᵀ], [G, −Σ, 0], [A, 0, −Γ]]";
 
 /// The system of eq. 29 of one sparse-tier model: its numbering, sparsity pattern, symbolic
 /// factorization and every buffer of a step, all sized when it is built.
 #[derive(Debug)]
 pub struct SpookSparse {
     /// The quasi-definite matrix of eq. 29 on its analysed pattern.
-    saddle_point: SaddlePoint,
+    pub(super) saddle_point: SaddlePoint,
     /// `G`'s pattern, `(row, coordinate)`, for `G v`.
-    jacobian_pattern: Vec<(usize, usize)>,
+    pub(super) jacobian_pattern: Vec<(usize, usize)>,
     /// The model's values at `q_k`.
-    mass_blocks: Vec<f64>,
+    pub(super) mass_blocks: Vec<f64>,
     gradient: Vec<f64>,
     force: Vec<f64>,
-    jacobian: Vec<f64>,
+    pub(super) jacobian: Vec<f64>,
     nonholonomic: Vec<f64>,
     /// The rows of eq. 29.
     g: Vec<f64>,
@@ -70,10 +72,12 @@ pub struct SpookSparse {
     v_next: Vec<f64>,
     lambda: Vec<f64>,
     alpha: Vec<f64>,
-    multipliers: Vec<f64>,
+    pub(super) multipliers: Vec<f64>,
     nonholonomic_multipliers: Vec<f64>,
-    overrides: Vec<Option<Regularization>>,
+    pub(super) overrides: Vec<Option<Regularization>>,
     compliance_overrides: Vec<Option<f64>>,
+    /// What the last step keeps for its Jacobian products, if it was linearized.
+    pub(super) linearization: Linearization,
 }
 
 impl SpookScheme<SpookSparse> {
@@ -151,6 +155,7 @@ impl SpookSparse {
             nonholonomic_multipliers: vec![0.0; k],
             overrides: vec![None; m],
             compliance_overrides: vec![None; k],
+            linearization: Linearization::default(),
         })
     }
 
@@ -176,7 +181,7 @@ impl SpookSparse {
     /// Patterns are fixed for a model's lifetime (the traits' contract), so comparing their
     /// lengths and the body sizes catches a foreign model without reading the patterns at every
     /// step.
-    fn check_model<Model>(&self, model: &Model) -> Result<(), StepError>
+    pub(super) fn check_model<Model>(&self, model: &Model) -> Result<(), StepError>
     where
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
     {
@@ -242,26 +247,18 @@ where
         model.nonholonomic_drive(time, &mut self.s);
         check_finite_slice(&self.s, "nonholonomic drive w", time)?;
 
-        // r = M v − h ∇V + h f, block by block.
-        let (mut first, mut offset) = (0, 0);
-        for &size in self.saddle_point.body_sizes() {
-            for a in 0..size {
-                let row = &self.mass_blocks[offset + a * size..offset + (a + 1) * size];
-                let mv: f64 = row
-                    .iter()
-                    .zip(&v[first..first + size])
-                    .map(|(m, v)| m * v)
-                    .sum();
-                let i = first + a;
-                self.r[i] = mv - h * self.gradient[i] + h * self.force[i];
-            }
-            first += size;
-            offset += size * size;
+        // r = M v − h ∇V + h f.
+        block_diagonal_times(
+            self.saddle_point.body_sizes(),
+            &self.mass_blocks,
+            v,
+            &mut self.r,
+        );
+        for ((r, gradient), force) in self.r.iter_mut().zip(&self.gradient).zip(&self.force) {
+            *r = *r - h * gradient + h * force;
         }
         self.jac_v.fill(0.0);
-        for (&(row, col), value) in self.jacobian_pattern.iter().zip(&self.jacobian) {
-            self.jac_v[row] += value * v[col];
-        }
+        add_pattern_times(&self.jacobian_pattern, &self.jacobian, v, &mut self.jac_v);
         Ok(())
     }
 
@@ -363,6 +360,7 @@ where
     crate::checkpoint::carried_access!();
 
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        self.system.linearization.invalidate();
         check_mass_is_constant(model.constant_mass(), "SPOOK")?;
         check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;

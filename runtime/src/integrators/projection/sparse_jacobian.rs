@@ -1,0 +1,481 @@
+//! Products with the exact Jacobian of a RATTLE step on the sparse tier
+//! ([`SparseDifferentiableStep`] for [`SparseRattle`](super::SparseRattle)).
+//!
+//! The equations are the fixed-size tier's (`projection/jacobian.rs`, which derives them from
+//! the converged position step and the velocity projection): with `H_k(y) = ∇²V(q_k) +
+//! Σ_c y_c ∇²g_c(q_k)`, `G = G(q_k)`, `G' = G(q_{k+1})`, `C'(w) = ∂(G w)/∂q` at `q_{k+1}`,
+//! `S₁ = G' M⁻¹ Gᵀ` (the Newton matrix at the converged point) and `S₂ = G' M⁻¹ G'ᵀ`, a
+//! direction `(δq, δv, δp)` gives
+//!
+//! ```text
+//! X   = M⁻¹ (M δq + h M δv − ½h² H_k(λ) δq + Σⱼ δpⱼ (−Mⱼ (q' − q − h v) − ½h² (∂ⱼ∇V(q) + Gⱼᵀ λ)))
+//! S₁ δλ̃ = G' X + Σⱼ δpⱼ ∂ⱼg(q'),                 δq' = X − M⁻¹ Gᵀ δλ̃
+//! R   = M (δq' − δq)/h − ½h H_{k+1}(μ) δq' + Σⱼ δpⱼ (−Mⱼ (v' − v_{k+½}) − ½h (∂ⱼ∇V(q') + G'ⱼᵀ μ))
+//! s   = −C'(v') δq' − Σⱼ δpⱼ G'ⱼ v'
+//! S₂ δν = G' M⁻¹ R − s,                           δv' = M⁻¹ R − M⁻¹ G'ᵀ δν
+//! ```
+//!
+//! The adjoint runs the same maps backwards: for `(w_q, w_v)`, `u₂ = S₂⁻¹ G' M⁻¹ w_v`,
+//! `ρ_R = M⁻¹ w_v − M⁻¹ G'ᵀ u₂`, then `w̄ = w_q + M ρ_R/h − ½h H_{k+1}(μ) ρ_R − C'(v')ᵀ u₂`,
+//! `u₁ = S₁⁻ᵀ G M⁻¹ w̄` (a solve with the transposed `LU`), `ρ₁ = M⁻¹ w̄ − M⁻¹ G'ᵀ u₁`, and
+//!
+//! ```text
+//! a_q = −M ρ_R/h + M ρ₁ − ½h² H_k(λ) ρ₁,     a_v = h M ρ₁
+//! ∂L/∂pⱼ += ρ₁ · (−Mⱼ (q' − q − h v) − ½h² (∂ⱼ∇V(q) + Gⱼᵀ λ)) − u₁ · ∂ⱼg(q')
+//!         + ρ_R · (−Mⱼ (v' − v_{k+½}) − ½h (∂ⱼ∇V(q') + G'ⱼᵀ μ)) − u₂ · G'ⱼ v'
+//! ```
+//!
+//! with `C'(w)ᵀ z = Σ_c z_c ∇²g_c(q') w`. The step leaves `G`, `M⁻¹Gᵀ` at both ends in the
+//! system (the start point is the carried `q_{k+1}`, the end point `q_k`, after the step's
+//! swap); a product refactors `S₁` and `S₂` from them, evaluates `∇²V` at both ends once per
+//! step, and visits the rows' Hessian entries at both ends and the parameter entries.
+
+use super::sparse::ProjectionSparse;
+use super::{Point, ProjectionSystem, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
+use crate::error::StepError;
+use crate::integrators::checks::check_finite_slice;
+use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
+use crate::linalg::products::{add_symmetric_pattern_times, block_diagonal_times};
+use crate::model::{
+    SparseConstantMass, SparseHolonomic, SparseInertia, SparseParameterDerivatives,
+    SparsePotentialHessian, SparseStepDerivatives,
+};
+use crate::state::DynState;
+
+/// What a linearized RATTLE step keeps for its products (the system keeps `G` and `M⁻¹Gᵀ`
+/// at both ends): the state before and after, the multipliers, `M` and `∇²V` at both ends,
+/// and the buffers of a product. Sized at the first linearized step.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Linearization {
+    valid: bool,
+    t: f64,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    q_next: Vec<f64>,
+    v_next: Vec<f64>,
+    lambda: Vec<f64>,
+    mu: Vec<f64>,
+    mass: Vec<f64>,
+    hessian: Vec<f64>,
+    hessian_next: Vec<f64>,
+    /// Coordinate buffers.
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    d: Vec<f64>,
+    /// Row buffers.
+    rows: Vec<f64>,
+    rows_b: Vec<f64>,
+}
+
+impl Linearization {
+    /// Forgets the last step's linearization (a plain step replaced the system's points).
+    pub(super) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    fn resize(&mut self, n: usize, m: usize, masses: usize, entries: usize) {
+        for buffer in [
+            &mut self.q,
+            &mut self.v,
+            &mut self.q_next,
+            &mut self.v_next,
+            &mut self.a,
+            &mut self.b,
+            &mut self.c,
+            &mut self.d,
+        ] {
+            buffer.resize(n, 0.0);
+        }
+        for buffer in [
+            &mut self.lambda,
+            &mut self.mu,
+            &mut self.rows,
+            &mut self.rows_b,
+        ] {
+            buffer.resize(m, 0.0);
+        }
+        self.mass.resize(masses, 0.0);
+        self.hessian.resize(entries, 0.0);
+        self.hessian_next.resize(entries, 0.0);
+    }
+}
+
+impl<Model> SparseDifferentiableStep<Model> for RattleScheme<ProjectionSparse>
+where
+    Model: SparseConstantMass
+        + SparsePotentialHessian
+        + SparseStepDerivatives
+        + SparseParameterDerivatives
+        + ?Sized,
+{
+    fn step_linearized(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<StepReport, StepError> {
+        let (n, m) = (model.coordinate_count(), model.constraint_count());
+        let masses: usize = model.body_sizes().iter().map(|s| s * s).sum();
+        let entries = model.hessian_pattern().len();
+        {
+            let lin = &mut self.core.system.linearization;
+            lin.resize(n, m, masses, entries);
+            if state.q.len() == n && state.v.len() == n {
+                lin.q.copy_from_slice(&state.q);
+                lin.v.copy_from_slice(&state.v);
+            }
+            lin.t = state.t;
+        }
+        // The plain step checks the state and the model, and forgets any linearization.
+        let report = SparseIntegrator::step(self, model, state)?;
+        let lin = &mut self.core.system.linearization;
+        lin.q_next.copy_from_slice(&state.q);
+        lin.v_next.copy_from_slice(&state.v);
+        lin.lambda.copy_from_slice(&self.multipliers);
+        lin.mu.copy_from_slice(&self.velocity_multipliers);
+        model.mass_blocks(&lin.q, &mut lin.mass);
+        model.potential_hessian(&lin.q, &mut lin.hessian);
+        model.potential_hessian(&lin.q_next, &mut lin.hessian_next);
+        check_finite_slice(&lin.hessian, "potential hessian", lin.t)?;
+        check_finite_slice(&lin.hessian_next, "potential hessian", lin.t)?;
+        lin.valid = true;
+        Ok(report)
+    }
+
+    fn tangent(
+        &mut self,
+        model: &Model,
+        (dq, dv, dp): (&[f64], &[f64], &[f64]),
+        (out_q, out_v): (&mut [f64], &mut [f64]),
+    ) -> Result<(), StepError> {
+        let h = self.core.h;
+        let system = &mut self.core.system;
+        check_linearized(system, model)?;
+        let n = system.linearization.q.len();
+        for (length, what) in [
+            (dq.len(), "tangent dq"),
+            (dv.len(), "tangent dv"),
+            (out_q.len(), "tangent output q"),
+            (out_v.len(), "tangent output v"),
+        ] {
+            check_length(length, n, what)?;
+        }
+        if !dp.is_empty() {
+            check_length(dp.len(), model.parameter_count(), "tangent dp")?;
+        }
+        let mut lin = std::mem::take(&mut system.linearization);
+        let result = tangent(system, &mut lin, model, h, (dq, dv, dp), (out_q, out_v));
+        system.linearization = lin;
+        result
+    }
+
+    fn adjoint(
+        &mut self,
+        model: &Model,
+        (w_q, w_v): (&[f64], &[f64]),
+        (out_q, out_v): (&mut [f64], &mut [f64]),
+        gradient: &mut [f64],
+    ) -> Result<(), StepError> {
+        let h = self.core.h;
+        let system = &mut self.core.system;
+        check_linearized(system, model)?;
+        let n = system.linearization.q.len();
+        for (length, what) in [
+            (w_q.len(), "adjoint w_q"),
+            (w_v.len(), "adjoint w_v"),
+            (out_q.len(), "adjoint output q"),
+            (out_v.len(), "adjoint output v"),
+        ] {
+            check_length(length, n, what)?;
+        }
+        if !gradient.is_empty() {
+            check_length(
+                gradient.len(),
+                model.parameter_count(),
+                "adjoint parameters",
+            )?;
+        }
+        let mut lin = std::mem::take(&mut system.linearization);
+        let result = adjoint(
+            system,
+            &mut lin,
+            model,
+            h,
+            (w_q, w_v),
+            (out_q, out_v),
+            gradient,
+        );
+        system.linearization = lin;
+        result
+    }
+}
+
+/// The tangent of the module docs, with `lin` taken out of `system` for the borrow.
+fn tangent<Model>(
+    system: &mut ProjectionSparse,
+    lin: &mut Linearization,
+    model: &Model,
+    h: f64,
+    (dq, dv, dp): (&[f64], &[f64], &[f64]),
+    (out_q, out_v): (&mut [f64], &mut [f64]),
+) -> Result<(), StepError>
+where
+    Model: SparseInertia
+        + SparsePotentialHessian
+        + SparseStepDerivatives
+        + SparseParameterDerivatives
+        + ?Sized,
+{
+    let t = lin.t;
+    let sizes = model.body_sizes();
+    let Linearization {
+        q,
+        v,
+        q_next,
+        v_next,
+        lambda,
+        mu,
+        mass,
+        hessian,
+        hessian_next,
+        a,
+        b,
+        c,
+        d,
+        rows,
+        rows_b,
+        ..
+    } = lin;
+    let hh = 0.5 * h * h;
+    // a = M δq + h M δv − ½h² H_k(λ) δq + parameters, then X = M⁻¹ a.
+    for ((x, dq), dv) in c.iter_mut().zip(dq).zip(dv) {
+        *x = dq + h * dv;
+    }
+    block_diagonal_times(sizes, mass, c, a);
+    add_symmetric_pattern_times(model.hessian_pattern(), hessian, -hh, dq, a);
+    model.constraint_hessian_entries(q, t, &mut |k, i, j, value| {
+        a[i] -= hh * lambda[k] * value * dq[j];
+    });
+    rows.fill(0.0);
+    if !dp.is_empty() {
+        model.mass_parameter_entries(q, &mut |i, j, p, value| {
+            a[i] -= dp[p] * value * (q_next[j] - q[j] - h * v[j]);
+        });
+        model.potential_gradient_parameter_entries(q, &mut |i, p, value| {
+            a[i] -= hh * dp[p] * value;
+        });
+        model.constraint_jacobian_parameter_entries(q, t, &mut |k, i, p, value| {
+            a[i] -= hh * dp[p] * value * lambda[k];
+        });
+        model.constraint_parameter_entries(q_next, t + h, &mut |k, p, value| {
+            rows[k] += dp[p] * value;
+        });
+    }
+    system.mass_solve(a, t)?;
+    // S₁ δλ̃ = G' X + Σ δp ∂g(q'); δq' = X − M⁻¹ Gᵀ δλ̃.
+    system.jacobian_times(Point::Start, a, rows_b);
+    for (r, g) in rows.iter_mut().zip(rows_b.iter()) {
+        *r += g;
+    }
+    system.solve(Point::Start, Point::End, rows, NEWTON_MATRIX, t, false)?;
+    system.constraint_direction(Point::End, rows, b);
+    for ((out, x), d) in out_q.iter_mut().zip(a.iter()).zip(b.iter()) {
+        *out = x - d;
+    }
+    // R = M (δq' − δq)/h − ½h H_{k+1}(μ) δq' + parameters; s = −C'(v') δq' − Σ δp G'ⱼ v'.
+    let dq_next = &*out_q;
+    for ((x, next), dq) in c.iter_mut().zip(dq_next).zip(dq) {
+        *x = (next - dq) / h;
+    }
+    block_diagonal_times(sizes, mass, c, d);
+    add_symmetric_pattern_times(model.hessian_pattern(), hessian_next, -0.5 * h, dq_next, d);
+    rows.fill(0.0);
+    model.constraint_hessian_entries(q_next, t + h, &mut |k, i, j, value| {
+        d[i] -= 0.5 * h * mu[k] * value * dq_next[j];
+        rows[k] -= value * v_next[i] * dq_next[j];
+    });
+    if !dp.is_empty() {
+        model.mass_parameter_entries(q_next, &mut |i, j, p, value| {
+            d[i] -= dp[p] * value * (v_next[j] - (q_next[j] - q[j]) / h);
+        });
+        model.potential_gradient_parameter_entries(q_next, &mut |i, p, value| {
+            d[i] -= 0.5 * h * dp[p] * value;
+        });
+        model.constraint_jacobian_parameter_entries(q_next, t + h, &mut |k, i, p, value| {
+            d[i] -= 0.5 * h * dp[p] * value * mu[k];
+            rows[k] -= dp[p] * value * v_next[i];
+        });
+    }
+    // S₂ δν = G' M⁻¹ R − s; δv' = M⁻¹ R − M⁻¹ G'ᵀ δν.
+    system.mass_solve(d, t)?;
+    system.jacobian_times(Point::Start, d, rows_b);
+    for (s, g) in rows.iter_mut().zip(rows_b.iter()) {
+        *s = g - *s;
+    }
+    system.solve(
+        Point::Start,
+        Point::Start,
+        rows,
+        PROJECTION_MATRIX,
+        t,
+        false,
+    )?;
+    system.constraint_direction(Point::Start, rows, b);
+    for ((out, x), d) in out_v.iter_mut().zip(d.iter()).zip(b.iter()) {
+        *out = x - d;
+    }
+    check_finite_slice(out_q, "tangent q", t)?;
+    check_finite_slice(out_v, "tangent v", t)
+}
+
+/// The adjoint of the module docs, with `lin` taken out of `system` for the borrow.
+fn adjoint<Model>(
+    system: &mut ProjectionSparse,
+    lin: &mut Linearization,
+    model: &Model,
+    h: f64,
+    (w_q, w_v): (&[f64], &[f64]),
+    (out_q, out_v): (&mut [f64], &mut [f64]),
+    gradient: &mut [f64],
+) -> Result<(), StepError>
+where
+    Model: SparseInertia
+        + SparsePotentialHessian
+        + SparseStepDerivatives
+        + SparseParameterDerivatives
+        + ?Sized,
+{
+    let t = lin.t;
+    let sizes = model.body_sizes();
+    let Linearization {
+        q,
+        v,
+        q_next,
+        v_next,
+        lambda,
+        mu,
+        mass,
+        hessian,
+        hessian_next,
+        a,
+        b,
+        c,
+        d,
+        rows,
+        rows_b,
+        ..
+    } = lin;
+    let hh = 0.5 * h * h;
+    // u₂ = S₂⁻¹ G' M⁻¹ w_v, ρ_R = M⁻¹ w_v − M⁻¹ G'ᵀ u₂ (in c; u₂ in rows_b).
+    c.copy_from_slice(w_v);
+    system.mass_solve(c, t)?;
+    system.jacobian_times(Point::Start, c, rows_b);
+    system.solve(
+        Point::Start,
+        Point::Start,
+        rows_b,
+        PROJECTION_MATRIX,
+        t,
+        false,
+    )?;
+    system.constraint_direction(Point::Start, rows_b, b);
+    for (c, b) in c.iter_mut().zip(b.iter()) {
+        *c -= b;
+    }
+    let (rho_r, u2) = (&*c, &*rows_b);
+    // w̄ = w_q + M ρ_R/h − ½h H_{k+1}(μ) ρ_R − C'(v')ᵀ u₂ (in a); a_q = −M ρ_R/h so far.
+    block_diagonal_times(sizes, mass, rho_r, d);
+    for ((a, w), m_rho) in a.iter_mut().zip(w_q).zip(d.iter()) {
+        *a = w + m_rho / h;
+    }
+    for (out, m_rho) in out_q.iter_mut().zip(d.iter()) {
+        *out = -m_rho / h;
+    }
+    add_symmetric_pattern_times(model.hessian_pattern(), hessian_next, -0.5 * h, rho_r, a);
+    model.constraint_hessian_entries(q_next, t + h, &mut |k, i, j, value| {
+        a[j] -= 0.5 * h * mu[k] * value * rho_r[i] + value * v_next[i] * u2[k];
+    });
+    if !gradient.is_empty() {
+        model.mass_parameter_entries(q_next, &mut |i, j, p, value| {
+            gradient[p] -= rho_r[i] * value * (v_next[j] - (q_next[j] - q[j]) / h);
+        });
+        model.potential_gradient_parameter_entries(q_next, &mut |i, p, value| {
+            gradient[p] -= 0.5 * h * rho_r[i] * value;
+        });
+        model.constraint_jacobian_parameter_entries(q_next, t + h, &mut |k, i, p, value| {
+            gradient[p] -= value * (0.5 * h * rho_r[i] * mu[k] + u2[k] * v_next[i]);
+        });
+    }
+    // u₁ = S₁⁻ᵀ G M⁻¹ w̄, ρ₁ = M⁻¹ w̄ − M⁻¹ G'ᵀ u₁ (in a; u₁ in rows).
+    system.mass_solve(a, t)?;
+    system.jacobian_times(Point::End, a, rows);
+    system.solve(Point::Start, Point::End, rows, NEWTON_MATRIX, t, true)?;
+    system.constraint_direction(Point::Start, rows, b);
+    for (a, b) in a.iter_mut().zip(b.iter()) {
+        *a -= b;
+    }
+    let (rho1, u1) = (&*a, &*rows);
+    // a_q += M ρ₁ − ½h² H_k(λ) ρ₁, a_v = h M ρ₁.
+    block_diagonal_times(sizes, mass, rho1, d);
+    for ((out_q, out_v), m_rho) in out_q.iter_mut().zip(out_v.iter_mut()).zip(d.iter()) {
+        *out_q += m_rho;
+        *out_v = h * m_rho;
+    }
+    add_symmetric_pattern_times(model.hessian_pattern(), hessian, -hh, rho1, out_q);
+    model.constraint_hessian_entries(q, t, &mut |k, i, j, value| {
+        out_q[j] -= hh * lambda[k] * value * rho1[i];
+    });
+    if !gradient.is_empty() {
+        model.mass_parameter_entries(q, &mut |i, j, p, value| {
+            gradient[p] -= rho1[i] * value * (q_next[j] - q[j] - h * v[j]);
+        });
+        model.potential_gradient_parameter_entries(q, &mut |i, p, value| {
+            gradient[p] -= hh * rho1[i] * value;
+        });
+        model.constraint_jacobian_parameter_entries(q, t, &mut |k, i, p, value| {
+            gradient[p] -= hh * rho1[i] * value * lambda[k];
+        });
+        model.constraint_parameter_entries(q_next, t + h, &mut |k, p, value| {
+            gradient[p] -= u1[k] * value;
+        });
+        check_finite_slice(gradient, "adjoint parameters", t)?;
+    }
+    check_finite_slice(out_q, "adjoint q", t)?;
+    check_finite_slice(out_v, "adjoint v", t)
+}
+
+/// Returns `InvalidModel` unless the last step was linearized, for `model`.
+fn check_linearized<Model>(system: &ProjectionSparse, model: &Model) -> Result<(), StepError>
+where
+    Model: SparseInertia + SparseHolonomic + ?Sized,
+{
+    if !system.linearization.valid {
+        return Err(StepError::InvalidModel {
+            what: "step Jacobian product",
+            index: 0,
+            reason: "needs a step taken with `step_linearized` since the last plain step",
+        });
+    }
+    system.check_model(model)?;
+    if let Some((name, value, requirement)) = model.parameter_violation() {
+        return Err(StepError::BadParameter {
+            name,
+            value,
+            requirement,
+        });
+    }
+    Ok(())
+}
+
+/// Returns `InvalidModel` unless a slice has the length it must have.
+fn check_length(found: usize, expected: usize, what: &'static str) -> Result<(), StepError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(StepError::InvalidModel {
+            what,
+            index: found,
+            reason: "has the wrong length for the model (n coordinates, or P parameters)",
+        })
+    }
+}

@@ -1,0 +1,441 @@
+//! SPOOK's sparse step Jacobian as products (`SparseDifferentiableStep` of `SparseSpook`,
+//! `runtime/.../spook/sparse_jacobian.rs`), on models with families compiled with
+//! `derivatives: [step_jacobians]`:
+//!
+//! - every column of `[J | J_p]`, taken by `tangent` along the unit directions of `(q, v, p)`,
+//!   against central differences of the plain sparse step (the bound of the module docs), at
+//!   random states of the varied pendulum chain (a mass and a length per link: parameter
+//!   families) and of the ladder (L = 5, scalar parameters in the mass, the rows and the
+//!   potential);
+//! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
+//!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
+//!   tangent with `K`);
+//! - SPOOK and RATTLE along the chain: the step composed with the chain's start (angles, rates
+//!   and lengths; RATTLE steps only from states on the constraints) against `J E + J_p`, and
+//!   the adjoint against the same directions;
+//! - a run's gradient with respect to every link mass by `sparse_adjoint_gradient`, against
+//!   forward sensitivities (`SparseForwardSensitivity`) of chosen masses, to `1e-10` relative,
+//!   on a chain of 100 links, SPOOK and RATTLE (the 1000-link run and its cost in forward runs
+//!   are the `sparse_adjoint` benchmark).
+
+use mechanism::models::{Ladder, VariedPendulumChain};
+use mechanism::runtime::model::{SparseInertia, SparseParameters};
+use mechanism::runtime::simulation::{
+    sparse_adjoint_gradient, AdjointSettings, SparseForwardSensitivity, SparseSeed,
+};
+use mechanism::runtime::{
+    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseSpook,
+};
+use proptest::prelude::*;
+
+use super::compare;
+
+const H: f64 = 0.01;
+
+/// The plain sparse step of a fresh SPOOK from `(t, q, v)` with the parameters `p`, where
+/// `z = (q, v, p)`.
+fn step_map<Model>(model: &Model, t: f64, z: &[f64]) -> Vec<f64>
+where
+    Model: Clone + SparseParameters + SparseInertia,
+    SparseSpook: SparseIntegrator<Model>,
+    Model:
+        mechanism::runtime::model::SparseHolonomic + mechanism::runtime::model::SparseNonholonomic,
+{
+    let n = model.coordinate_count();
+    let mut changed = model.clone();
+    changed.set_parameter_values(&z[2 * n..]).unwrap();
+    let mut state = DynState::new(t, z[..n].to_vec(), z[n..2 * n].to_vec());
+    SparseSpook::new(&changed, H)
+        .unwrap()
+        .step(&changed, &mut state)
+        .expect("the step from a perturbed state");
+    state.q.into_iter().chain(state.v).collect()
+}
+
+/// Checks every column of `[J | J_p]` of one SPOOK step of `model` from `state` against
+/// central differences (difference step and estimate of `κ` as in the module docs), and the
+/// adjoint against the columns; returns the columns.
+fn check<Model>(label: &str, model: &Model, state: &DynState, weights: &[f64]) -> Vec<Vec<f64>>
+where
+    Model: Clone + SparseParameters + SparseInertia,
+    SparseSpook: SparseDifferentiableStep<Model>,
+    Model:
+        mechanism::runtime::model::SparseHolonomic + mechanism::runtime::model::SparseNonholonomic,
+{
+    let (n, p) = (model.coordinate_count(), model.parameter_count());
+    let mut spook = SparseSpook::new(model, H).unwrap();
+    let mut stepped = state.clone();
+    spook.step_linearized(model, &mut stepped).unwrap();
+    let mut plain = state.clone();
+    SparseSpook::new(model, H)
+        .unwrap()
+        .step(model, &mut plain)
+        .unwrap();
+    assert_eq!(
+        (&stepped.q, &stepped.v),
+        (&plain.q, &plain.v),
+        "{label}: step_linearized must take the plain step"
+    );
+    let columns: Vec<Vec<f64>> = (0..2 * n + p)
+        .map(|j| {
+            let mut direction = vec![0.0; 2 * n + p];
+            direction[j] = 1.0;
+            let (mut q, mut v) = (vec![0.0; n], vec![0.0; n]);
+            let (dq, rest) = direction.split_at(n);
+            let (dv, dp) = rest.split_at(n);
+            spook
+                .tangent(model, (dq, dv, dp), (&mut q, &mut v))
+                .unwrap();
+            q.into_iter().chain(v).collect()
+        })
+        .collect();
+    let mut z: Vec<f64> = state.q.iter().chain(&state.v).copied().collect();
+    z.extend(model.parameter_values());
+    let map = |z: &[f64]| step_map(model, state.t, z);
+    compare(
+        label,
+        (&map, "z"),
+        &z,
+        |row, column| columns[column][row],
+        (1e-5, 1e3),
+    );
+
+    // Jᵀ w against the columns.
+    let (w_q, w_v) = weights.split_at(n);
+    let (mut a_q, mut a_v, mut a_p) = (vec![0.0; n], vec![0.0; n], vec![0.0; p]);
+    spook
+        .adjoint(model, (w_q, w_v), (&mut a_q, &mut a_v), &mut a_p)
+        .unwrap();
+    let adjoint: Vec<f64> = a_q.into_iter().chain(a_v).chain(a_p).collect();
+    for (j, (column, adjoint)) in columns.iter().zip(&adjoint).enumerate() {
+        let exact: f64 = column.iter().zip(weights).map(|(c, w)| c * w).sum();
+        let scale: f64 = column.iter().zip(weights).map(|(c, w)| (c * w).abs()).sum();
+        assert!(
+            (adjoint - exact).abs() <= 1e-9 * scale.max(1e-300),
+            "{label}: (Jᵀ w)_{j} = {adjoint:e}, Σ_i J_ij w_i = {exact:e}"
+        );
+    }
+    columns
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    #[test]
+    fn the_varied_chains_products_match_central_differences(
+        angles in prop::array::uniform5(-1.5..1.5f64),
+        rates in prop::array::uniform5(-0.5..0.5f64),
+        masses in prop::array::uniform5(0.5..2.0f64),
+        lengths in prop::array::uniform5(1.0..2.5f64),
+        g in 0.5..2.0f64,
+        weights in prop::collection::vec(-1.0..1.0f64, 20),
+    ) {
+        let mut model = VariedPendulumChain::new(5).unwrap();
+        model.m = masses.to_vec();
+        model.l = lengths.to_vec();
+        model.g = g;
+        let state = model.state(&angles, &rates);
+        check("varied chain (sparse)", &model, &state, &weights);
+    }
+
+    #[test]
+    fn the_ladders_products_match_central_differences(
+        noise in prop::collection::vec(-1e-3..1e-3f64, 64),
+        rates in prop::collection::vec(-0.5..0.5f64, 64),
+        weights in prop::collection::vec(-1.0..1.0f64, 128),
+    ) {
+        let model = Ladder::new(5).unwrap();
+        let mut state = model.horizontal_state();
+        for ((q, v), (noise, rate)) in state.q.iter_mut().zip(&mut state.v).zip(noise.iter().zip(&rates)) {
+            *q += noise;
+            *v = *rate;
+        }
+        check("ladder L = 5 (sparse)", &model, &state, &weights);
+    }
+}
+
+/// A product without a linearized step, or after a plain one, is refused.
+#[test]
+fn a_product_needs_a_linearized_step() {
+    let model = VariedPendulumChain::new(3).unwrap();
+    let state = model_state(&model);
+    let mut spook = SparseSpook::new(&model, H).unwrap();
+    let (zeros, mut q, mut v) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 6]);
+    let refused = spook.tangent(&model, (&zeros, &zeros, &[]), (&mut q, &mut v));
+    assert!(refused.is_err(), "{refused:?}");
+    spook.step_linearized(&model, &mut state.clone()).unwrap();
+    spook
+        .tangent(&model, (&zeros, &zeros, &[]), (&mut q, &mut v))
+        .unwrap();
+    spook.step(&model, &mut state.clone()).unwrap();
+    let refused = spook.tangent(&model, (&zeros, &zeros, &[]), (&mut q, &mut v));
+    assert!(refused.is_err(), "{refused:?}");
+    // A parameter direction of the wrong length.
+    spook.step_linearized(&model, &mut state.clone()).unwrap();
+    let refused = spook.tangent(&model, (&zeros, &zeros, &[1.0]), (&mut q, &mut v));
+    assert!(refused.is_err(), "{refused:?}");
+}
+
+/// The chain bent at about 30° from the vertical, turning.
+fn model_state(model: &VariedPendulumChain) -> DynState {
+    let links = model.links();
+    let angles: Vec<f64> = (0..links).map(|i| 0.5 + 0.01 * i as f64).collect();
+    let rates: Vec<f64> = (0..links).map(|i| 0.2 - 0.003 * i as f64).collect();
+    model.state(&angles, &rates)
+}
+
+/// The gradient of `L = Σ_k h (w·q_k + ½|v_k|²)` over 100 steps of a 100-link chain with
+/// respect to every link mass, by the adjoint, against forward sensitivities of three masses
+/// (seeds `e_{m[i]}`), to `1e-10` relative; and the same bits for every state kept. SPOOK and
+/// RATTLE.
+#[test]
+fn the_adjoint_gradient_in_every_mass_matches_forward_sensitivities() {
+    let links = 100;
+    let mut model = VariedPendulumChain::new(links).unwrap();
+    for (i, m) in model.m.iter_mut().enumerate() {
+        *m = 1.0 + 0.5 * ((i * 7) % 11) as f64 / 11.0;
+    }
+    gradient_in_every_mass("SPOOK", |model| SparseSpook::new(model, H).unwrap(), &model);
+    gradient_in_every_mass(
+        "RATTLE",
+        |model| SparseRattle::new(model, H).unwrap(),
+        &model,
+    );
+}
+
+/// The check of [`the_adjoint_gradient_in_every_mass_matches_forward_sensitivities`] with the
+/// integrator `make` builds.
+fn gradient_in_every_mass<I>(
+    label: &str,
+    make: impl Fn(&VariedPendulumChain) -> I,
+    model: &VariedPendulumChain,
+) where
+    I: SparseDifferentiableStep<VariedPendulumChain>,
+{
+    let links = model.links();
+    let initial = model_state(model);
+    let n = 2 * links;
+    let weights: Vec<f64> = (0..n).map(|i| ((i * 13) % 7) as f64 / 7.0 - 0.5).collect();
+    let loss = |_: usize, state: &DynState, grad_q: &mut [f64], grad_v: &mut [f64]| {
+        let mut value = 0.0;
+        for i in 0..n {
+            value += H * (weights[i] * state.q[i] + 0.5 * state.v[i] * state.v[i]);
+            grad_q[i] = H * weights[i];
+            grad_v[i] = H * state.v[i];
+        }
+        value
+    };
+    let steps = 100;
+    let mut integrator = make(model);
+    let adjoint = sparse_adjoint_gradient(
+        &mut integrator,
+        model,
+        &initial,
+        steps,
+        AdjointSettings::default(),
+        loss,
+    )
+    .unwrap();
+    let every = sparse_adjoint_gradient(
+        &mut integrator,
+        model,
+        &initial,
+        steps,
+        AdjointSettings { segment: Some(1) },
+        loss,
+    )
+    .unwrap();
+    assert_eq!(
+        adjoint, every,
+        "{label}: the states kept do not change the gradient"
+    );
+    assert_eq!(adjoint.p.len(), 1 + 2 * links);
+
+    // Forward sensitivities of m[0], m[links/2], m[links-1] (parameters 1 + i).
+    let chosen = [0, links / 2, links - 1];
+    let seeds = chosen
+        .iter()
+        .map(|&i| {
+            let mut p = vec![0.0; model.parameter_count()];
+            p[1 + i] = 1.0;
+            SparseSeed {
+                q: vec![0.0; n],
+                v: vec![0.0; n],
+                p,
+            }
+        })
+        .collect();
+    let mut sensitivity = SparseForwardSensitivity::new(seeds);
+    let mut integrator = make(model);
+    let mut state = initial.clone();
+    let mut forward = [0.0; 3];
+    let (mut grad_q, mut grad_v) = (vec![0.0; n], vec![0.0; n]);
+    let mut total = 0.0;
+    for k in 0..=steps {
+        if k > 0 {
+            sensitivity
+                .step(&mut integrator, model, &mut state)
+                .unwrap();
+        }
+        total += loss(k, &state, &mut grad_q, &mut grad_v);
+        for (s, forward) in forward.iter_mut().enumerate() {
+            let (dq, dv) = sensitivity.tangent(s).unwrap();
+            *forward += dq.iter().zip(&grad_q).map(|(a, b)| a * b).sum::<f64>()
+                + dv.iter().zip(&grad_v).map(|(a, b)| a * b).sum::<f64>();
+        }
+    }
+    assert!(
+        (adjoint.loss - total).abs() <= 1e-12 * total.abs(),
+        "{label}: the loss"
+    );
+    for (&i, forward) in chosen.iter().zip(forward) {
+        let backward = adjoint.p[1 + i];
+        assert!(
+            (backward - forward).abs() <= 1e-10 * forward.abs(),
+            "{label}: ∂L/∂m[{i}]: adjoint {backward:e}, forward {forward:e}"
+        );
+        assert!(
+            forward.abs() > 1e-6,
+            "{label}: ∂L/∂m[{i}] = {forward:e} is too small to test"
+        );
+    }
+}
+
+/// The derivative of the chain's state `VariedPendulumChain::state(angles, rates)` (with the
+/// model's lengths) along column `column` of `z = (angles, rates, p)`, `p = (g, m, l)`: bob `k`
+/// is at `Σ_{i≤k} l_i (sin a_i, −cos a_i)` with velocity `Σ_{i≤k} l_i r_i (cos a_i, sin a_i)`.
+/// Returns `(δq₀, δv₀, δp)`.
+fn chain_direction(
+    model: &VariedPendulumChain,
+    angles: &[f64],
+    rates: &[f64],
+    column: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let links = model.links();
+    let (mut dq, mut dv) = (vec![0.0; 2 * links], vec![0.0; 2 * links]);
+    let mut dp = vec![0.0; model.parameter_count()];
+    let (kind, i) = (column / links, column % links);
+    let (l, (sin, cos), r) = (model.l[i], angles[i].sin_cos(), rates[i]);
+    // (∂q_k, ∂v_k) for every bob k ≥ i, by the kind of column.
+    let by = match column {
+        c if c < 2 * links && kind == 0 => [l * cos, l * sin, -l * sin * r, l * cos * r],
+        c if c < 2 * links => [0.0, 0.0, l * cos, l * sin],
+        _ => {
+            let p = column - 2 * links;
+            dp[p] = 1.0;
+            // p = 1 + links + i is the length l_i: the start moves with it.
+            if let Some(i) = p.checked_sub(1 + links) {
+                let ((sin, cos), r) = (angles[i].sin_cos(), rates[i]);
+                for k in i..links {
+                    (dq[2 * k], dq[2 * k + 1]) = (sin, -cos);
+                    (dv[2 * k], dv[2 * k + 1]) = (cos * r, sin * r);
+                }
+            }
+            return (dq, dv, dp);
+        }
+    };
+    for k in i..links {
+        (dq[2 * k], dq[2 * k + 1], dv[2 * k], dv[2 * k + 1]) = (by[0], by[1], by[2], by[3]);
+    }
+    (dq, dv, dp)
+}
+
+/// Checks `J E + J_p ∂p/∂z` of one step of the integrator `make` builds from the chain's
+/// state at `(angles, rates)` against central differences of the step composed with the
+/// start, `z = (angles, rates, p)` (the start stays on the constraints, which RATTLE needs),
+/// and the adjoint against the same columns through `E`; see [`chain_direction`].
+fn check_along_the_chain<I>(
+    label: &str,
+    make: impl Fn(&VariedPendulumChain) -> I,
+    model: &VariedPendulumChain,
+    angles: &[f64],
+    rates: &[f64],
+    weights: &[f64],
+) where
+    I: SparseDifferentiableStep<VariedPendulumChain>,
+{
+    let links = model.links();
+    let (n, p) = (2 * links, model.parameter_count());
+    let state = model.state(angles, rates);
+    let mut integrator = make(model);
+    let mut stepped = state.clone();
+    integrator.step_linearized(model, &mut stepped).unwrap();
+    let mut plain = state.clone();
+    make(model).step(model, &mut plain).unwrap();
+    assert_eq!(
+        (&stepped.q, &stepped.v),
+        (&plain.q, &plain.v),
+        "{label}: step_linearized must take the plain step"
+    );
+    let directions: Vec<_> = (0..2 * links + p)
+        .map(|column| chain_direction(model, angles, rates, column))
+        .collect();
+    let columns: Vec<Vec<f64>> = directions
+        .iter()
+        .map(|(dq, dv, dp)| {
+            let (mut q, mut v) = (vec![0.0; n], vec![0.0; n]);
+            integrator
+                .tangent(model, (dq, dv, dp), (&mut q, &mut v))
+                .unwrap();
+            q.into_iter().chain(v).collect()
+        })
+        .collect();
+    let mut z: Vec<f64> = angles.iter().chain(rates).copied().collect();
+    z.extend(model.parameter_values());
+    let map = |z: &[f64]| {
+        let mut changed = model.clone();
+        changed.set_parameter_values(&z[2 * links..]).unwrap();
+        let mut state = changed.state(&z[..links], &z[links..2 * links]);
+        make(&changed)
+            .step(&changed, &mut state)
+            .expect("the step from a perturbed start");
+        state.q.into_iter().chain(state.v).collect::<Vec<f64>>()
+    };
+    compare(
+        label,
+        (&map, "z"),
+        &z,
+        |row, column| columns[column][row],
+        (1e-5, 1e3),
+    );
+
+    // ⟨Jᵀ w, (δq, δv)⟩ + ⟨J_pᵀ w, δp⟩ = ⟨w, J (δq, δv) + J_p δp⟩ for every direction.
+    let (w_q, w_v) = weights.split_at(n);
+    let (mut a_q, mut a_v, mut a_p) = (vec![0.0; n], vec![0.0; n], vec![0.0; p]);
+    integrator
+        .adjoint(model, (w_q, w_v), (&mut a_q, &mut a_v), &mut a_p)
+        .unwrap();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
+    for (j, ((dq, dv, dp), column)) in directions.iter().zip(&columns).enumerate() {
+        let backward = dot(&a_q, dq) + dot(&a_v, dv) + dot(&a_p, dp);
+        let forward = dot(column, weights);
+        let scale: f64 = column.iter().zip(weights).map(|(c, w)| (c * w).abs()).sum();
+        assert!(
+            (backward - forward).abs() <= 1e-9 * scale.max(1e-300),
+            "{label}: direction {j}: adjoint {backward:e}, tangent {forward:e}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    #[test]
+    fn spook_and_rattle_along_the_chain_match_central_differences(
+        angles in prop::array::uniform4(-1.5..1.5f64),
+        rates in prop::array::uniform4(-0.5..0.5f64),
+        masses in prop::array::uniform4(0.5..2.0f64),
+        lengths in prop::array::uniform4(1.0..2.5f64),
+        g in 0.5..2.0f64,
+        weights in prop::collection::vec(-1.0..1.0f64, 16),
+    ) {
+        let mut model = VariedPendulumChain::new(4).unwrap();
+        model.m = masses.to_vec();
+        model.l = lengths.to_vec();
+        model.g = g;
+        let spook = |model: &VariedPendulumChain| SparseSpook::new(model, H).unwrap();
+        let rattle = |model: &VariedPendulumChain| SparseRattle::new(model, H).unwrap();
+        check_along_the_chain("SPOOK along the chain", spook, &model, &angles, &rates, &weights);
+        check_along_the_chain("RATTLE along the chain", rattle, &model, &angles, &rates, &weights);
+    }
+}
