@@ -12,6 +12,8 @@ mechanism! {
     /// potential `U(θ) = (exp(−a(1 − cos θ − x0)) − 1)²` scaled by `ε`:
     /// `H = Σ_k [½ θ̇_k² + ½ (θ_{k+1} − θ_k)² + ε U(θ_k)]`. Metastable states at
     /// `θ_k = arccos(1 − x0) ≈ 0.795` (closed) and `2π − arccos(1 − x0) ≈ 5.49` (open).
+    /// With `derivatives: [step_jacobians]`, for `SparseVerlet`'s step Jacobian products in
+    /// the state and in `a`, `x0`, `ε`.
     pub struct DnaChain {
         sizes: { N = 200 },
         coordinates: [theta[N]],
@@ -27,6 +29,7 @@ mechanism! {
         potential: sum(0..N, |k| 0.5 * (theta[(k + 1) % N] - theta[k]).powi(2)
             + eps * ((-a * (1.0 - theta[k].cos() - x0)).exp() - 1.0).powi(2)),
         integrators: [zs, zss, verlet],
+        derivatives: [step_jacobians],
     }
 }
 

@@ -257,10 +257,11 @@ where
 /// with the step's factor and one pass over those entries.
 ///
 /// Implemented by [`SparseSpook`](crate::SparseSpook) (eq. 29 differentiated; holonomic rows
-/// only) and [`SparseRattle`](crate::SparseRattle) (the converged position step and the
-/// velocity projection; the adjoint solves with the transposed Newton matrix), for models with
-/// a constant mass matrix and the derivatives `mechanism!` generates for a model with families
-/// and `derivatives: [step_jacobians]`.
+/// only), [`SparseRattle`](crate::SparseRattle) (the converged position step and the
+/// velocity projection; the adjoint solves with the transposed Newton matrix) and
+/// [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two accelerations), for
+/// models with a constant mass matrix and the derivatives `mechanism!` generates for a model
+/// with families and `derivatives: [step_jacobians]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}`",
     label = "no sparse step Jacobian for `{Model}`",

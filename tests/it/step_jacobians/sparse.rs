@@ -1,12 +1,13 @@
-//! SPOOK's sparse step Jacobian as products (`SparseDifferentiableStep` of `SparseSpook`,
-//! `runtime/.../spook/sparse_jacobian.rs`), on models with families compiled with
-//! `derivatives: [step_jacobians]`:
+//! The sparse step Jacobians as products (`SparseDifferentiableStep` of `SparseSpook`,
+//! `SparseRattle` and `SparseVerlet`, `runtime/.../{spook,projection,explicit}/sparse_jacobian.rs`),
+//! on models with families compiled with `derivatives: [step_jacobians]`:
 //!
 //! - every column of `[J | J_p]`, taken by `tangent` along the unit directions of `(q, v, p)`,
 //!   against central differences of the plain sparse step (the bound of the module docs), at
 //!   random states of the varied pendulum chain (a mass and a length per link: parameter
 //!   families) and of the ladder (L = 5, scalar parameters in the mass, the rows and the
-//!   potential);
+//!   potential), SPOOK; and of the DNA chain (N = 8, unconstrained, its Morse parameters) and
+//!   a ring of oscillators with a mass per member, `SparseVerlet`;
 //! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
 //!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
 //!   tangent with `K`);
@@ -18,13 +19,16 @@
 //!   on a chain of 100 links, SPOOK and RATTLE (the 1000-link run and its cost in forward runs
 //!   are the `sparse_adjoint` benchmark).
 
-use mechanism::models::{Ladder, VariedPendulumChain};
-use mechanism::runtime::model::{SparseInertia, SparseParameters};
+use mechanism::mechanism;
+use mechanism::models::{DnaChain, Ladder, VariedPendulumChain};
+use mechanism::runtime::model::{
+    SparseHolonomic, SparseInertia, SparseNonholonomic, SparseParameters,
+};
 use mechanism::runtime::simulation::{
     sparse_adjoint_gradient, AdjointSettings, SparseForwardSensitivity, SparseSeed,
 };
 use mechanism::runtime::{
-    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseSpook,
+    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
 };
 use proptest::prelude::*;
 
@@ -32,45 +36,58 @@ use super::compare;
 
 const H: f64 = 0.01;
 
-/// The plain sparse step of a fresh SPOOK from `(t, q, v)` with the parameters `p`, where
-/// `z = (q, v, p)`.
-fn step_map<Model>(model: &Model, t: f64, z: &[f64]) -> Vec<f64>
+mechanism! {
+    /// A ring of `N` anharmonic oscillators with a mass per member (a parameter family in `M`)
+    /// and a coupling `k`: what the DNA chain, whose inertia has no parameter, cannot test.
+    pub struct Ring {
+        sizes: { N = 6 },
+        coordinates: [x[N]],
+        parameters: { m[N] = 1.0, k = 2.0, c = 0.3 },
+        kinetic: sum(0..N, |i| 0.5 * m[i] * dot(x[i]).powi(2)),
+        potential: sum(0..N, |i| 0.5 * k * (x[(i + 1) % N] - x[i]).powi(2)
+            + 0.25 * c * x[i].powi(4) + 0.5 * m[i] * x[i].powi(2)),
+        integrators: [verlet],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// The plain sparse step of a fresh integrator (`make`) from `(t, q, v)` with the parameters
+/// `p`, where `z = (q, v, p)`.
+fn step_map<Model, I>(make: &impl Fn(&Model) -> I, model: &Model, t: f64, z: &[f64]) -> Vec<f64>
 where
     Model: Clone + SparseParameters + SparseInertia,
-    SparseSpook: SparseIntegrator<Model>,
-    Model:
-        mechanism::runtime::model::SparseHolonomic + mechanism::runtime::model::SparseNonholonomic,
+    I: SparseIntegrator<Model>,
 {
     let n = model.coordinate_count();
     let mut changed = model.clone();
     changed.set_parameter_values(&z[2 * n..]).unwrap();
     let mut state = DynState::new(t, z[..n].to_vec(), z[n..2 * n].to_vec());
-    SparseSpook::new(&changed, H)
-        .unwrap()
+    make(&changed)
         .step(&changed, &mut state)
         .expect("the step from a perturbed state");
     state.q.into_iter().chain(state.v).collect()
 }
 
-/// Checks every column of `[J | J_p]` of one SPOOK step of `model` from `state` against
-/// central differences (difference step and estimate of `κ` as in the module docs), and the
-/// adjoint against the columns; returns the columns.
-fn check<Model>(label: &str, model: &Model, state: &DynState, weights: &[f64]) -> Vec<Vec<f64>>
+/// Checks every column of `[J | J_p]` of one step of the integrator `make` builds, from
+/// `state`, against central differences (difference step and estimate of `κ` as in the module
+/// docs), and the adjoint against the columns; returns the columns.
+fn check<Model, I>(
+    label: &str,
+    make: impl Fn(&Model) -> I,
+    model: &Model,
+    state: &DynState,
+    weights: &[f64],
+) -> Vec<Vec<f64>>
 where
     Model: Clone + SparseParameters + SparseInertia,
-    SparseSpook: SparseDifferentiableStep<Model>,
-    Model:
-        mechanism::runtime::model::SparseHolonomic + mechanism::runtime::model::SparseNonholonomic,
+    I: SparseDifferentiableStep<Model>,
 {
     let (n, p) = (model.coordinate_count(), model.parameter_count());
-    let mut spook = SparseSpook::new(model, H).unwrap();
+    let mut integrator = make(model);
     let mut stepped = state.clone();
-    spook.step_linearized(model, &mut stepped).unwrap();
+    integrator.step_linearized(model, &mut stepped).unwrap();
     let mut plain = state.clone();
-    SparseSpook::new(model, H)
-        .unwrap()
-        .step(model, &mut plain)
-        .unwrap();
+    make(model).step(model, &mut plain).unwrap();
     assert_eq!(
         (&stepped.q, &stepped.v),
         (&plain.q, &plain.v),
@@ -83,7 +100,7 @@ where
             let (mut q, mut v) = (vec![0.0; n], vec![0.0; n]);
             let (dq, rest) = direction.split_at(n);
             let (dv, dp) = rest.split_at(n);
-            spook
+            integrator
                 .tangent(model, (dq, dv, dp), (&mut q, &mut v))
                 .unwrap();
             q.into_iter().chain(v).collect()
@@ -91,7 +108,7 @@ where
         .collect();
     let mut z: Vec<f64> = state.q.iter().chain(&state.v).copied().collect();
     z.extend(model.parameter_values());
-    let map = |z: &[f64]| step_map(model, state.t, z);
+    let map = |z: &[f64]| step_map(&make, model, state.t, z);
     compare(
         label,
         (&map, "z"),
@@ -103,7 +120,7 @@ where
     // Jᵀ w against the columns.
     let (w_q, w_v) = weights.split_at(n);
     let (mut a_q, mut a_v, mut a_p) = (vec![0.0; n], vec![0.0; n], vec![0.0; p]);
-    spook
+    integrator
         .adjoint(model, (w_q, w_v), (&mut a_q, &mut a_v), &mut a_p)
         .unwrap();
     let adjoint: Vec<f64> = a_q.into_iter().chain(a_v).chain(a_p).collect();
@@ -116,6 +133,13 @@ where
         );
     }
     columns
+}
+
+/// SPOOK with the step of these tests.
+fn spook<Model: SparseInertia + SparseHolonomic + SparseNonholonomic>(
+    model: &Model,
+) -> SparseSpook {
+    SparseSpook::new(model, H).unwrap()
 }
 
 proptest! {
@@ -135,7 +159,7 @@ proptest! {
         model.l = lengths.to_vec();
         model.g = g;
         let state = model.state(&angles, &rates);
-        check("varied chain (sparse)", &model, &state, &weights);
+        check("varied chain (sparse)", spook, &model, &state, &weights);
     }
 
     #[test]
@@ -150,7 +174,35 @@ proptest! {
             *q += noise;
             *v = *rate;
         }
-        check("ladder L = 5 (sparse)", &model, &state, &weights);
+        check("ladder L = 5 (sparse)", spook, &model, &state, &weights);
+    }
+
+    #[test]
+    fn the_dna_chains_verlet_products_match_central_differences(
+        theta in prop::collection::vec(0.0..6.2f64, 8),
+        rates in prop::collection::vec(-1.0..1.0f64, 8),
+        weights in prop::collection::vec(-1.0..1.0f64, 16),
+    ) {
+        // ε = 1 makes the Morse wells (and their parameters a, x0) weigh in the step.
+        let mut model = DnaChain::new(8).unwrap();
+        model.eps = 1.0;
+        let state = DynState::new(0.0, theta, rates);
+        let verlet = |model: &DnaChain| SparseVerlet::new(model, H).unwrap();
+        check("DNA chain N = 8, Verlet (sparse)", verlet, &model, &state, &weights);
+    }
+
+    #[test]
+    fn a_rings_verlet_products_with_masses_match_central_differences(
+        x in prop::collection::vec(-1.5..1.5f64, 6),
+        rates in prop::collection::vec(-1.0..1.0f64, 6),
+        masses in prop::collection::vec(0.5..2.0f64, 6),
+        weights in prop::collection::vec(-1.0..1.0f64, 12),
+    ) {
+        let mut model = Ring::new(6).unwrap();
+        model.m = masses;
+        let state = DynState::new(0.0, x, rates);
+        let verlet = |model: &Ring| SparseVerlet::new(model, H).unwrap();
+        check("ring N = 6, Verlet (sparse)", verlet, &model, &state, &weights);
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod jacobian;
 mod rk4;
+pub(crate) mod sparse_jacobian;
 mod symplectic_euler;
 mod verlet;
 

@@ -41,6 +41,7 @@ use crate::state::DynState;
 
 use super::super::zhang_skeel::FullAcceleration;
 use super::{AccelerationRule, ImplicitAcceleration};
+use crate::integrators::explicit::sparse_jacobian::Linearization;
 use crate::integrators::explicit::ExplicitAcceleration;
 
 /// The name of `M + βh² Hess V` on the sparse tier, in errors.
@@ -67,6 +68,8 @@ pub struct CarriedSparse {
     hessian_slots: Vec<usize>,
     hessian: Vec<f64>,
     values: Vec<f64>,
+    /// What Verlet's last step keeps for its Jacobian products, if it was linearized.
+    linearization: Linearization,
 }
 
 impl CarriedTier for CarriedSparse {
@@ -110,7 +113,18 @@ impl CarriedSparse {
             values: vec![0.0; ldlt.value_count()],
             ldlt,
             body_sizes,
+            linearization: Linearization::default(),
         })
+    }
+
+    /// Returns what the last step keeps for its Jacobian products.
+    pub(crate) fn linearization_mut(&mut self) -> &mut Linearization {
+        &mut self.linearization
+    }
+
+    /// Overwrites `x` with `M⁻¹ x` for the mass matrix the last step factored.
+    pub(crate) fn mass_solve(&mut self, x: &mut [f64], t: f64) -> Result<(), StepError> {
+        self.mass.solve_in_place(x, t)
     }
 
     /// Returns the number of stored entries of the factor of `M + βh² H` (its fill).
@@ -424,6 +438,7 @@ where
     }
 
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        self.system.linearization.invalidate();
         check_mass_is_constant(model.constant_mass(), R::NAME)?;
         check_sparse_parameters(model)?;
         check_dyn_state(state, model.coordinate_count())?;
