@@ -263,7 +263,8 @@ where
         states.clear();
         states.push((start, at_start));
         for _ in first + 1..last {
-            let (previous, before) = states.last().expect("a segment has its checkpoint");
+            // `states` holds at least the segment's checkpoint.
+            let (previous, before) = &states[states.len() - 1];
             let mut next = previous.clone();
             restore(integrator, before)?;
             integrator.step(model, &mut next)?;
