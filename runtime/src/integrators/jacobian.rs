@@ -305,3 +305,22 @@ pub trait SparseDifferentiableStep<Model: ?Sized>: SparseIntegrator<Model> {
         parameters: &mut [f64],
     ) -> Result<(), StepError>;
 }
+
+/// Returns `InvalidModel` unless a vector of a sparse Jacobian product
+/// ([`SparseDifferentiableStep`]) has the length it must have (the model's `n` coordinates,
+/// or its `P` parameters): the one size check of every implementation.
+pub(crate) fn check_length(
+    found: usize,
+    expected: usize,
+    what: &'static str,
+) -> Result<(), StepError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(StepError::InvalidModel {
+            what,
+            index: found,
+            reason: "has the wrong length for the model (n coordinates, or P parameters)",
+        })
+    }
+}

@@ -34,6 +34,7 @@ use super::sparse::ProjectionSparse;
 use super::{Point, ProjectionSystem, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
+use crate::integrators::jacobian::check_length;
 use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
 use crate::linalg::products::{add_symmetric_pattern_times, block_diagonal_times};
 use crate::model::{
@@ -465,17 +466,4 @@ where
         });
     }
     Ok(())
-}
-
-/// Returns `InvalidModel` unless a slice has the length it must have.
-fn check_length(found: usize, expected: usize, what: &'static str) -> Result<(), StepError> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(StepError::InvalidModel {
-            what,
-            index: found,
-            reason: "has the wrong length for the model (n coordinates, or P parameters)",
-        })
-    }
 }

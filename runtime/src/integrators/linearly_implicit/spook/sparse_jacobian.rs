@@ -40,6 +40,7 @@ use super::sparse::{SpookSparse, SPOOK_MATRIX};
 use super::{holonomic_coefficients, SpookScheme};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite_slice;
+use crate::integrators::jacobian::check_length;
 use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
 use crate::linalg::products::{
     add_pattern_times, add_pattern_transpose_times, add_symmetric_pattern_times,
@@ -360,18 +361,5 @@ impl SpookSparse {
             });
         }
         Ok(())
-    }
-}
-
-/// Returns `InvalidModel` unless a slice has the length it must have.
-fn check_length(found: usize, expected: usize, what: &'static str) -> Result<(), StepError> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(StepError::InvalidModel {
-            what,
-            index: found,
-            reason: "has the wrong length for the model (n coordinates, or P parameters)",
-        })
     }
 }
