@@ -113,3 +113,105 @@ fn constrained_steps_do_not_allocate() {
     ];
     assert_eq!(counts, [0; 6]);
 }
+
+/// One linearized step of a sparse-tier integrator with a tangent and an adjoint product.
+fn linearized_round<Model, I>(
+    integrator: &mut I,
+    model: &Model,
+    state: &mut mechanism::runtime::DynState,
+    buffers: &mut [Vec<f64>; 6],
+) where
+    Model: mechanism::runtime::model::SparseParameters,
+    I: mechanism::runtime::SparseDifferentiableStep<Model>,
+{
+    let [dq, dv, dp, out_q, out_v, gradient] = buffers;
+    integrator.step_linearized(model, state).expect("step");
+    integrator
+        .tangent(model, (dq, dv, dp), (out_q, out_v))
+        .expect("tangent");
+    integrator
+        .adjoint(model, (dq, dv), (out_q, out_v), gradient)
+        .expect("adjoint");
+}
+
+/// The sparse tier's step Jacobian products allocate nothing once the first linearized step
+/// has sized their buffers: SPOOK and RATTLE on the varied pendulum chain, Verlet on the DNA
+/// chain, and the forward sensitivities that carry seeds through them.
+#[test]
+fn sparse_step_jacobian_products_do_not_allocate() {
+    use mechanism::models::{DnaChain, VariedPendulumChain};
+    use mechanism::runtime::model::SparseParameters;
+    use mechanism::runtime::simulation::{SparseForwardSensitivity, SparseSeed};
+    use mechanism::runtime::{SparseDifferentiableStep, SparseRattle, SparseSpook, SparseVerlet};
+
+    fn rounds<Model, I>(
+        label: &str,
+        mut integrator: I,
+        model: &Model,
+        state: mechanism::runtime::DynState,
+    ) where
+        Model: SparseParameters,
+        I: SparseDifferentiableStep<Model>,
+    {
+        let (n, p) = (state.q.len(), model.parameter_count());
+        let mut buffers = [
+            vec![1e-3; n],
+            vec![-1e-3; n],
+            vec![1.0; p],
+            vec![0.0; n],
+            vec![0.0; n],
+            vec![0.0; p],
+        ];
+        let mut state = state;
+        linearized_round(&mut integrator, model, &mut state, &mut buffers);
+        let before = allocations();
+        for _ in 0..20 {
+            linearized_round(&mut integrator, model, &mut state, &mut buffers);
+        }
+        assert_eq!(
+            allocations() - before,
+            0,
+            "{label}: linearized steps and products"
+        );
+        let seed = SparseSeed {
+            q: vec![1.0; n],
+            v: vec![0.0; n],
+            p: vec![0.0; p],
+        };
+        let mut sensitivity = SparseForwardSensitivity::new(vec![seed]);
+        sensitivity
+            .step(&mut integrator, model, &mut state)
+            .expect("warm-up");
+        let before = allocations();
+        for _ in 0..20 {
+            sensitivity
+                .step(&mut integrator, model, &mut state)
+                .expect("step");
+        }
+        assert_eq!(allocations() - before, 0, "{label}: forward sensitivities");
+    }
+
+    let chain = VariedPendulumChain::new(20).unwrap();
+    let angles: Vec<f64> = (0..20).map(|i| 0.4 + 0.01 * i as f64).collect();
+    let start = chain.state(&angles, &[]);
+    rounds(
+        "SPOOK",
+        SparseSpook::new(&chain, 0.01).unwrap(),
+        &chain,
+        start.clone(),
+    );
+    rounds(
+        "RATTLE",
+        SparseRattle::new(&chain, 0.01).unwrap(),
+        &chain,
+        start,
+    );
+    let dna = DnaChain::new(16).unwrap();
+    let start = mechanism::runtime::DynState::new(0.0, vec![0.8; 16], vec![0.1; 16]);
+    rounds(
+        "Verlet",
+        SparseVerlet::new(&dna, 0.01).unwrap(),
+        &dna,
+        start,
+    );
+}
