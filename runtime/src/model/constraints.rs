@@ -347,4 +347,35 @@ pub trait KinematicsParameterDerivatives<const N: usize, const M: usize, const P
 pub trait HolonomicHessians<const N: usize, const M: usize>: Holonomic<N, M> {
     /// Writes `Hess g_k(q, t)` into `out[k]` for every row `k`.
     fn constraint_hessians(&self, q: &SVector<f64, N>, t: f64, out: &mut [SMatrix<f64, N, N>; M]);
+
+    /// Writes the Jacobian of a SPOOK step without nonholonomic rows from `(q_k, v_k, t_k)`
+    /// with step size `h` and the coefficients of eq. 27 (`coefficients`), whose new velocity
+    /// is `v_next` and multipliers `lambda`: `v_q = ∂v_{k+1}/∂q_k` and `v_v = ∂v_{k+1}/∂v_k`
+    /// from eq. 29 differentiated (`SpookDense`'s
+    /// [`DifferentiableStep`](crate::integrators::DifferentiableStep), whose module derives
+    /// it), with `M`, `G`, the Hessians and the force Jacobians specialized to their structural
+    /// nonzeros and one factor of the step's matrix for the `2N` directions.
+    ///
+    /// `mechanism!` generates it where it generates [`Holonomic::spook_step`] (a constant
+    /// diagonal `M`) and the model asks for `derivatives: [step_jacobians]`; returns
+    /// [`GeneratedSolve::Declined`] on a pivot that is not clearly positive or a non-finite
+    /// entry (the generic Jacobian then runs and names the culprit), and
+    /// [`GeneratedSolve::Solved`] after writing both. The default has no such code.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn spook_velocity_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        t: f64,
+        h: f64,
+        coefficients: &SpookCoefficients<M>,
+        v_next: &SVector<f64, N>,
+        lambda: &SVector<f64, M>,
+        v_q: &mut SMatrix<f64, N, N>,
+        v_v: &mut SMatrix<f64, N, N>,
+    ) -> GeneratedSolve {
+        let _ = (q, v, t, h, coefficients, v_next, lambda, v_q, v_v);
+        GeneratedSolve::NotGenerated
+    }
 }

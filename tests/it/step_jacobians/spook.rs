@@ -9,7 +9,10 @@
 
 use mechanism::mechanism;
 use mechanism::models::{Chain10, DoublePendulum, SingularMassSpring};
-use mechanism::runtime::{Regularization, Relaxation, Spook, State};
+use mechanism::runtime::{
+    DifferentiableStep, GeneratedSolve, Holonomic, HolonomicHessians, Regularization, Relaxation,
+    Spook, SpookCoefficients, State, StepJacobian,
+};
 use proptest::prelude::*;
 
 use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
@@ -38,6 +41,53 @@ mechanism! {
 
 const H: f64 = 0.01;
 
+/// Checks that `step_with_jacobian` returns, for a model whose SPOOK step `mechanism!`
+/// generated, the Jacobian its generated `spook_velocity_jacobian` writes (the specialized
+/// path, not the generic fallback, which would agree only to rounding): `Solved`, and the same
+/// bits. Its values are checked against central differences by `check_step_jacobian`.
+/// `regularizations` are the rows' in `spook` (its overrides, else the model's).
+fn check_generated_jacobian_is_taken<Model, const N: usize, const M: usize>(
+    label: &str,
+    (spook, regularizations): (&Spook<N, M>, [Regularization; M]),
+    model: &Model,
+    state: &State<N>,
+) where
+    Model: HolonomicHessians<N, M>,
+    Spook<N, M>: DifferentiableStep<Model, N>,
+{
+    let (mut spook, mut stepped) = (*spook, *state);
+    let mut jacobian = StepJacobian::<N>::default();
+    spook
+        .step_with_jacobian(model, &mut stepped, &mut jacobian)
+        .expect("step with Jacobian");
+    let coefficients = SpookCoefficients::new(H, &regularizations);
+    let (mut v_q, mut v_v) = (
+        StepJacobian::<N>::default().v_q,
+        StepJacobian::<N>::default().v_v,
+    );
+    let solved = model.spook_velocity_jacobian(
+        &state.q,
+        &state.v,
+        state.t,
+        H,
+        &coefficients,
+        &stepped.v,
+        spook.multipliers(),
+        &mut v_q,
+        &mut v_v,
+    );
+    assert_eq!(
+        solved,
+        GeneratedSolve::Solved,
+        "{label}: the generated Jacobian declined"
+    );
+    assert_eq!(
+        (v_q, v_v),
+        (jacobian.v_q, jacobian.v_v),
+        "{label}: not the generated Jacobian"
+    );
+}
+
 /// The difference step and the estimate of `κ` for the models with a regular `M`, where SPOOK
 /// solves with `S_GG = G M⁻¹ Gᵀ + Σ`: `κ ≈ 10` for the double pendulum, `≲ 4·10²` for the
 /// chain (its tridiagonal `G Gᵀ`, `O(links²)`).
@@ -54,12 +104,17 @@ proptest! {
         let model = DoublePendulum::default();
         let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
         let mut spook = Spook::<4, 2>::new(H).unwrap();
+        let mut regularizations = std::array::from_fn(|row| model.regularization(row));
         if ideal {
             let row = Regularization { epsilon: 0.0, tau: Relaxation::Steps(2.0) };
             spook = spook.with_regularizations([row; 2]).unwrap();
+            regularizations = [row; 2];
         }
         let (largest, _) = check_step_jacobian("double pendulum", &spook, &model, &state, REGULAR);
         prop_assert!(largest > 1.0);
+        check_generated_jacobian_is_taken(
+            "double pendulum", (&spook, regularizations), &model, &state,
+        );
         let (largest, _) = check_parameter_jacobian::<_, _, 4, 5>(
             "double pendulum, parameters", &spook, &model, &state, REGULAR,
         );
@@ -75,6 +130,8 @@ proptest! {
         let state = chain_state::<20>(&[5.0f64.sqrt(); 10], &angles, &rates);
         let spook = Spook::<20, 10>::new(H).unwrap();
         check_step_jacobian("10-link chain", &spook, &model, &state, REGULAR);
+        let regularizations = std::array::from_fn(|row| model.regularization(row));
+        check_generated_jacobian_is_taken("10-link chain", (&spook, regularizations), &model, &state);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::{allow_lints, runtime, Code};
+use crate::derivatives::Derivative;
 use crate::derive::Derived;
 use crate::integrators::Family;
 use crate::model::Tau;
@@ -47,13 +48,7 @@ impl Code<'_> {
         // SPOOK's Schur complement and its whole step, specialized where `M` is constant and
         // diagonal and there are no nonholonomic rows (the common case of point masses and
         // rods).
-        let diagonal_mass = self.diagonal_mass(derived);
-        let spook_solve = (derived.linear_solve
-            && model.uses(Family::Spook)
-            && model.nonholonomic.is_empty()
-            && diagonal_mass
-            && !model.configuration_dependent_mass())
-        .then(|| {
+        let spook_solve = self.spook_specialized(derived).then(|| {
             let body = self.spook_solve(&derived.jacobian, model.dof());
             let step = self.spook_step(derived);
             quote! {
@@ -121,6 +116,17 @@ impl Code<'_> {
 
             #empty_hessians
         }
+    }
+
+    /// Whether SPOOK's step is specialized to the model's structural nonzeros
+    /// (`Holonomic::spook_step`): `M` constant and diagonal, no nonholonomic rows.
+    fn spook_specialized(&self, derived: &Derived) -> bool {
+        let model = self.model;
+        derived.linear_solve
+            && model.uses(Family::Spook)
+            && model.nonholonomic.is_empty()
+            && self.diagonal_mass(derived)
+            && !model.configuration_dependent_mass()
     }
 
     pub(super) fn regularization(&self) -> TokenStream {
@@ -297,6 +303,31 @@ impl Code<'_> {
                 fills.push(target);
             }
             let body = self.body(outputs, &fills);
+            // SPOOK's step Jacobian, specialized where its step is.
+            let jacobian = (self.spook_specialized(derived)
+                && model.derivatives.contains(&Derivative::StepJacobians))
+            .then(|| self.spook_velocity_jacobian(derived))
+            .flatten()
+            .map(|body| {
+                quote! {
+                    #[inline]
+                    #[allow(unused_mut, clippy::too_many_arguments)]
+                    fn spook_velocity_jacobian(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        t: f64,
+                        h: f64,
+                        coefficients: &#rt::SpookCoefficients<#m>,
+                        v_next: &#rt::SVector<f64, #n>,
+                        lambda: &#rt::SVector<f64, #m>,
+                        v_q: &mut #rt::SMatrix<f64, #n, #n>,
+                        v_v: &mut #rt::SMatrix<f64, #n, #n>,
+                    ) -> #rt::GeneratedSolve {
+                        #body
+                    }
+                }
+            });
             tokens.extend(quote! {
                 #allow
                 impl #rt::HolonomicHessians<#n, #m> for #name {
@@ -304,6 +335,7 @@ impl Code<'_> {
                     fn constraint_hessians(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut [#rt::SMatrix<f64, #n, #n>; #m]) {
                         #body
                     }
+                    #jacobian
                 }
             });
         }

@@ -112,13 +112,108 @@ pub(super) fn ldlt_solve(
     b: &dyn Fn(usize) -> TokenStream,
     rt_solve: &TokenStream,
 ) -> TokenStream {
-    let n = order.len();
+    let factorization = factorization(order, factor, a, Some(b), rt_solve);
+    let back = back_substitution(order, factor);
+    quote! {
+        #factorization
+        #back
+    }
+}
+
+/// Returns the statements of [`ldlt_solve`]'s factorization alone, for a `factor` without
+/// deferred blocks: the pivots (with their tests), `L` and the inverses `__i_s` of the pivots
+/// (of the determinants of `2 × 2` pivots), which [`ldlt_substitute`] then solves with for as
+/// many right-hand sides as the caller has.
+pub(super) fn ldlt_factor(
+    order: &[usize],
+    factor: &Factor,
+    a: &dyn Fn(usize, usize) -> TokenStream,
+    rt_solve: &TokenStream,
+) -> TokenStream {
+    debug_assert!(factor.deferred.iter().all(Option::is_none));
+    factorization(order, factor, a, None, rt_solve)
+}
+
+/// Returns the statements that solve `A x = b` (entries `b(i)`) into `__x_0 … __x_{n−1}` with
+/// the factor [`ldlt_factor`] emitted before them: the forward substitution, `z_J = D_J⁻¹ y_J`
+/// and the back substitution, as [`ldlt_solve`] does them.
+pub(super) fn ldlt_substitute(
+    order: &[usize],
+    factor: &Factor,
+    b: &dyn Fn(usize) -> TokenStream,
+) -> TokenStream {
+    debug_assert!(factor.deferred.iter().all(Option::is_none));
+    let forward = factor.blocks.iter().map(|&(s, size)| {
+        let rhs = |j: usize| forward_update(factor, j, b(order[j]), false);
+        let second = (size == 2).then(|| rhs(s + 1));
+        pivot_solve(s, rhs(s), second, &|j| format_ident!("__y_{}", j))
+    });
+    let back = back_substitution(order, factor);
+    quote! {
+        #(#forward)*
+        #back
+    }
+}
+
+/// Returns `y` (from `forward_s`, and `forward_t` for a `2 × 2` pivot) and `z_J = D_J⁻¹ y_J`
+/// of the block starting at `s`, whose pivots are `__d_s` (`1 × 1`; its inverse `__i_s`) or
+/// `[p q; q r] = [__d_s __q_s; __q_s __d_t]` (`2 × 2`, `t = s + 1`; `__i_s = 1/(pr − q²)`):
+/// `y` named by `own_y`, `z` as `__z_s` (and `__z_t`).
+fn pivot_solve(
+    s: usize,
+    forward_s: TokenStream,
+    forward_t: Option<TokenStream>,
+    own_y: &dyn Fn(usize) -> Ident,
+) -> TokenStream {
+    let ident = |name: &str, j: usize| format_ident!("__{}_{}", name, j);
+    let inverse = ident("i", s);
+    let Some(forward_t) = forward_t else {
+        let (y, z) = (own_y(s), ident("z", s));
+        return quote! {
+            let #y: f64 = #forward_s;
+            let #z: f64 = #y * #inverse;
+        };
+    };
+    let rt = runtime();
+    let t = s + 1;
+    let (p, q, r) = (ident("d", s), ident("q", s), ident("d", t));
+    let (ys, yt, zs, zt) = (own_y(s), own_y(t), ident("z", s), ident("z", t));
+    quote! {
+        let #ys: f64 = #forward_s;
+        let #yt: f64 = #forward_t;
+        let #zs: f64 = #rt::fma::mul_add(-#q, #yt, #r * #ys) * #inverse;
+        let #zt: f64 = #rt::fma::mul_add(-#q, #ys, #p * #yt) * #inverse;
+    }
+}
+
+/// Returns `y_j = b_j − Σ_k L_jk y_k` from `start = b_j`, or with the numerators
+/// `ln_jk = L_jk · det_K` of a deferred block's single predecessor `K` in place of `L_jk`.
+fn forward_update(factor: &Factor, j: usize, start: TokenStream, numerators: bool) -> TokenStream {
+    let factor_of = if numerators { ln } else { l };
+    subtract_products(
+        start,
+        factor.rows[j]
+            .iter()
+            .map(|&k| (factor_of(j, k), format_ident!("__y_{}", k)))
+            .collect(),
+    )
+}
+
+/// The factorization of [`ldlt_solve`], with its forward substitution and `z = D⁻¹ y`
+/// interleaved where `b` is given (see there).
+fn factorization(
+    order: &[usize],
+    factor: &Factor,
+    a: &dyn Fn(usize, usize) -> TokenStream,
+    b: Option<&dyn Fn(usize) -> TokenStream>,
+    rt_solve: &TokenStream,
+) -> TokenStream {
     // Entry (i, j) and b_i of the permuted system P A Pᵀ (P b), from the lower triangle of A.
     let a = |i: usize, j: usize| {
         let (p, q) = (order[i], order[j]);
         a(p.max(q), p.min(q))
     };
-    let b = |i: usize| b(order[i]);
+    let b = |i: usize| b.map(|b| b(order[i]));
     let rt = runtime();
     // The forward substitution and the scaling of a block's rows are emitted right after its
     // pivot, where their operands are ready: the same operations in the same order as after
@@ -134,17 +229,6 @@ pub(super) fn ldlt_solve(
                 .common(i, j)
                 .into_iter()
                 .map(|k| (factor_of(i, k), u(j, k)))
-                .collect(),
-        )
-    };
-    // `y_j = b_j − Σ_k L_jk y_k` from `start = b_j`, or with the numerators as in `updated`.
-    let forward = |j: usize, start: TokenStream, numerators: bool| {
-        let factor_of = if numerators { ln } else { l };
-        subtract_products(
-            start,
-            factor.rows[j]
-                .iter()
-                .map(|&k| (factor_of(j, k), format_ident!("__y_{}", k)))
                 .collect(),
         )
     };
@@ -188,14 +272,15 @@ pub(super) fn ldlt_solve(
                 .map(|(_, inverse)| quote!(let #target: f64 = #scaled * #inverse;))
         };
         if size == 1 {
-            let (d, y, z) = (ident("d", s), own_y(s), ident("z", s));
-            let (diagonal, pivot, forward) = (
-                a(s, s),
-                updated(s, s, scale(quote!(__a)), by.is_some()),
-                forward(s, scale(b(s)), by.is_some()),
-            );
+            let d = ident("d", s);
+            let (diagonal, pivot) = (a(s, s), updated(s, s, scale(quote!(__a)), by.is_some()));
             let test = bound(quote!(__tolerance * __a.abs()));
-            let true_y = unscale(y.clone(), ident("y", s));
+            let solve = b(s).map(|b_s| {
+                let forward = forward_update(factor, s, scale(b_s), by.is_some());
+                let solve = pivot_solve(s, forward, None, &own_y);
+                let true_y = unscale(own_y(s), ident("y", s));
+                quote!(#solve #true_y)
+            });
             factorization.push(quote! {
                 let __a: f64 = #diagonal;
                 let #d: f64 = #pivot;
@@ -203,41 +288,36 @@ pub(super) fn ldlt_solve(
                     return #rt_solve::Declined;
                 }
                 let #inverse = 1.0 / #d;
-                let #y: f64 = #forward;
-                let #z: f64 = #y * #inverse;
-                #true_y
+                #solve
             });
         } else {
             // The 2 × 2 pivot [p q; q r] = [d_s q_s; q_s d_t], t = s + 1, through its
             // determinant: D⁻¹ = [r −q; −q p] / (pr − q²). Its test is the scalar pivots'
             // (p, then r − q²/p) on the same scale: p > tol·|A_ss|, pr − q² > tol·|A_tt|·p.
             let t = s + 1;
-            let (p, q, r) = (ident("d", s), ident("q", s), ident("d", t));
-            let (det, ys, yt, zs, zt) = (
-                ident("det", s),
-                own_y(s),
-                own_y(t),
-                ident("z", s),
-                ident("z", t),
-            );
+            let (p, q, r, det) = (ident("d", s), ident("q", s), ident("d", t), ident("det", s));
             let (first, second) = (a(s, s), a(t, t));
             let (p_value, r_value, q_value) = (
                 updated(s, s, scale(quote!(__a)), by.is_some()),
                 updated(t, t, scale(quote!(__b)), by.is_some()),
                 updated(t, s, scale(a(t, s)), by.is_some()),
             );
-            let (forward_s, forward_t) = (
-                forward(s, scale(b(s)), by.is_some()),
-                forward(t, scale(b(t)), by.is_some()),
-            );
             let (test_p, test_det) = (
                 bound(quote!(__tolerance * __a.abs())),
                 bound(quote!(__tolerance * __b.abs() * #p)),
             );
-            let (true_ys, true_yt) = (
-                unscale(ys.clone(), ident("y", s)),
-                unscale(yt.clone(), ident("y", t)),
-            );
+            let solve = b(s).zip(b(t)).map(|(b_s, b_t)| {
+                let (forward_s, forward_t) = (
+                    forward_update(factor, s, scale(b_s), by.is_some()),
+                    forward_update(factor, t, scale(b_t), by.is_some()),
+                );
+                let solve = pivot_solve(s, forward_s, Some(forward_t), &own_y);
+                let (true_ys, true_yt) = (
+                    unscale(own_y(s), ident("y", s)),
+                    unscale(own_y(t), ident("y", t)),
+                );
+                quote!(#solve #true_ys #true_yt)
+            });
             factorization.push(quote! {
                 let __a: f64 = #first;
                 let __b: f64 = #second;
@@ -253,12 +333,7 @@ pub(super) fn ldlt_solve(
                     return #rt_solve::Declined;
                 }
                 let #inverse = 1.0 / #det;
-                let #ys: f64 = #forward_s;
-                let #yt: f64 = #forward_t;
-                let #zs: f64 = #rt::fma::mul_add(-#q, #yt, #r * #ys) * #inverse;
-                let #zt: f64 = #rt::fma::mul_add(-#q, #ys, #p * #yt) * #inverse;
-                #true_ys
-                #true_yt
+                #solve
             });
         }
         for j in s..s + size {
@@ -299,6 +374,13 @@ pub(super) fn ldlt_solve(
             }
         }
     }
+    quote!(#(#factorization)*)
+}
+
+/// Returns the back substitution `x_k = z_k − Σ_i L_ik x_i` (`i` descending) of
+/// [`ldlt_solve`] and the unpermuted unknowns `__x_0 … __x_{n−1}`.
+fn back_substitution(order: &[usize], factor: &Factor) -> TokenStream {
+    let n = order.len();
     let back = (0..n).rev().map(|k| {
         let (x, z) = (format_ident!("__xp_{}", k), format_ident!("__z_{}", k));
         let value = subtract_products(
@@ -319,7 +401,6 @@ pub(super) fn ldlt_solve(
         quote!(let #x: f64 = #xp;)
     });
     quote! {
-        #(#factorization)*
         #(#back)*
         #(#unpermute)*
     }

@@ -5,7 +5,8 @@
 //! output: `definition` (the struct and its inertia), `energy` (the potential and the
 //! penalized potential), `constraints` (holonomic and nonholonomic rows), `forces` (applied
 //! forces, dissipation), and `solve` (the linear solves specialized to the structural nonzeros,
-//! in the elimination order of `ordering`). After an error, `fallback` emits a stub.
+//! in the elimination order of `ordering`; SPOOK's Schur complement in `schur`, its step in
+//! `spook` and its step Jacobian in `spook_jacobian`). After an error, `fallback` emits a stub.
 
 mod constraints;
 mod definition;
@@ -16,8 +17,10 @@ mod forces;
 mod ldlt;
 mod ordering;
 mod parameters;
+mod schur;
 mod solve;
 mod spook;
+mod spook_jacobian;
 
 pub use fallback::fallback;
 

@@ -1,21 +1,21 @@
 //! SPOOK's step specialized to a model's structural nonzeros: for a constant diagonal mass
 //! matrix, the Schur complement of eq. 30 (Lacoursière 2007) unrolled over the Jacobian's
-//! nonzeros and their fill, emitted as `Holonomic::spook_solve` and `Holonomic::spook_step`.
-
-use std::collections::BTreeSet;
+//! nonzeros and their fill (`schur.rs`), emitted as `Holonomic::spook_solve` and
+//! `Holonomic::spook_step`.
 
 use mechanism_cas::{Id, Output};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::ldlt::{all_finite_by_fours, ldlt_solve};
-use super::ordering::elimination_order;
+use super::ldlt::all_finite_by_fours;
+use super::schur::{schur_solve, SchurInputs};
 use super::{runtime, Code};
 use crate::derive::Derived;
+
 impl Code<'_> {
     /// Returns, row by row, the columns where the Jacobian `jacobian` (rows × `n`) has a
     /// structural nonzero.
-    fn jacobian_pattern(&self, jacobian: &[Vec<Id>], n: usize) -> Vec<Vec<usize>> {
+    pub(super) fn jacobian_pattern(&self, jacobian: &[Vec<Id>], n: usize) -> Vec<Vec<usize>> {
         let store = self.store();
         jacobian
             .iter()
@@ -236,142 +236,5 @@ impl Code<'_> {
             *lambda = #rt::SVector::from([#(#xs),*]);
             #rt_solve::Solved
         }
-    }
-}
-
-/// Where [`schur_solve`] reads its inputs: each an expression of the generated code for the
-/// given indices.
-struct SchurInputs<'a> {
-    /// `M_jj` of the constant diagonal mass matrix.
-    mass: &'a dyn Fn(usize) -> TokenStream,
-    /// `G_aj`, at a structural nonzero of the Jacobian.
-    jac: &'a dyn Fn(usize, usize) -> TokenStream,
-    /// `r_j = (M v_k − h ∇V + h f)_j`.
-    r: &'a dyn Fn(usize) -> TokenStream,
-    /// `Σ_aa`.
-    sigma: &'a dyn Fn(usize) -> TokenStream,
-    /// `t_a` of eq. 29.
-    rhs: &'a dyn Fn(usize) -> TokenStream,
-}
-
-/// Returns the statements that solve SPOOK's eq. 29 without nonholonomic rows through the Schur
-/// complement of eq. 30 for a constant diagonal `M` and a Jacobian with the structural nonzeros
-/// `pattern` (columns per row, `n` coordinates), into `__v_0 … __v_{n−1}` (`v_{k+1}`) and
-/// `__x_0 …` (`λ`): the generic Cholesky of the diagonal `M` (its pivots, with their test),
-/// `M⁻¹ Gᵀ` row by row, `S = G M⁻¹ Gᵀ + Σ` on its nonzeros, an `LDLᵀ` of `S` unrolled over them
-/// and their fill ([`ldlt_solve`]), `λ = S⁻¹ (t − G M⁻¹ r)` and `v = M⁻¹ r + M⁻¹ Gᵀ λ` —
-/// `SpookDense`'s Schur complement without its structural zeros. A pivot that is not clearly
-/// positive returns `Declined` from the enclosing function.
-fn schur_solve(
-    pattern: &[Vec<usize>],
-    n: usize,
-    inputs: &SchurInputs,
-    rt_solve: &TokenStream,
-) -> TokenStream {
-    let rows = pattern.len();
-    let lit = Literal::usize_unsuffixed;
-    // The generic Cholesky of the diagonal M: its pivots are the diagonal.
-    let mass_pivots = (0..n).map(|j| {
-        let (d, inverse, mass) = (
-            format_ident!("__dm_{}", j),
-            format_ident!("__im_{}", j),
-            (inputs.mass)(j),
-        );
-        quote! {
-            let #d: f64 = #mass;
-            if !(#d > __tolerance_mass * #d.abs() && #d < f64::INFINITY) {
-                return #rt_solve::Declined;
-            }
-            let #inverse = 1.0 / #d;
-        }
-    });
-    let y = |a: usize, j: usize| format_ident!("__ym_{}_{}", a, j);
-    let minv_jac = pattern.iter().enumerate().flat_map(|(a, row)| {
-        row.iter().map(move |&j| {
-            let (target, inverse, entry) =
-                (y(a, j), format_ident!("__im_{}", j), (inputs.jac)(a, j));
-            quote!(let #target: f64 = #entry * #inverse;)
-        })
-    });
-    let common = |a: usize, b: usize| -> Vec<usize> {
-        pattern[a]
-            .iter()
-            .copied()
-            .filter(|j| pattern[b].contains(j))
-            .collect()
-    };
-    let lower: BTreeSet<(usize, usize)> = (0..rows)
-        .flat_map(|a| (0..a).map(move |b| (a, b)))
-        .filter(|&(a, b)| !common(a, b).is_empty())
-        .collect();
-    let s = |a: usize, b: usize| format_ident!("__s_{}_{}", a, b);
-    let schur = (0..rows)
-        .flat_map(|a| (0..=a).map(move |b| (a, b)))
-        .filter(|&(a, b)| a == b || lower.contains(&(a, b)))
-        .map(|(a, b)| {
-            let target = s(a, b);
-            let terms: Vec<TokenStream> = common(a, b)
-                .into_iter()
-                .map(|j| {
-                    let (entry, yb) = ((inputs.jac)(a, j), y(b, j));
-                    quote!(#entry * #yb)
-                })
-                .collect();
-            let sum = if terms.is_empty() {
-                quote!(0.0f64)
-            } else {
-                quote!(#(#terms)+*)
-            };
-            if a == b {
-                let sigma = (inputs.sigma)(a);
-                quote!(let #target: f64 = #sum + #sigma;)
-            } else {
-                quote!(let #target: f64 = #sum;)
-            }
-        });
-    let (order, factor) = elimination_order(rows, &lower);
-    let entry = |a: usize, b: usize| -> TokenStream {
-        if a == b || lower.contains(&(a, b)) {
-            let target = s(a, b);
-            quote!(#target)
-        } else {
-            quote!(0.0f64)
-        }
-    };
-    let minv_r = (0..n).map(|j| {
-        let (target, inverse, r) = (
-            format_ident!("__mr_{}", j),
-            format_ident!("__im_{}", j),
-            (inputs.r)(j),
-        );
-        quote!(let #target: f64 = #r * #inverse;)
-    });
-    let b = |a: usize| -> TokenStream {
-        let rhs = (inputs.rhs)(a);
-        let terms = pattern[a].iter().map(|&j| {
-            let (entry, mr) = ((inputs.jac)(a, j), format_ident!("__mr_{}", j));
-            quote!(- #entry * #mr)
-        });
-        quote!((#rhs #(#terms)*))
-    };
-    let solve = ldlt_solve(&order, &factor, &entry, &b, rt_solve);
-    let velocity = (0..n).map(|j| {
-        let (target, mr) = (format_ident!("__v_{}", j), format_ident!("__mr_{}", j));
-        let terms = (0..rows).filter(|&a| pattern[a].contains(&j)).map(|a| {
-            let (ya, x) = (y(a, j), format_ident!("__x_{}", a));
-            quote!(+ #ya * #x)
-        });
-        quote!(let #target: f64 = #mr #(#terms)*;)
-    });
-    let (size, count) = (lit(n), lit(rows));
-    quote! {
-        let __tolerance_mass = (#size as f64) * f64::EPSILON;
-        #(#mass_pivots)*
-        #(#minv_jac)*
-        #(#schur)*
-        let __tolerance = (#count as f64) * f64::EPSILON;
-        #(#minv_r)*
-        #solve
-        #(#velocity)*
     }
 }

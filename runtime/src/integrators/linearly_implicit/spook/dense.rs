@@ -54,7 +54,7 @@ pub struct SpookDense<const N: usize, const M: usize, const K: usize> {
     alpha: SVector<f64, K>,
     /// `Σ` and `Υ` for the generated step, valid for the step size `coefficients_h` (`NaN`
     /// before the first) and the rows' regularizations `coefficients_for`.
-    coefficients: SpookCoefficients<M>,
+    pub(super) coefficients: SpookCoefficients<M>,
     coefficients_h: f64,
     coefficients_for: [Regularization; M],
     /// The multipliers of the last successful step.
@@ -186,7 +186,7 @@ impl<const N: usize, const M: usize, const K: usize> SpookDense<N, M, K> {
     /// changed bit for bit since the last call, else computes them again
     /// ([`recompute_coefficients`](Self::recompute_coefficients)).
     #[inline(always)]
-    fn refresh_coefficients<Model: Holonomic<N, M> + ?Sized>(
+    pub(super) fn refresh_coefficients<Model: Holonomic<N, M> + ?Sized>(
         &mut self,
         model: &Model,
         h: f64,

@@ -35,11 +35,22 @@
 //! and `∂q'/∂p_j = h ∂v'/∂p_j` (`q_k` does not depend on `p`): `P` more columns for the same
 //! factor.
 //!
-//! Cost, measured (`cargo bench --bench step -- step_jacobian`): on the double
-//! pendulum a step with its state Jacobian takes about 10 steps' time (54.5 ns → 541 ns), with
-//! the parameter Jacobian beside it 810 ns; on the 10-link chain about 210 (222 ns → 47 µs: the
-//! model evaluations and solves are dense and generic, against a step `mechanism!`
-//! specialized to the structural nonzeros).
+//! Where `mechanism!` specializes the step to the model's structural nonzeros
+//! ([`Holonomic::spook_step`](crate::model::Holonomic::spook_step): a constant diagonal `M`, no
+//! nonholonomic rows) and the model asks for `derivatives: [step_jacobians]`, it generates the
+//! state Jacobian too ([`HolonomicHessians::spook_velocity_jacobian`]): the same equations over
+//! the structural nonzeros of `M`, `G`, the Hessians and the force Jacobians, with the Schur
+//! complement's `LDLᵀ` unrolled once and solved for the `2N` directions. The generic code below
+//! runs for every other model, and where the generated code declines (it then reports the
+//! culprit).
+//!
+//! Cost, measured (`cargo bench --bench step -- 'spook_step_jacobian'`, criterion, four runs on
+//! a shared 2-core machine whose timings drift by a fifth between runs; the ratios are taken
+//! within a run): on the double pendulum a step with its generated state Jacobian takes
+//! 187–222 ns against 54–61 ns for the step alone, so the Jacobian costs 2.3–2.7 steps (the
+//! generic code took about 9); on the 10-link chain 3.6–6.5 µs against 185–280 ns, about 20
+//! steps (51 µs, 175 steps, with the generic code, whose dense `O(N²M)` work it replaces). The
+//! parameter Jacobian beside it runs the generic code: 500–650 ns on the double pendulum.
 
 use nalgebra::{SMatrix, SVector};
 
@@ -53,8 +64,8 @@ use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian, StepReport,
 };
 use crate::model::{
-    AppliedForces, ConstantMass, HolonomicHessians, NonholonomicDerivative, ParameterDerivatives,
-    PotentialHessian,
+    AppliedForces, ConstantMass, GeneratedSolve, HolonomicHessians, NonholonomicDerivative,
+    ParameterDerivatives, PotentialHessian,
 };
 use crate::state::State;
 
@@ -85,6 +96,10 @@ where
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
         step_and_differentiate(self, model, state, |scheme, before, after| {
+            if let Some(generated) = scheme.generated_jacobian(model, before, &after.v) {
+                *jacobian = generated;
+                return Ok(());
+            }
             let linearization = scheme.linearize(model, before)?;
             *jacobian = state_jacobian(&linearization, model, before, &after.v, scheme.h)?;
             Ok(())
@@ -110,9 +125,13 @@ where
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<StepReport, StepError> {
         step_and_differentiate(self, model, state, |scheme, before, after| {
+            let generated = scheme.generated_jacobian(model, before, &after.v);
             let linearization = scheme.linearize(model, before)?;
             let (h, v_next) = (scheme.h, &after.v);
-            let state_part = state_jacobian(&linearization, model, before, v_next, h)?;
+            let state_part = match generated {
+                Some(generated) => generated,
+                None => state_jacobian(&linearization, model, before, v_next, h)?,
+            };
             let parameter_part = parameter_jacobian(&linearization, model, before, v_next, h)?;
             (*jacobian, *parameters) = (state_part, parameter_part);
             Ok(())
@@ -121,6 +140,40 @@ where
 }
 
 impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
+    /// Returns the Jacobian of the step from `before` whose new velocity is `v_next` from the
+    /// code `mechanism!` generated for the model
+    /// ([`HolonomicHessians::spook_velocity_jacobian`]), with `∂q'/∂(q, v) = (I, 0) + h ∂v'/∂(q,
+    /// v)`; `None` where the model has none (or nonholonomic rows), a row's regularization is
+    /// invalid or the generated code declines: the generic Jacobian then runs.
+    fn generated_jacobian<Model: HolonomicHessians<N, M>>(
+        &mut self,
+        model: &Model,
+        before: &State<N>,
+        v_next: &SVector<f64, N>,
+    ) -> Option<StepJacobian<N>> {
+        if K != 0 || !self.system.refresh_coefficients(model, self.h) {
+            return None;
+        }
+        let (mut v_q, mut v_v) = (SMatrix::zeros(), SMatrix::zeros());
+        let solved = model.spook_velocity_jacobian(
+            &before.q,
+            &before.v,
+            before.t,
+            self.h,
+            &self.system.coefficients,
+            v_next,
+            self.multipliers(),
+            &mut v_q,
+            &mut v_v,
+        );
+        (solved == GeneratedSolve::Solved).then(|| StepJacobian {
+            q_q: SMatrix::identity() + v_q * self.h,
+            q_v: v_v * self.h,
+            v_q,
+            v_v,
+        })
+    }
+
     /// Factors eq. 29's matrix at the state the step started from (with the multipliers the
     /// step just computed).
     fn linearize<Model>(
