@@ -5,8 +5,9 @@
 //! nalgebra (`hand_written/mod.rs`). Each pair runs from the same initial state; report the ratio
 //! generated / hand-written of the two times.
 //!
-//! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`
-//! and `dopri5_step_jacobian` time a step with its exact Jacobian
+//! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`,
+//! `dopri5_step_jacobian` and `zss_step_jacobian` (the penalized double pendulum) time a step
+//! with its exact Jacobian
 //! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
 //! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
 //! alone, on the double pendulum and (SPOOK) the 10-link chain: the Jacobian's cost in steps is
@@ -175,6 +176,22 @@ fn step_jacobians(c: &mut Criterion) {
         dopri5,
     );
     with_parameters::<_, _, 4, 5>(group, &pendulum, start, dopri5);
+    // Z&Ss on the penalized double pendulum (Tao–Owhadi §4.1's ω, β and step size).
+    let penalized = Penalized::new(pendulum, OMEGA);
+    let zss = || {
+        ZhangSkeelSimplified::<4>::new(ZS_H)
+            .and_then(|zss| zss.with_beta(BETA))
+            .expect("valid step size and β")
+    };
+    step_and_jacobian(
+        c,
+        "zss_step_jacobian",
+        "penalized_double_pendulum",
+        &penalized,
+        start,
+        zss,
+    )
+    .finish();
     // The chain hanging at 30° from the vertical, at rest (bob i at i·√5 (sin, −cos) 30°).
     let (s, co) = (0.5 * 5.0f64.sqrt(), 0.75f64.sqrt() * 5.0f64.sqrt());
     let q: [f64; 20] = std::array::from_fn(|i| {

@@ -77,6 +77,11 @@ impl Plan {
         if model.derivatives.contains(&Derivative::StepJacobians) {
             plan.nonholonomic_derivative = true;
             plan.parameter_derivatives = true;
+            // Z&Ss differentiates `−(M + βh² Hess V)⁻¹ ∇V`, whose derivative holds `V‴`
+            // along the acceleration (from the contraction `a·V‴·a`, by polarization).
+            if model.integrators.contains(&Family::Zss) {
+                plan.third_derivative = true;
+            }
         }
         plan
     }

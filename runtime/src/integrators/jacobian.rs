@@ -72,7 +72,8 @@ impl<const N: usize> StepJacobian<N> {
 ///
 /// the derivative of the step's equations, not of the iteration that solved them: it holds to
 /// the accuracy the step was solved to, and the matrix to invert is the step's own (or its
-/// converged Newton matrix), factored once for all `2N` directions and solved for each. The second derivatives of the model it needs (`∇²V`,
+/// converged Newton matrix), factored once for all `2N` directions and solved for each. The
+/// second derivatives of the model it needs (`∇²V`,
 /// every row's `∇²g`, `∂(A v)/∂q`, the forces' Jacobians) are what `mechanism!` generates for
 /// `derivatives: [step_jacobians]`.
 ///
@@ -90,9 +91,13 @@ impl<const N: usize> StepJacobian<N> {
 /// an adaptive step's size held fixed), and by the explicit methods
 /// [`SymplecticEuler`](crate::SymplecticEuler), [`Verlet`](crate::Verlet) and
 /// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
-/// `a = −M⁻¹∇V`), for models with the second derivatives the step's equations need
-/// (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk` among the
-/// model's integrators). The sparse tier's twin is [`SparseDifferentiableStep`].
+/// `a = −M⁻¹∇V`) and the simplified Zhang–Skeel method
+/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`, the state Jacobian
+/// only: the same chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a
+/// [`Penalized`](crate::Penalized) model), for models with the derivatives the step's equations
+/// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
+/// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
+/// [`SparseDifferentiableStep`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}`",
     label = "no step Jacobian for `{Model}`",
@@ -306,14 +311,57 @@ pub trait SparseDifferentiableStep<Model: ?Sized>: SparseIntegrator<Model> {
     ) -> Result<(), StepError>;
 }
 
-/// Returns `InvalidModel` unless a vector of a sparse Jacobian product
-/// ([`SparseDifferentiableStep`]) has the length it must have (the model's `n` coordinates,
-/// or its `P` parameters): the one size check of every implementation.
-pub(crate) fn check_length(
-    found: usize,
-    expected: usize,
-    what: &'static str,
+/// Which of a [`SparseDifferentiableStep`]'s products a size check is for, naming its vectors
+/// in errors.
+#[derive(Clone, Copy)]
+pub(crate) enum Product {
+    /// [`SparseDifferentiableStep::tangent`]: `dq`, `dv`, the two outputs, `dp`.
+    Tangent,
+    /// [`SparseDifferentiableStep::adjoint`]: `w_q`, `w_v`, the two outputs, the gradient.
+    Adjoint,
+}
+
+/// Returns `InvalidModel` unless the four state vectors of a sparse Jacobian product (inputs,
+/// then outputs) have the model's `n` coordinates and its parameter vector, where not empty,
+/// the model's `p` parameters: the one size check of every [`SparseDifferentiableStep`].
+pub(crate) fn check_product_lengths(
+    product: Product,
+    (n, p): (usize, usize),
+    vectors: [usize; 4],
+    parameters: usize,
 ) -> Result<(), StepError> {
+    let (names, parameter_name) = match product {
+        Product::Tangent => (
+            [
+                "tangent dq",
+                "tangent dv",
+                "tangent output q",
+                "tangent output v",
+            ],
+            "tangent dp",
+        ),
+        Product::Adjoint => (
+            [
+                "adjoint w_q",
+                "adjoint w_v",
+                "adjoint output q",
+                "adjoint output v",
+            ],
+            "adjoint parameters",
+        ),
+    };
+    for (length, what) in vectors.into_iter().zip(names) {
+        check_length(length, n, what)?;
+    }
+    if parameters != 0 {
+        check_length(parameters, p, parameter_name)?;
+    }
+    Ok(())
+}
+
+/// Returns `InvalidModel` unless a vector of a sparse Jacobian product has the length it must
+/// have (the model's `n` coordinates, or its `P` parameters).
+fn check_length(found: usize, expected: usize, what: &'static str) -> Result<(), StepError> {
     if found == expected {
         Ok(())
     } else {

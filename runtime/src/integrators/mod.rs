@@ -37,6 +37,7 @@ pub mod nonholonomic;
 pub mod projection;
 pub(crate) mod saddle_point;
 pub mod stabilized;
+mod tangent;
 pub(crate) mod tier;
 
 pub use crate::guard::DivergenceGuard;

@@ -17,6 +17,7 @@ mod runge_kutta;
 mod sensitivity;
 mod sparse;
 mod spook;
+mod zhang_skeel;
 
 use mechanism::runtime::{
     DifferentiableInParameters, DifferentiableStep, ParameterJacobian, Parameters, SVector, State,

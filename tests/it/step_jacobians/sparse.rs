@@ -29,6 +29,7 @@ use mechanism::runtime::simulation::{
 };
 use mechanism::runtime::{
     DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
+    StepError,
 };
 use proptest::prelude::*;
 
@@ -226,6 +227,21 @@ fn a_product_needs_a_linearized_step() {
     spook.step_linearized(&model, &mut state.clone()).unwrap();
     let refused = spook.tangent(&model, (&zeros, &zeros, &[1.0]), (&mut q, &mut v));
     assert!(refused.is_err(), "{refused:?}");
+    // A member of a parameter family that is not finite, named by its index.
+    let mut broken = model.clone();
+    broken.m[1] = f64::NAN;
+    let refused = spook.tangent(&broken, (&zeros, &zeros, &[]), (&mut q, &mut v));
+    assert!(
+        matches!(
+            refused,
+            Err(StepError::BadParameterMember {
+                family: "m",
+                index: 1,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
 }
 
 /// The chain bent at about 30° from the vertical, turning.

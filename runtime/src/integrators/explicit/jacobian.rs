@@ -31,6 +31,9 @@ use super::{Rk4, SymplecticEuler, Verlet};
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
 use crate::integrators::jacobian::step_and_differentiate;
+use crate::integrators::tangent::{
+    carried_tangents, write, Accelerate, AccelerationJacobian, Tangent,
+};
 use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
     StepReport,
@@ -41,12 +44,6 @@ use crate::state::State;
 
 /// The name of the mass matrix, for errors.
 const MASS_MATRIX: &str = "mass matrix M";
-
-/// `A = ∂a/∂q` and `A_p = ∂a/∂p` at one configuration.
-struct AccelerationJacobian<const N: usize, const P: usize> {
-    q: SMatrix<f64, N, N>,
-    p: SMatrix<f64, N, P>,
-}
 
 /// The model's `M`, factored once per step Jacobian (`M` is constant).
 struct Mass<const N: usize> {
@@ -113,81 +110,6 @@ impl<const N: usize> Mass<N> {
     }
 }
 
-/// A tangent of a step: the derivatives of one vector of `N` with respect to `(q, v, p)`.
-#[derive(Clone, Copy)]
-struct Tangent<const N: usize, const P: usize> {
-    q: SMatrix<f64, N, N>,
-    v: SMatrix<f64, N, N>,
-    p: SMatrix<f64, N, P>,
-}
-
-impl<const N: usize, const P: usize> Tangent<N, P> {
-    /// `∂q/∂(q, v, p)` or `∂v/∂(q, v, p)` at the step's start.
-    fn start(position: bool) -> Self {
-        let (identity, zero) = (SMatrix::identity(), SMatrix::zeros());
-        Tangent {
-            q: if position { identity } else { zero },
-            v: if position { zero } else { identity },
-            p: SMatrix::zeros(),
-        }
-    }
-
-    /// `self + c · other`.
-    fn plus(&self, c: f64, other: &Self) -> Self {
-        Tangent {
-            q: self.q + other.q * c,
-            v: self.v + other.v * c,
-            p: self.p + other.p * c,
-        }
-    }
-
-    /// The tangent of `a(x)` for the tangent `self` of `x`: `A δx + A_p δp`.
-    fn accelerate(&self, a: &AccelerationJacobian<N, P>) -> Self {
-        Tangent {
-            q: a.q * self.q,
-            v: a.q * self.v,
-            p: a.q * self.p + a.p,
-        }
-    }
-
-    /// The tangent of `a(x)` without the parameters: `A δx`.
-    fn accelerate_state(&self, a: &SMatrix<f64, N, N>) -> Self {
-        Tangent {
-            q: a * self.q,
-            v: a * self.v,
-            p: a * self.p,
-        }
-    }
-}
-
-/// Writes the tangents of `(q', v')` into the two Jacobians, after checking them.
-fn write<const N: usize, const P: usize>(
-    (q, v): (Tangent<N, P>, Tangent<N, P>),
-    jacobian: &mut StepJacobian<N>,
-    parameters: Option<&mut ParameterJacobian<N, P>>,
-    t: f64,
-) -> Result<(), StepError> {
-    for block in [&q.q, &q.v, &v.q, &v.v] {
-        check_finite(block, "step jacobian", t)?;
-    }
-    *jacobian = StepJacobian {
-        q_q: q.q,
-        q_v: q.v,
-        v_q: v.q,
-        v_v: v.v,
-    };
-    if let Some(parameters) = parameters {
-        check_finite(&q.p, "parameter jacobian", t)?;
-        check_finite(&v.p, "parameter jacobian", t)?;
-        *parameters = ParameterJacobian { q_p: q.p, v_p: v.p };
-    }
-    Ok(())
-}
-
-/// The value of `a(x)` and its tangent, for the tangent of `x`.
-type Accelerate<'a, const N: usize, const P: usize> = dyn FnMut(&SVector<f64, N>, &Tangent<N, P>) -> Result<(SVector<f64, N>, Tangent<N, P>), StepError>
-    + 'a;
-
 /// An explicit method whose step the chain rule through its evaluations of `a` differentiates.
 trait ExplicitTangents<const N: usize> {
     /// Returns the tangents of `(q', v')` of the step from `before`, which ended at `after`,
@@ -222,12 +144,7 @@ impl<const N: usize> ExplicitTangents<N> for Verlet<N> {
         after: &State<N>,
         accelerate: &mut Accelerate<'_, N, P>,
     ) -> Result<(Tangent<N, P>, Tangent<N, P>), StepError> {
-        let h = self.step_size();
-        let (dq, dv) = (Tangent::start(true), Tangent::start(false));
-        let (_, da) = accelerate(&before.q, &dq)?;
-        let dq_next = dq.plus(h, &dv).plus(0.5 * h * h, &da);
-        let (_, da_next) = accelerate(&after.q, &dq_next)?;
-        Ok((dq_next, dv.plus(0.5 * h, &da).plus(0.5 * h, &da_next)))
+        carried_tangents(self.step_size(), before, after, accelerate)
     }
 }
 

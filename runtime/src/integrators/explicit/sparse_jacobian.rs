@@ -22,8 +22,8 @@
 //! (evaluated at both ends once per step) and the parameter entries.
 
 use crate::error::StepError;
-use crate::integrators::checks::check_finite_slice;
-use crate::integrators::jacobian::check_length;
+use crate::integrators::checks::{check_finite_slice, check_sparse_parameters};
+use crate::integrators::jacobian::{check_product_lengths, Product};
 use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
 use crate::linalg::products::add_symmetric_pattern_times;
 use crate::model::{SparseConstantMass, SparseParameterDerivatives, SparsePotentialHessian};
@@ -121,18 +121,12 @@ where
         let mut lin = std::mem::take(system.linearization_mut());
         let result = (|| {
             check_linearized(&lin, model)?;
-            let n = lin.q.len();
-            for (length, what) in [
-                (dq.len(), "tangent dq"),
-                (dv.len(), "tangent dv"),
-                (out_q.len(), "tangent output q"),
-                (out_v.len(), "tangent output v"),
-            ] {
-                check_length(length, n, what)?;
-            }
-            if !dp.is_empty() {
-                check_length(dp.len(), model.parameter_count(), "tangent dp")?;
-            }
+            check_product_lengths(
+                Product::Tangent,
+                (lin.q.len(), model.parameter_count()),
+                [dq.len(), dv.len(), out_q.len(), out_v.len()],
+                dp.len(),
+            )?;
             let t = lin.t;
             let pattern = model.hessian_pattern();
             // δa = −M⁻¹ (∇²V δq + Σ δp (∂∇V + Mⱼ a)), in b.
@@ -172,21 +166,12 @@ where
         let result = (|| {
             check_linearized(&lin, model)?;
             let n = lin.q.len();
-            for (length, what) in [
-                (w_q.len(), "adjoint w_q"),
-                (w_v.len(), "adjoint w_v"),
-                (out_q.len(), "adjoint output q"),
-                (out_v.len(), "adjoint output v"),
-            ] {
-                check_length(length, n, what)?;
-            }
-            if !gradient.is_empty() {
-                check_length(
-                    gradient.len(),
-                    model.parameter_count(),
-                    "adjoint parameters",
-                )?;
-            }
+            check_product_lengths(
+                Product::Adjoint,
+                (n, model.parameter_count()),
+                [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
+                gradient.len(),
+            )?;
             let t = lin.t;
             let pattern = model.hessian_pattern();
             // M⁻¹ω' with ω' = ½h w_v (in c); w̄ = w_q − ∇²V' M⁻¹ω' (in out_q).
@@ -243,8 +228,9 @@ where
     model.mass_parameter_entries(q, &mut |i, k, j, value| gradient[j] -= y[i] * value * a[k]);
 }
 
-/// Returns `InvalidModel` unless the last step was linearized, and `BadParameter` for an
-/// invalid parameter of `model`.
+/// Returns `InvalidModel` unless the last step was linearized, for `model`, then the step's
+/// parameter check (`check_sparse_parameters`: a non-finite family member by its index, an
+/// invalid parameter).
 fn check_linearized<Model>(lin: &Linearization, model: &Model) -> Result<(), StepError>
 where
     Model: SparseConstantMass + ?Sized,
@@ -256,12 +242,5 @@ where
             reason: "needs a step taken with `step_linearized` since the last plain step, for this model",
         });
     }
-    if let Some((name, value, requirement)) = model.parameter_violation() {
-        return Err(StepError::BadParameter {
-            name,
-            value,
-            requirement,
-        });
-    }
-    Ok(())
+    check_sparse_parameters(model)
 }

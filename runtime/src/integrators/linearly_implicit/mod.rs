@@ -8,6 +8,7 @@ mod push_forward;
 pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;
+mod zhang_skeel_jacobian;
 
 pub use carried::{CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
 pub use newmark::{Newmark, NewmarkScheme, NewtonSolved};

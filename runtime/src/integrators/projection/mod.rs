@@ -45,6 +45,7 @@ mod rattle;
 mod shake;
 pub(crate) mod sparse;
 mod sparse_jacobian;
+mod sparse_linearization;
 pub(crate) mod system;
 
 pub(crate) use dense::ProjectionDense;

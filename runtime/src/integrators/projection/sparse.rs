@@ -2,7 +2,7 @@
 //! body, a block-diagonal `M` factored per body, and one sparse `LU` without pivoting of the
 //! Newton matrix and of `G M⁻¹ Gᵀ` on a pattern analysed once.
 
-use super::sparse_jacobian::Linearization;
+use super::sparse_linearization::Linearization;
 use super::{
     Point, ProjectionAcceleration, ProjectionModel, ProjectionSystem, NEWTON_MATRIX,
     PROJECTION_MATRIX,

@@ -31,10 +31,11 @@
 //! step, and visits the rows' Hessian entries at both ends and the parameter entries.
 
 use super::sparse::ProjectionSparse;
+use super::sparse_linearization::Linearization;
 use super::{Point, ProjectionSystem, RattleScheme, NEWTON_MATRIX, PROJECTION_MATRIX};
 use crate::error::StepError;
-use crate::integrators::checks::check_finite_slice;
-use crate::integrators::jacobian::check_length;
+use crate::integrators::checks::{check_finite_slice, check_sparse_parameters};
+use crate::integrators::jacobian::{check_product_lengths, Product};
 use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
 use crate::linalg::products::{add_symmetric_pattern_times, block_diagonal_times};
 use crate::model::{
@@ -42,65 +43,6 @@ use crate::model::{
     SparsePotentialHessian, SparseStepDerivatives,
 };
 use crate::state::DynState;
-
-/// What a linearized RATTLE step keeps for its products (the system keeps `G` and `M⁻¹Gᵀ`
-/// at both ends): the state before and after, the multipliers, `M` and `∇²V` at both ends,
-/// and the buffers of a product. Sized at the first linearized step.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Linearization {
-    valid: bool,
-    t: f64,
-    q: Vec<f64>,
-    v: Vec<f64>,
-    q_next: Vec<f64>,
-    v_next: Vec<f64>,
-    lambda: Vec<f64>,
-    mu: Vec<f64>,
-    mass: Vec<f64>,
-    hessian: Vec<f64>,
-    hessian_next: Vec<f64>,
-    /// Coordinate buffers.
-    a: Vec<f64>,
-    b: Vec<f64>,
-    c: Vec<f64>,
-    d: Vec<f64>,
-    /// Row buffers.
-    rows: Vec<f64>,
-    rows_b: Vec<f64>,
-}
-
-impl Linearization {
-    /// Forgets the last step's linearization (a plain step replaced the system's points).
-    pub(super) fn invalidate(&mut self) {
-        self.valid = false;
-    }
-
-    fn resize(&mut self, n: usize, m: usize, masses: usize, entries: usize) {
-        for buffer in [
-            &mut self.q,
-            &mut self.v,
-            &mut self.q_next,
-            &mut self.v_next,
-            &mut self.a,
-            &mut self.b,
-            &mut self.c,
-            &mut self.d,
-        ] {
-            buffer.resize(n, 0.0);
-        }
-        for buffer in [
-            &mut self.lambda,
-            &mut self.mu,
-            &mut self.rows,
-            &mut self.rows_b,
-        ] {
-            buffer.resize(m, 0.0);
-        }
-        self.mass.resize(masses, 0.0);
-        self.hessian.resize(entries, 0.0);
-        self.hessian_next.resize(entries, 0.0);
-    }
-}
 
 impl<Model> SparseDifferentiableStep<Model> for RattleScheme<ProjectionSparse>
 where
@@ -152,18 +94,12 @@ where
         let h = self.core.h;
         let system = &mut self.core.system;
         check_linearized(system, model)?;
-        let n = system.linearization.q.len();
-        for (length, what) in [
-            (dq.len(), "tangent dq"),
-            (dv.len(), "tangent dv"),
-            (out_q.len(), "tangent output q"),
-            (out_v.len(), "tangent output v"),
-        ] {
-            check_length(length, n, what)?;
-        }
-        if !dp.is_empty() {
-            check_length(dp.len(), model.parameter_count(), "tangent dp")?;
-        }
+        check_product_lengths(
+            Product::Tangent,
+            (system.linearization.q.len(), model.parameter_count()),
+            [dq.len(), dv.len(), out_q.len(), out_v.len()],
+            dp.len(),
+        )?;
         let mut lin = std::mem::take(&mut system.linearization);
         let result = tangent(system, &mut lin, model, h, (dq, dv, dp), (out_q, out_v));
         system.linearization = lin;
@@ -180,22 +116,12 @@ where
         let h = self.core.h;
         let system = &mut self.core.system;
         check_linearized(system, model)?;
-        let n = system.linearization.q.len();
-        for (length, what) in [
-            (w_q.len(), "adjoint w_q"),
-            (w_v.len(), "adjoint w_v"),
-            (out_q.len(), "adjoint output q"),
-            (out_v.len(), "adjoint output v"),
-        ] {
-            check_length(length, n, what)?;
-        }
-        if !gradient.is_empty() {
-            check_length(
-                gradient.len(),
-                model.parameter_count(),
-                "adjoint parameters",
-            )?;
-        }
+        check_product_lengths(
+            Product::Adjoint,
+            (system.linearization.q.len(), model.parameter_count()),
+            [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
+            gradient.len(),
+        )?;
         let mut lin = std::mem::take(&mut system.linearization);
         let result = adjoint(
             system,
@@ -445,7 +371,9 @@ where
     check_finite_slice(out_v, "adjoint v", t)
 }
 
-/// Returns `InvalidModel` unless the last step was linearized, for `model`.
+/// Returns `InvalidModel` unless the last step was linearized, for `model`, then the step's
+/// parameter check (`check_sparse_parameters`: a non-finite family member by its index, an
+/// invalid parameter).
 fn check_linearized<Model>(system: &ProjectionSparse, model: &Model) -> Result<(), StepError>
 where
     Model: SparseInertia + SparseHolonomic + ?Sized,
@@ -458,12 +386,5 @@ where
         });
     }
     system.check_model(model)?;
-    if let Some((name, value, requirement)) = model.parameter_violation() {
-        return Err(StepError::BadParameter {
-            name,
-            value,
-            requirement,
-        });
-    }
-    Ok(())
+    check_sparse_parameters(model)
 }

@@ -18,6 +18,7 @@ mod factor;
 mod jacobian;
 pub(crate) mod sparse;
 mod sparse_jacobian;
+mod sparse_linearization;
 
 pub use dense::SpookDense;
 pub use sparse::SpookSparse;

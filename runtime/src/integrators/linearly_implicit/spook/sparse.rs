@@ -17,7 +17,7 @@
 //! (ideal constraints) keep a zero diagonal; the factorization then still exists when the rows
 //! are independent, and a dependent set is reported as a vanishing pivot.
 
-use super::sparse_jacobian::Linearization;
+use super::sparse_linearization::Linearization;
 use super::{
     restore_multipliers, save_multipliers, scheme, SpookOverrides, SpookRows, SpookScheme,
     SpookSystem,

@@ -39,8 +39,8 @@
 use super::sparse::{SpookSparse, SPOOK_MATRIX};
 use super::{holonomic_coefficients, SpookScheme};
 use crate::error::StepError;
-use crate::integrators::checks::check_finite_slice;
-use crate::integrators::jacobian::check_length;
+use crate::integrators::checks::{check_finite_slice, check_sparse_parameters};
+use crate::integrators::jacobian::{check_product_lengths, Product};
 use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
 use crate::linalg::products::{
     add_pattern_times, add_pattern_transpose_times, add_symmetric_pattern_times,
@@ -51,60 +51,6 @@ use crate::model::{
     SparseParameterDerivatives, SparsePotentialHessian, SparseStepDerivatives,
 };
 use crate::state::DynState;
-
-/// What a linearized step keeps for its Jacobian products: the state it started from, its
-/// solution and multipliers, `Υ`, `∇²V` at `q_k`, and the buffers of a product. Sized at the
-/// first linearized step (and again only if the model's sizes change); the factor itself stays
-/// in the system's saddle point until the next step.
-#[derive(Debug, Default)]
-pub(super) struct Linearization {
-    /// Whether the system's factor and these values belong to the last step.
-    valid: bool,
-    t: f64,
-    q: Vec<f64>,
-    v: Vec<f64>,
-    v_next: Vec<f64>,
-    lambda: Vec<f64>,
-    upsilon: Vec<f64>,
-    hessian: Vec<f64>,
-    /// `(ρ₁, ρ₂)` and the solution `(x, y)` of a product.
-    rho_q: Vec<f64>,
-    rho_rows: Vec<f64>,
-    x: Vec<f64>,
-    y: Vec<f64>,
-    /// `Υ y₂` of an adjoint.
-    weighted_rows: Vec<f64>,
-}
-
-impl Linearization {
-    /// Forgets the last step's linearization (a plain step replaced its factor).
-    pub(super) fn invalidate(&mut self) {
-        self.valid = false;
-    }
-
-    /// Sizes the buffers for `n` coordinates, `m` rows and a Hessian pattern of `entries`.
-    fn resize(&mut self, n: usize, m: usize, entries: usize) {
-        for buffer in [
-            &mut self.q,
-            &mut self.v,
-            &mut self.v_next,
-            &mut self.rho_q,
-            &mut self.x,
-        ] {
-            buffer.resize(n, 0.0);
-        }
-        for buffer in [
-            &mut self.lambda,
-            &mut self.upsilon,
-            &mut self.rho_rows,
-            &mut self.y,
-            &mut self.weighted_rows,
-        ] {
-            buffer.resize(m, 0.0);
-        }
-        self.hessian.resize(entries, 0.0);
-    }
-}
 
 /// The requirement behind [`StepError::Unsupported`] for nonholonomic rows.
 const HOLONOMIC_ONLY: &str = "holonomic rows only for its sparse step Jacobian (the tier's \
@@ -165,14 +111,12 @@ where
         let h = self.h;
         let system = &mut self.system;
         system.check_linearized(model)?;
-        let parameters = model.parameter_count();
-        check_length(dq.len(), system.linearization.q.len(), "tangent dq")?;
-        check_length(dv.len(), dq.len(), "tangent dv")?;
-        check_length(out_q.len(), dq.len(), "tangent output q")?;
-        check_length(out_v.len(), dq.len(), "tangent output v")?;
-        if !dp.is_empty() {
-            check_length(dp.len(), parameters, "tangent dp")?;
-        }
+        check_product_lengths(
+            Product::Tangent,
+            (system.linearization.q.len(), model.parameter_count()),
+            [dq.len(), dv.len(), out_q.len(), out_v.len()],
+            dp.len(),
+        )?;
         let lin = &mut system.linearization;
         let (q, v, t) = (&lin.q[..], &lin.v[..], lin.t);
         let (v_next, lambda, upsilon) = (&lin.v_next[..], &lin.lambda[..], &lin.upsilon[..]);
@@ -263,17 +207,12 @@ where
         let h = self.h;
         let system = &mut self.system;
         system.check_linearized(model)?;
-        check_length(w_q.len(), system.linearization.q.len(), "adjoint w_q")?;
-        check_length(w_v.len(), w_q.len(), "adjoint w_v")?;
-        check_length(out_q.len(), w_q.len(), "adjoint output q")?;
-        check_length(out_v.len(), w_q.len(), "adjoint output v")?;
-        if !gradient.is_empty() {
-            check_length(
-                gradient.len(),
-                model.parameter_count(),
-                "adjoint parameters",
-            )?;
-        }
+        check_product_lengths(
+            Product::Adjoint,
+            (system.linearization.q.len(), model.parameter_count()),
+            [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
+            gradient.len(),
+        )?;
         let lin = &mut system.linearization;
         let (q, v, t) = (&lin.q[..], &lin.v[..], lin.t);
         let (v_next, lambda, upsilon) = (&lin.v_next[..], &lin.lambda[..], &lin.upsilon[..]);
@@ -340,7 +279,9 @@ where
 }
 
 impl SpookSparse {
-    /// Returns `InvalidModel` unless the last step was linearized, for `model`.
+    /// Returns `InvalidModel` unless the last step was linearized, for `model`, then the step's
+    /// parameter check (`check_sparse_parameters`: a non-finite family member by its index, an
+    /// invalid parameter).
     fn check_linearized<Model>(&self, model: &Model) -> Result<(), StepError>
     where
         Model: SparseInertia + SparseHolonomic + SparseNonholonomic + ?Sized,
@@ -353,13 +294,6 @@ impl SpookSparse {
             });
         }
         self.check_model(model)?;
-        if let Some((name, value, requirement)) = model.parameter_violation() {
-            return Err(StepError::BadParameter {
-                name,
-                value,
-                requirement,
-            });
-        }
-        Ok(())
+        check_sparse_parameters(model)
     }
 }

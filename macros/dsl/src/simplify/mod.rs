@@ -1,24 +1,14 @@
 //! Runs the bounded e-graph clean-up of `mechanism-cas` over each group of outputs that is
 //! emitted as one function, so that simplification sees what those outputs share.
 
-use std::time::Duration;
+mod limits;
+
+pub use limits::limits;
 
 use mechanism_cas::{simplify, Id, SimplifyLimits, SimplifyReport, Store};
 
 use crate::derive::{Derived, Outputs, ScalarDerivatives};
 use crate::ir::Ir;
-
-/// Returns the limits of the clean-up. The iteration and node limits are the ones meant to
-/// bind, so that a model compiles to the same code on any machine and under any load; the time
-/// limit is only a safety net against a pathological model (an unoptimized macro build, which
-/// README warns against, is about 20× slower and may reach it).
-pub fn limits() -> SimplifyLimits {
-    SimplifyLimits {
-        iter_limit: 8,
-        node_limit: 20_000,
-        time_limit: Duration::from_secs(10),
-    }
-}
 
 /// Simplifies the derived quantities of a model of either kind in place: a fixed-size model's
 /// in its store, a model with families' kernel by kernel, each in its own

@@ -1,0 +1,122 @@
+//! The exact state Jacobian of a Z&Ss step on the fixed-size tier (Tao–Owhadi 2014,
+//! Integrator 4, eq. 18).
+//!
+//! Z&Ss is the carried update (`q' = q + h v + ½h² a(q)`, `v' = v + ½h (a(q) + a(q'))`) with the
+//! linearly implicit acceleration `a(x) = −K(x)⁻¹ ∇V(x)`, `K = M + βh² ∇²V`. Differentiating
+//! `K a = −∇V` with `M` constant,
+//!
+//! ```text
+//! K δa + βh² (∂(∇²V)·δx) a = −∇²V δx     ⇒     A = ∂a/∂x = −K⁻¹ (∇²V + βh² V‴[a])
+//! ```
+//!
+//! where `V‴[a]` is the `N × N` matrix `(V‴[a])_ij = Σ_k ∂³V/∂x_i∂x_j∂x_k a_k`, the derivative of
+//! `∇²V(x) a` in `x` with `a` held. It comes from the contraction `c(y) = y·V‴(x)·y` that
+//! `mechanism!` generates for the full Z&S ([`PotentialThirdDerivative`]), by polarization:
+//! `c` is a quadratic form in `y`, so `V‴[a] e_j = (c(a + s e_j) − c(a − s e_j)) / (4s)`
+//! exactly; with `s = |a|` its rounding is `O(ε |V‴| |a|)`, that of `V‴[a]` itself. The tangents
+//! of the update are the chain rule through `a` at `q` and at `q'`
+//! ([`carried_tangents`], shared with Verlet), with one factorization of `K` at each (the
+//! step's own at `q'` is not kept; `K(q)`'s was the previous step's). A penalized model
+//! ([`Penalized`](crate::Penalized)) is the same with `W = V + ½ω²|g|²` for `V`.
+//!
+//! Its parameter Jacobian would need `∂(∇²V a)/∂p`, which `mechanism!` does not generate, so
+//! Z&Ss implements [`DifferentiableStep`] only; the full Z&S needs the fourth derivative of `V`
+//! (its correction `½β²h⁴ M⁻¹ c(a)` differentiated), which is not generated either.
+
+use nalgebra::{SMatrix, SVector};
+
+use super::zhang_skeel::ZhangSkeelSimplified;
+use crate::error::StepError;
+use crate::integrators::checks::check_finite;
+use crate::integrators::jacobian::step_and_differentiate;
+use crate::integrators::tangent::{carried_tangents, write, Tangent};
+use crate::integrators::{DifferentiableStep, Integrator, StepJacobian, StepReport};
+use crate::linalg::SymmetricFactor;
+use crate::model::{ConstantMass, PotentialThirdDerivative};
+use crate::state::State;
+
+impl<Model, const N: usize> DifferentiableStep<Model, N> for ZhangSkeelSimplified<N>
+where
+    Model: ConstantMass<N> + PotentialThirdDerivative<N>,
+    ZhangSkeelSimplified<N>: Integrator<Model, N>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |method, before, after| {
+            let (h, t) = (method.h, before.t);
+            let c = method.beta * h * h;
+            let mut mass = SMatrix::<f64, N, N>::zeros();
+            model.mass_matrix(&before.q, &mut mass);
+            check_finite(&mass, "mass matrix M", t)?;
+            let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
+                let (a, a_jacobian) = implicit_acceleration_jacobian(model, &mass, c, x, t)?;
+                Ok((a, tangent.accelerate_state(&a_jacobian)))
+            };
+            let tangents = carried_tangents(h, before, after, &mut accelerate)?;
+            write(tangents, jacobian, None, t)
+        })
+    }
+}
+
+/// Returns `a = −K⁻¹ ∇V(x)` and `A = −K⁻¹ (∇²V + c V‴[a])` at `x`, `K = M + c ∇²V(x)`, as
+/// the module docs derive them.
+fn implicit_acceleration_jacobian<Model, const N: usize>(
+    model: &Model,
+    mass: &SMatrix<f64, N, N>,
+    c: f64,
+    x: &SVector<f64, N>,
+    t: f64,
+) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), StepError>
+where
+    Model: PotentialThirdDerivative<N>,
+{
+    let (mut gradient, mut hessian) = (SVector::<f64, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    model.potential_gradient_hessian(x, &mut gradient, &mut hessian);
+    check_finite(&gradient, "potential gradient", t)?;
+    check_finite(&hessian, "potential Hessian", t)?;
+    let matrix = mass + hessian * c;
+    let factor = SymmetricFactor::try_new(&matrix)
+        .map_err(StepError::linear_algebra("M + βh² Hess V", t))?;
+    let a = -factor.solve(&gradient);
+    let third = third_derivative_along(model, x, &a);
+    check_finite(&third, "third derivative of the potential along a", t)?;
+    let rhs = hessian + third * c;
+    let mut jacobian = SMatrix::<f64, N, N>::zeros();
+    for j in 0..N {
+        let column = factor.solve(&rhs.column(j).into_owned());
+        jacobian.set_column(j, &(-column));
+    }
+    Ok((a, jacobian))
+}
+
+/// Returns `V‴[a]`, `(V‴[a])_ij = Σ_k ∂³V/∂x_i∂x_j∂x_k a_k`, from the model's contraction
+/// `c(y) = y·V‴·y` by polarization: column `j` is `(c(a + s e_j) − c(a − s e_j)) / (4s)` with
+/// `s = |a|` (zero for `a = 0`).
+fn third_derivative_along<Model, const N: usize>(
+    model: &Model,
+    x: &SVector<f64, N>,
+    a: &SVector<f64, N>,
+) -> SMatrix<f64, N, N>
+where
+    Model: PotentialThirdDerivative<N>,
+{
+    let mut third = SMatrix::<f64, N, N>::zeros();
+    let s = a.norm();
+    if s == 0.0 {
+        return third;
+    }
+    let (mut plus, mut minus) = (SVector::<f64, N>::zeros(), SVector::<f64, N>::zeros());
+    for j in 0..N {
+        let (mut up, mut down) = (*a, *a);
+        up[j] += s;
+        down[j] -= s;
+        model.potential_third_contraction(x, &up, &mut plus);
+        model.potential_third_contraction(x, &down, &mut minus);
+        third.set_column(j, &((plus - minus) / (4.0 * s)));
+    }
+    third
+}
