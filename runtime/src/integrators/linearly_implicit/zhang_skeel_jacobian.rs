@@ -19,6 +19,11 @@
 //! step's own at `q'` is not kept; `K(q)`'s was the previous step's). A penalized model
 //! ([`Penalized`](crate::Penalized)) is the same with `W = V + ½ω²|g|²` for `V`.
 //!
+//! Cost, measured (`cargo bench --bench step -- zss_step_jacobian`, the penalized double
+//! pendulum at `ω = 20`, `h = 0.1`): 834 ns against 59 ns for the step alone, about 13 steps —
+//! generic dense code with two factorizations and `4N` contractions, against a step whose
+//! solve `mechanism!` specialized.
+//!
 //! Its parameter Jacobian would need `∂(∇²V a)/∂p`, which `mechanism!` does not generate, so
 //! Z&Ss implements [`DifferentiableStep`] only; the full Z&S needs the fourth derivative of `V`
 //! (its correction `½β²h⁴ M⁻¹ c(a)` differentiated), which is not generated either.

@@ -135,6 +135,32 @@ impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M
 }
 
 impl<const N: usize, const M: usize, const K: usize> SpookScheme<SpookDense<N, M, K>> {
+    /// The checks of [`Integrator::step`] (a constant `M`, the model's parameters), then the
+    /// step `mechanism!` generated ([`generated_step`](Self::generated_step)) with the time
+    /// advanced: `Ok(None)`, with `state` unchanged, where it does not run or declines, and the
+    /// generic step must run.
+    pub(super) fn checked_generated_step<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+    ) -> Result<Option<StepReport>, StepError>
+    where
+        Model: ConstantMass<N> + Holonomic<N, M>,
+    {
+        check_constant_mass::<Model, N>("SPOOK")?;
+        check_parameters(model)?;
+        // The generated step needs no check of q and v: one that is not finite makes its
+        // outputs not finite, and it declines.
+        if !state.t.is_finite() {
+            return Ok(None);
+        }
+        let generated = self.generated_step(model, state);
+        if generated.is_some() {
+            state.t += self.h;
+        }
+        Ok(generated)
+    }
+
     /// Runs the step `mechanism!` generated for the model ([`Holonomic::spook_step`]) and
     /// commits it as [`advance`](SpookScheme::advance) would; returns `None`, with `state`
     /// unchanged, where the model has no such step (or has nonholonomic rows), a row's
@@ -396,27 +422,16 @@ where
     crate::checkpoint::carried_access!();
 
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
-        check_constant_mass::<Model, N>("SPOOK")?;
-        check_parameters(model)?;
-        // The generated step needs no check of q and v: one that is not finite makes its
-        // outputs not finite, and it declines.
-        let generated = if state.t.is_finite() {
-            self.generated_step(model, state)
-        } else {
-            None
-        };
-        let report = match generated {
-            Some(report) => report,
-            None => {
-                check_state(state)?;
-                self.advance(
-                    model,
-                    state.t,
-                    state.q.as_mut_slice(),
-                    state.v.as_mut_slice(),
-                )?
-            }
-        };
+        if let Some(report) = self.checked_generated_step(model, state)? {
+            return Ok(report);
+        }
+        check_state(state)?;
+        let report = self.advance(
+            model,
+            state.t,
+            state.q.as_mut_slice(),
+            state.v.as_mut_slice(),
+        )?;
         state.t += self.h;
         Ok(report)
     }

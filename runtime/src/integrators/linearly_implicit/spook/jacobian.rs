@@ -44,11 +44,11 @@
 //! runs for every other model, and where the generated code declines (it then reports the
 //! culprit).
 //!
-//! Cost, measured (`cargo bench --bench step -- 'spook_step_jacobian'`, criterion, four runs on
-//! a shared 2-core machine whose timings drift by a fifth between runs; the ratios are taken
+//! Cost, measured (`cargo bench --bench step -- 'spook_step_jacobian'`, criterion, three runs
+//! on a shared 2-core machine whose timings drift by a fifth between runs; the ratios are taken
 //! within a run): on the double pendulum a step with its generated state Jacobian takes
-//! 187–222 ns against 54–61 ns for the step alone, so the Jacobian costs 2.3–2.7 steps (the
-//! generic code took about 9); on the 10-link chain 3.6–6.5 µs against 185–280 ns, about 20
+//! 142–176 ns against 47–57 ns for the step alone, so the Jacobian costs 2.0–2.2 steps (the
+//! generic code took about 9); on the 10-link chain 3.6–6.0 µs against 185–295 ns, about 20
 //! steps (51 µs, 175 steps, with the generic code, whose dense `O(N²M)` work it replaces). The
 //! parameter Jacobian beside it runs the generic code: 500–650 ns on the double pendulum.
 
@@ -95,11 +95,18 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        step_and_differentiate(self, model, state, |scheme, before, after| {
-            if let Some(generated) = scheme.generated_jacobian(model, before, &after.v) {
-                *jacobian = generated;
-                return Ok(());
+        // The generated step and Jacobian touch only `λ` besides the state (the coefficients
+        // are cached by their step size and regularizations), so that a declined Jacobian
+        // needs only `λ` restored before the generic path takes the step again.
+        let (multipliers, mut next) = (*self.multipliers(), *state);
+        if let Some(report) = self.checked_generated_step(model, &mut next)? {
+            if let Some(generated) = self.generated_jacobian(model, state, &next.v) {
+                (*state, *jacobian) = (next, generated);
+                return Ok(report);
             }
+            self.system.multipliers = multipliers;
+        }
+        step_and_differentiate(self, model, state, |scheme, before, after| {
             let linearization = scheme.linearize(model, before)?;
             *jacobian = state_jacobian(&linearization, model, before, &after.v, scheme.h)?;
             Ok(())
