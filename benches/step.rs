@@ -6,7 +6,8 @@
 //! generated / hand-written of the two times.
 //!
 //! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`,
-//! `dopri5_step_jacobian` and `zss_step_jacobian` (the penalized double pendulum) time a step
+//! `dopri5_step_jacobian`, `zss_step_jacobian` and `pf_newmark_step_jacobian` (the penalized
+//! double pendulum) time a step
 //! with its exact Jacobian
 //! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
 //! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
@@ -24,7 +25,8 @@ use mechanism::runtime::integrators::stabilized::{
 };
 use mechanism::runtime::{
     DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, ParameterJacobian,
-    Penalized, Rattle, Shake, Spook, State, StepJacobian, ZhangSkeel, ZhangSkeelSimplified,
+    Penalized, PushForwardNewmark, Rattle, Shake, Spook, State, StepJacobian, ZhangSkeel,
+    ZhangSkeelSimplified,
 };
 
 const SPOOK_H: f64 = 1.0 / 60.0;
@@ -190,6 +192,20 @@ fn step_jacobians(c: &mut Criterion) {
         &penalized,
         start,
         zss,
+    )
+    .finish();
+    let newmark = || {
+        PushForwardNewmark::<4>::new(ZS_H)
+            .and_then(|newmark| newmark.with_beta(BETA))
+            .expect("valid step size and β")
+    };
+    step_and_jacobian(
+        c,
+        "pf_newmark_step_jacobian",
+        "penalized_double_pendulum",
+        &penalized,
+        start,
+        newmark,
     )
     .finish();
     // The chain hanging at 30° from the vertical, at rest (bob i at i·√5 (sin, −cos) 30°).

@@ -91,10 +91,12 @@ impl<const N: usize> StepJacobian<N> {
 /// an adaptive step's size held fixed), and by the explicit methods
 /// [`SymplecticEuler`](crate::SymplecticEuler), [`Verlet`](crate::Verlet) and
 /// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
-/// `a = −M⁻¹∇V`) and the simplified Zhang–Skeel method
+/// `a = −M⁻¹∇V`), the simplified Zhang–Skeel method
 /// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`, the state Jacobian
 /// only: the same chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a
-/// [`Penalized`](crate::Penalized) model), for models with the derivatives the step's equations
+/// [`Penalized`](crate::Penalized) model) and [`PushForwardNewmark`](crate::PushForwardNewmark)
+/// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`), for
+/// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
 /// [`SparseDifferentiableStep`].

@@ -1,6 +1,7 @@
 //! The chain rule through a step's evaluations of an acceleration `a(x)`: the tangents of the
-//! explicit methods (`explicit/jacobian.rs`) and of the linearly implicit Zhang–Skeel
-//! simplification (`linearly_implicit/zhang_skeel_jacobian.rs`), whose steps differ only in
+//! explicit methods (`explicit/jacobian.rs`), of the linearly implicit Zhang–Skeel
+//! simplification (`linearly_implicit/zhang_skeel_jacobian.rs`) and of push-forward Newmark
+//! (`linearly_implicit/push_forward_jacobian.rs`), whose steps differ only in
 //! `a(x)` and so in its derivatives `A = ∂a/∂x`, `A_p = ∂a/∂p`.
 
 use nalgebra::{SMatrix, SVector};

@@ -12,12 +12,12 @@
 mod adjoint;
 mod explicit;
 mod heavy_top;
+mod linearly_implicit;
 mod rattle;
 mod runge_kutta;
 mod sensitivity;
 mod sparse;
 mod spook;
-mod zhang_skeel;
 
 use mechanism::runtime::{
     DifferentiableInParameters, DifferentiableStep, ParameterJacobian, Parameters, SVector, State,

@@ -5,6 +5,7 @@ pub(crate) mod carried;
 pub(crate) mod newmark;
 mod one_iteration;
 mod push_forward;
+mod push_forward_jacobian;
 pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;

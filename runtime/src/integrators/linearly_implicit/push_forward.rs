@@ -47,7 +47,7 @@ pub type PushForwardNewmark<const N: usize> = CarriedScheme<CarriedDense<N>, New
 /// The acceleration of push-forward Newmark: `a = −M⁻¹ ∇V(x + βh² a)` solved by Newton.
 #[derive(Clone, Copy, Debug)]
 pub struct NewtonAcceleration {
-    newton: Newton,
+    pub(super) newton: Newton,
 }
 
 impl Default for NewtonAcceleration {

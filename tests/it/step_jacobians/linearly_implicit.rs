@@ -1,0 +1,95 @@
+//! The step Jacobians of the linearly implicit carried schemes against central differences of
+//! the step: Z&Ss (`runtime/.../linearly_implicit/zhang_skeel_jacobian.rs`, the carried update's
+//! chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, whose derivative holds `V‴` along `a`) and
+//! push-forward Newmark (`push_forward_jacobian.rs`, through the `a` of
+//! `M a + ∇V(x + βh² a) = 0`, in the state and in the parameters), at random states of a
+//! coupled anharmonic well with a full constant mass matrix and of the penalized double
+//! pendulum (Tao–Owhadi 2014, §4.1: `W = V + ½ω²|g|²`), at a step size where the `βh²` terms
+//! move the Jacobian by far more than the bound.
+
+use mechanism::mechanism;
+use mechanism::models::DoublePendulum;
+use mechanism::runtime::{Penalized, PushForwardNewmark, State, ZhangSkeelSimplified};
+use proptest::prelude::*;
+
+use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
+
+mechanism! {
+    /// Two angles in a coupled, anharmonic well, with inertial coupling `μ ẋ ẏ`.
+    pub struct CoupledWell {
+        coordinates: [x, y],
+        parameters: { m = 1.3, j = 0.8, mu = 0.3, k = 2.0, c = 0.5 },
+        kinetic: 0.5 * m * dot(x).powi(2) + mu * dot(x) * dot(y) + 0.5 * j * dot(y).powi(2),
+        potential: k * (1.0 - x.cos()) + k * (1.0 - y.cos()) + c * (x - y).powi(2) * x.sin()
+            + 0.25 * c * y.powi(4),
+        integrators: [zss, pf_newmark],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// Large enough that `βh² V‴[a]` (β = 0.4, so `βh² = 4·10⁻³`) changes the Jacobian by
+/// `≳ 10⁻⁴`, against bounds `≲ 10⁻⁷`.
+const H: f64 = 0.1;
+
+/// `M + βh² ∇²V` of the well: `M`'s eigenvalues 0.6 and 1.5, the Hessian's `≲ 10`: `κ ≲ 10`.
+const WELL: (f64, f64) = (1e-5, 10.0);
+
+/// The penalized double pendulum at `ω = 20`: `βh² ∇²W ≈ 4·10⁻³ · ω² |G|² ≲ 30` against
+/// `M = I`, so `κ ≲ 10²`.
+const PENALIZED: (f64, f64) = (1e-5, 1e2);
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn zsss_jacobian_matches_central_differences_in_a_coupled_well(
+        q in prop::array::uniform2(-1.5..1.5f64),
+        v in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let (model, state) = (CoupledWell::default(), State::new(0.2, q, v));
+        let zss = ZhangSkeelSimplified::<2>::new(H).unwrap();
+        let (largest, _) = check_step_jacobian("Z&Ss, coupled well", &zss, &model, &state, WELL);
+        prop_assert!(largest > 0.5);
+    }
+
+    #[test]
+    fn zsss_jacobian_matches_central_differences_on_the_penalized_double_pendulum(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let model = Penalized::new(DoublePendulum::default(), 20.0);
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let zss = ZhangSkeelSimplified::<4>::new(H).unwrap();
+        let (largest, _) =
+            check_step_jacobian("Z&Ss, penalized double pendulum", &zss, &model, &state, PENALIZED);
+        prop_assert!(largest >= 1.0);
+    }
+
+    #[test]
+    fn push_forward_newmarks_jacobians_match_central_differences_in_a_coupled_well(
+        q in prop::array::uniform2(-1.5..1.5f64),
+        v in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let (model, state) = (CoupledWell::default(), State::new(0.2, q, v));
+        let newmark = PushForwardNewmark::<2>::new(H).unwrap();
+        let label = "push-forward Newmark, coupled well";
+        let (largest, _) = check_step_jacobian(label, &newmark, &model, &state, WELL);
+        prop_assert!(largest > 0.5);
+        let label = "push-forward Newmark, coupled well, parameters";
+        let (largest, _) = check_parameter_jacobian::<_, _, 2, 5>(label, &newmark, &model, &state, WELL);
+        prop_assert!(largest > 1e-4);
+    }
+
+    #[test]
+    fn push_forward_newmarks_jacobian_matches_central_differences_on_the_penalized_double_pendulum(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let model = Penalized::new(DoublePendulum::default(), 20.0);
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let newmark = PushForwardNewmark::<4>::new(H).unwrap();
+        let label = "push-forward Newmark, penalized double pendulum";
+        let (largest, _) = check_step_jacobian(label, &newmark, &model, &state, PENALIZED);
+        prop_assert!(largest >= 1.0);
+    }
+}
