@@ -277,6 +277,15 @@ impl<const N: usize> SymmetricFactor<N> {
             SymmetricFactor::Lu(lu) => lu.solve(b),
         }
     }
+
+    /// Returns `A⁻¹ B`, column by column ([`solve`](Self::solve) on each).
+    pub fn solve_columns<const C: usize>(&self, b: &SMatrix<f64, N, C>) -> SMatrix<f64, N, C> {
+        let mut x = SMatrix::<f64, N, C>::zeros();
+        for j in 0..C {
+            x.set_column(j, &self.solve(&b.column(j).into_owned()));
+        }
+        x
+    }
 }
 
 /// The dense kernels behind the [`LinearSolver`] seam: `None` until the first successful

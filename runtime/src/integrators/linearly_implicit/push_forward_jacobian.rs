@@ -116,10 +116,7 @@ impl<const N: usize> PushForwardNewmark<N> {
         check_finite(&hessian, "potential Hessian", t)?;
         let factor = SymmetricFactor::try_new(&(mass + hessian * beta_h2))
             .map_err(StepError::linear_algebra("M + βh² Hess V(x + βh² a)", t))?;
-        let mut state = SMatrix::<f64, N, N>::zeros();
-        for j in 0..N {
-            state.set_column(j, &(-factor.solve(&hessian.column(j).into_owned())));
-        }
+        let state = -factor.solve_columns(&hessian);
         Ok(SolvedAcceleration {
             a,
             y,
@@ -148,10 +145,7 @@ impl<const N: usize> SolvedAcceleration<N> {
             terms.set_column(j, &column);
         }
         check_finite(&terms, "parameter derivatives", t)?;
-        let mut p = SMatrix::<f64, N, P>::zeros();
-        for j in 0..P {
-            p.set_column(j, &(-self.factor.solve(&terms.column(j).into_owned())));
-        }
+        let p = -self.factor.solve_columns(&terms);
         Ok(AccelerationJacobian { q: self.state, p })
     }
 }

@@ -89,12 +89,7 @@ where
     let a = -factor.solve(&gradient);
     let third = third_derivative_along(model, x, &a);
     check_finite(&third, "third derivative of the potential along a", t)?;
-    let rhs = hessian + third * c;
-    let mut jacobian = SMatrix::<f64, N, N>::zeros();
-    for j in 0..N {
-        let column = factor.solve(&rhs.column(j).into_owned());
-        jacobian.set_column(j, &(-column));
-    }
+    let jacobian = -factor.solve_columns(&(hessian + third * c));
     Ok((a, jacobian))
 }
 
