@@ -6,8 +6,8 @@
 //! generated / hand-written of the two times.
 //!
 //! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`,
-//! `dopri5_step_jacobian`, `zss_step_jacobian` and `pf_newmark_step_jacobian` (the penalized
-//! double pendulum) time a step
+//! `dopri5_step_jacobian`, `zss_step_jacobian`, `pf_newmark_step_jacobian` and
+//! `newmark_step_jacobian` (the last three on the penalized double pendulum) time a step
 //! with its exact Jacobian
 //! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
 //! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
@@ -24,9 +24,9 @@ use mechanism::runtime::integrators::stabilized::{
     Dopri5, PostStabilization, StabilizedRk, DOPRI5, RK4,
 };
 use mechanism::runtime::{
-    DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, ParameterJacobian,
-    Penalized, PushForwardNewmark, Rattle, Shake, Spook, State, StepJacobian, ZhangSkeel,
-    ZhangSkeelSimplified,
+    DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, Newmark,
+    ParameterJacobian, Penalized, PushForwardNewmark, Rattle, Shake, Spook, State, StepJacobian,
+    ZhangSkeel, ZhangSkeelSimplified,
 };
 
 const SPOOK_H: f64 = 1.0 / 60.0;
@@ -202,6 +202,20 @@ fn step_jacobians(c: &mut Criterion) {
     step_and_jacobian(
         c,
         "pf_newmark_step_jacobian",
+        "penalized_double_pendulum",
+        &penalized,
+        start,
+        newmark,
+    )
+    .finish();
+    let newmark = || {
+        Newmark::<4>::new(ZS_H)
+            .and_then(|newmark| newmark.with_beta(BETA))
+            .expect("valid step size and β")
+    };
+    step_and_jacobian(
+        c,
+        "newmark_step_jacobian",
         "penalized_double_pendulum",
         &penalized,
         start,

@@ -94,8 +94,11 @@ impl<const N: usize> StepJacobian<N> {
 /// `a = −M⁻¹∇V`), the simplified Zhang–Skeel method
 /// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`, the state Jacobian
 /// only: the same chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a
-/// [`Penalized`](crate::Penalized) model) and [`PushForwardNewmark`](crate::PushForwardNewmark)
-/// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`), for
+/// [`Penalized`](crate::Penalized) model), [`PushForwardNewmark`](crate::PushForwardNewmark)
+/// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`) and
+/// [`Newmark`](crate::Newmark) (constant `M`: through its two accelerations, `a_k` at `q_k` and
+/// the converged `a_{k+1}`; not [`NewmarkOneIteration`](crate::NewmarkOneIteration), whose
+/// carried acceleration is a state of its own), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
@@ -152,7 +155,8 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// Jacobian of step `k`.
 ///
 /// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
-/// tier.
+/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified), whose parameter
+/// Jacobian would need `∂(∇²V a)/∂p`, which `mechanism!` does not generate.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",

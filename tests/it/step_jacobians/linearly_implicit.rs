@@ -2,14 +2,16 @@
 //! the step: Z&Ss (`runtime/.../linearly_implicit/zhang_skeel_jacobian.rs`, the carried update's
 //! chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, whose derivative holds `V‴` along `a`) and
 //! push-forward Newmark (`push_forward_jacobian.rs`, through the `a` of
-//! `M a + ∇V(x + βh² a) = 0`, in the state and in the parameters), at random states of a
+//! `M a + ∇V(x + βh² a) = 0`, in the state and in the parameters) and Newmark
+//! (`newmark_jacobian.rs`, through `a_k` and the converged `a_{k+1}`, in the state and in the
+//! parameters), at random states of a
 //! coupled anharmonic well with a full constant mass matrix and of the penalized double
 //! pendulum (Tao–Owhadi 2014, §4.1: `W = V + ½ω²|g|²`), at a step size where the `βh²` terms
 //! move the Jacobian by far more than the bound.
 
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
-use mechanism::runtime::{Penalized, PushForwardNewmark, State, ZhangSkeelSimplified};
+use mechanism::runtime::{Newmark, Penalized, PushForwardNewmark, State, ZhangSkeelSimplified};
 use proptest::prelude::*;
 
 use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
@@ -22,7 +24,7 @@ mechanism! {
         kinetic: 0.5 * m * dot(x).powi(2) + mu * dot(x) * dot(y) + 0.5 * j * dot(y).powi(2),
         potential: k * (1.0 - x.cos()) + k * (1.0 - y.cos()) + c * (x - y).powi(2) * x.sin()
             + 0.25 * c * y.powi(4),
-        integrators: [zss, pf_newmark],
+        integrators: [zss, pf_newmark, newmark],
         derivatives: [step_jacobians],
     }
 }
@@ -89,6 +91,33 @@ proptest! {
         let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
         let newmark = PushForwardNewmark::<4>::new(H).unwrap();
         let label = "push-forward Newmark, penalized double pendulum";
+        let (largest, _) = check_step_jacobian(label, &newmark, &model, &state, PENALIZED);
+        prop_assert!(largest >= 1.0);
+    }
+
+    #[test]
+    fn newmarks_jacobians_match_central_differences_in_a_coupled_well(
+        q in prop::array::uniform2(-1.5..1.5f64),
+        v in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let (model, state) = (CoupledWell::default(), State::new(0.2, q, v));
+        let newmark = Newmark::<2>::new(H).unwrap();
+        let (largest, _) = check_step_jacobian("Newmark, coupled well", &newmark, &model, &state, WELL);
+        prop_assert!(largest > 0.5);
+        let label = "Newmark, coupled well, parameters";
+        let (largest, _) = check_parameter_jacobian::<_, _, 2, 5>(label, &newmark, &model, &state, WELL);
+        prop_assert!(largest > 1e-4);
+    }
+
+    #[test]
+    fn newmarks_jacobian_matches_central_differences_on_the_penalized_double_pendulum(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let model = Penalized::new(DoublePendulum::default(), 20.0);
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let newmark = Newmark::<4>::new(H).unwrap();
+        let label = "Newmark, penalized double pendulum";
         let (largest, _) = check_step_jacobian(label, &newmark, &model, &state, PENALIZED);
         prop_assert!(largest >= 1.0);
     }

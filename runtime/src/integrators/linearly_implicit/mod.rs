@@ -3,9 +3,11 @@
 
 pub(crate) mod carried;
 pub(crate) mod newmark;
+mod newmark_jacobian;
 mod one_iteration;
 mod push_forward;
 mod push_forward_jacobian;
+mod solved_acceleration;
 pub(crate) mod spook;
 mod stiff;
 mod zhang_skeel;

@@ -286,6 +286,12 @@ impl<S: CarriedTier, C> NewmarkScheme<S, C> {
         self
     }
 
+    /// Returns the accelerations of the last step: the `a_k` it started from and the
+    /// `a_{k+1}` it carries (both meaningful only after a step).
+    pub(super) fn last_accelerations(&self) -> (&S::Vector, &S::Vector) {
+        (&self.a_k, &self.carried_a)
+    }
+
     /// Returns whether the carried acceleration was computed at exactly `q`.
     fn carried_at(&self, q: &[f64]) -> bool {
         self.carried

@@ -12,24 +12,23 @@
 //! A_p = ∂a/∂p_j = −K⁻¹ (M_j a + ∂∇V/∂p_j (y))
 //! ```
 //!
-//! `a` is solved again at `x` and `x'` from the step's carried `a(x')` (to Newton's tolerance,
+//! ([`SolvedAcceleration`], shared with Newmark). `a` is solved again at `x` and `x'` from the step's carried `a(x')` (to Newton's tolerance,
 //! the accuracy the step itself has), and the tangents of the update are the chain rule
 //! through `a` at both ([`carried_tangents`], shared with Verlet and Z&Ss). Unlike Z&Ss, no
 //! third derivative enters: the equation holds `∇V` only.
 
-use nalgebra::{SMatrix, SVector};
+use nalgebra::SVector;
 
 use super::carried::dense::newton_solve;
 use super::push_forward::PushForwardNewmark;
+use super::solved_acceleration::SolvedAcceleration;
 use crate::error::StepError;
-use crate::integrators::checks::check_finite;
 use crate::integrators::jacobian::step_and_differentiate;
-use crate::integrators::tangent::{carried_tangents, write, AccelerationJacobian, Tangent};
+use crate::integrators::tangent::{carried_tangents, write, Tangent};
 use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
     StepReport,
 };
-use crate::linalg::SymmetricFactor;
 use crate::model::{ConstantMass, ParameterDerivatives, PotentialHessian};
 use crate::state::State;
 
@@ -47,7 +46,7 @@ where
         step_and_differentiate(self, model, state, |method, before, after| {
             let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
                 let solved = method.solved_acceleration(model, x, after)?;
-                Ok((solved.a, tangent.accelerate_state(&solved.state)))
+                Ok((solved.a, tangent.accelerate(&solved.in_state())))
             };
             let tangents = carried_tangents(method.h, before, after, &mut accelerate)?;
             write(tangents, jacobian, None, before.t)
@@ -80,17 +79,6 @@ where
     }
 }
 
-/// The acceleration at one `x`, solved, with what its derivatives need.
-struct SolvedAcceleration<const N: usize> {
-    a: SVector<f64, N>,
-    /// `y = x + βh² a`.
-    y: SVector<f64, N>,
-    /// `K = M + βh² ∇²V(y)`, factored.
-    factor: SymmetricFactor<N>,
-    /// `A = −K⁻¹ ∇²V(y)`.
-    state: SMatrix<f64, N, N>,
-}
-
 impl<const N: usize> PushForwardNewmark<N> {
     /// Solves `M a + ∇V(x + βh² a) = 0` by the step's Newton (from the step's carried `a` at
     /// `after.q`, with its settings) and returns `a` with `A = −K⁻¹ ∇²V(y)`.
@@ -108,44 +96,6 @@ impl<const N: usize> PushForwardNewmark<N> {
             .carried_at(after.q.as_slice())
             .map_or_else(SVector::zeros, SVector::from_column_slice);
         let a = newton_solve(model, x, beta_h2, guess, self.rule.newton, t)?.a;
-        let y = x + a * beta_h2;
-        let (mut mass, mut hessian) =
-            (SMatrix::<f64, N, N>::zeros(), SMatrix::<f64, N, N>::zeros());
-        model.mass_matrix(&y, &mut mass);
-        model.potential_hessian(&y, &mut hessian);
-        check_finite(&hessian, "potential Hessian", t)?;
-        let factor = SymmetricFactor::try_new(&(mass + hessian * beta_h2))
-            .map_err(StepError::linear_algebra("M + βh² Hess V(x + βh² a)", t))?;
-        let state = -factor.solve_columns(&hessian);
-        Ok(SolvedAcceleration {
-            a,
-            y,
-            factor,
-            state,
-        })
-    }
-}
-
-impl<const N: usize> SolvedAcceleration<N> {
-    /// `A` with `A_p`, column `j` `−K⁻¹ (M_j a + ∂∇V/∂p_j (y))`.
-    fn with_parameters<Model, const P: usize>(
-        &self,
-        model: &Model,
-        t: f64,
-    ) -> Result<AccelerationJacobian<N, P>, StepError>
-    where
-        Model: ParameterDerivatives<N, 0, 0, P>,
-    {
-        let mut terms = SMatrix::<f64, N, P>::zeros();
-        model.potential_gradient_parameter_jacobian(&self.y, &mut terms);
-        let mut masses = [SMatrix::<f64, N, N>::zeros(); P];
-        model.mass_parameter_derivatives(&self.y, &mut masses);
-        for (j, mass) in masses.iter().enumerate() {
-            let column = terms.column(j) + mass * self.a;
-            terms.set_column(j, &column);
-        }
-        check_finite(&terms, "parameter derivatives", t)?;
-        let p = -self.factor.solve_columns(&terms);
-        Ok(AccelerationJacobian { q: self.state, p })
+        SolvedAcceleration::at(model, x + a * beta_h2, a, beta_h2, t)
     }
 }
