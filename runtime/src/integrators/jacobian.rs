@@ -98,7 +98,11 @@ impl<const N: usize> StepJacobian<N> {
 /// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`) and
 /// [`Newmark`](crate::Newmark) (constant `M`: through its two accelerations, `a_k` at `q_k` and
 /// the converged `a_{k+1}`; not [`NewmarkOneIteration`](crate::NewmarkOneIteration), whose
-/// carried acceleration is a state of its own), for
+/// carried acceleration is a state of its own), and the discrete Lagrange–d'Alembert
+/// integrators [`DiscreteLagrangeDAlembert`](crate::DiscreteLagrangeDAlembert) and
+/// [`CortesMartinez`](crate::CortesMartinez) (constant `M`: the momentum equation with its
+/// reaction and the nonholonomic rows at the step's end, their multipliers eliminated by one
+/// `K × K` factorization), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is

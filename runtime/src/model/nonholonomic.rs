@@ -71,4 +71,25 @@ pub trait NonholonomicDerivative<const N: usize, const K: usize>: Nonholonomic<N
         v: &SVector<f64, N>,
         out: &mut SMatrix<f64, K, N>,
     );
+
+    /// Writes `∂(A(q)ᵀ α)/∂q` (`N×N`, entry `(l, j)` = `Σ_i α_i ∂A_il/∂q_j`), the derivative of
+    /// the reaction of multipliers `α` held fixed, into `out`. The default takes column `l` of
+    /// `Aᵀ` at a time, `∂(A e_l)/∂q` from
+    /// [`nonholonomic_velocity_jacobian`](Self::nonholonomic_velocity_jacobian) at the unit
+    /// velocity `e_l`: exact, since `A v` is linear in `v`, for `N` evaluations.
+    fn nonholonomic_reaction_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        alpha: &SVector<f64, K>,
+        out: &mut SMatrix<f64, N, N>,
+    ) {
+        let mut unit = SVector::<f64, N>::zeros();
+        let mut column = SMatrix::<f64, K, N>::zeros();
+        for l in 0..N {
+            unit[l] = 1.0;
+            self.nonholonomic_velocity_jacobian(q, &unit, &mut column);
+            unit[l] = 0.0;
+            out.set_row(l, &alpha.tr_mul(&column));
+        }
+    }
 }

@@ -12,6 +12,7 @@
 mod adjoint;
 mod explicit;
 mod heavy_top;
+mod lagrange_d_alembert;
 mod linearly_implicit;
 mod rattle;
 mod runge_kutta;

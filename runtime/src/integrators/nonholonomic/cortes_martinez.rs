@@ -69,11 +69,17 @@ const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITE
 /// method is first order. Compared with [`DiscreteLagrangeDAlembert`](super::DiscreteLagrangeDAlembert)
 /// the reaction and the constraint sit at opposite ends of the step: for `x ẋ + y ẏ = 0`
 /// written as a velocity constraint `|q|²` shrinks by `h²|v_{k+1}|²` per step instead of growing.
+///
+/// Its step is differentiated exactly ([`DifferentiableStep`](crate::DifferentiableStep),
+/// [`DifferentiableInParameters`](crate::DifferentiableInParameters)): the three equations
+/// above by the implicit function theorem at the converged `α` (not through Newton's
+/// iterates), `α` eliminated through the converged Newton matrix.
 #[derive(Clone, Copy, Debug)]
 pub struct CortesMartinez<const N: usize, const K: usize> {
     h: f64,
     newton: Newton,
     mass: MassFactor<N>,
+    multipliers: SVector<f64, K>,
 }
 
 impl<const N: usize, const K: usize> CortesMartinez<N, K> {
@@ -84,12 +90,24 @@ impl<const N: usize, const K: usize> CortesMartinez<N, K> {
             h: check_step_size(h)?,
             newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
+            multipliers: SVector::zeros(),
         })
     }
 
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
+    }
+
+    /// Returns the multipliers `α` of the last successful step: the reaction impulse
+    /// `A(q_k)ᵀ α` it applied at `q_k` (zero before the first step).
+    pub fn multipliers(&self) -> &SVector<f64, K> {
+        &self.multipliers
+    }
+
+    /// Returns the cache of `M`'s factor, for the step's Jacobian.
+    pub(super) fn mass_factor(&mut self) -> &mut MassFactor<N> {
+        &mut self.mass
     }
 }
 
@@ -150,6 +168,7 @@ where
             alpha -= newton_correction(&((a + derivative * h) * minv_at), &residual, t)?;
             iterations += 1;
         };
+        self.multipliers = alpha;
         state.q = q_next;
         state.v = v_next;
         state.t = t_next;

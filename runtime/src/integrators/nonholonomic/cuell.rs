@@ -55,10 +55,16 @@ use crate::state::State;
 /// integrable constraint written as a velocity constraint (`x ẋ + y ẏ = 0`) the position-level
 /// invariant drifts: `|q|²` grows by `h²|v_k|²` per step. Dependent constraint rows are
 /// [`StepError::Singular`]; use SPOOK for degenerate constraints.
+///
+/// Its step is differentiated exactly ([`DifferentiableStep`](crate::DifferentiableStep),
+/// [`DifferentiableInParameters`](crate::DifferentiableInParameters)): the momentum equation
+/// and `A(q_{k+1}) v_{k+1} = w(t_{k+1})` by the implicit function theorem, `μ` eliminated
+/// through the same Schur complement `A M⁻¹ Aᵀ`.
 #[derive(Clone, Copy, Debug)]
 pub struct DiscreteLagrangeDAlembert<const N: usize, const K: usize> {
     h: f64,
     mass: MassFactor<N>,
+    multipliers: SVector<f64, K>,
 }
 
 impl<const N: usize, const K: usize> DiscreteLagrangeDAlembert<N, K> {
@@ -67,12 +73,24 @@ impl<const N: usize, const K: usize> DiscreteLagrangeDAlembert<N, K> {
         Ok(DiscreteLagrangeDAlembert {
             h: check_step_size(h)?,
             mass: MassFactor::default(),
+            multipliers: SVector::zeros(),
         })
     }
 
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
+    }
+
+    /// Returns the multipliers `μ` of the last successful step: the reaction impulse
+    /// `A(q_{k+1})ᵀ μ` it applied at `q_{k+1}` (zero before the first step).
+    pub fn multipliers(&self) -> &SVector<f64, K> {
+        &self.multipliers
+    }
+
+    /// Returns the cache of `M`'s factor, for the step's Jacobian.
+    pub(super) fn mass_factor(&mut self) -> &mut MassFactor<N> {
+        &mut self.mass
     }
 }
 
@@ -103,9 +121,10 @@ where
         let v_star = state.v + mass.solve(&impulse);
         let a = constraint_matrix(model, &q_next, t)?;
         let w = constraint_drive(model, t_next, t)?;
-        let (v_next, schur_factorizations) = project_velocity(&mass, &a, &w, &v_star, t)?;
+        let (v_next, mu, schur_factorizations) = project_velocity(&mass, &a, &w, &v_star, t)?;
         check_finite(&v_next, "v", t)?;
 
+        self.multipliers = mu;
         state.q = q_next;
         state.v = v_next;
         state.t = t_next;

@@ -214,7 +214,7 @@ where
         let v_star = mass.solve(&p1);
         let a1 = constraint_matrix(model, &q1, t)?;
         let w1 = constraint_drive(model, t_next, t)?;
-        let (v1, schur_factorizations) = project_velocity(&mass, &a1, &w1, &v_star, t)?;
+        let (v1, _, schur_factorizations) = project_velocity(&mass, &a1, &w1, &v_star, t)?;
         check_finite(&q1, "q", t)?;
         check_finite(&v1, "v", t)?;
 

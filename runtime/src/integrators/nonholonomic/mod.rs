@@ -37,6 +37,7 @@
 
 mod cortes_martinez;
 mod cuell;
+mod jacobian;
 mod midpoint;
 
 pub use cortes_martinez::CortesMartinez;
@@ -87,7 +88,8 @@ where
 }
 
 /// Returns the velocity `v = v* + M⁻¹ Aᵀ μ` with `A v = w`: the `M`-orthogonal projection of
-/// `v*` onto the affine space `{A v = w}`, and the factorizations it took (1, or 0 if `K = 0`).
+/// `v*` onto the affine space `{A v = w}`, the multipliers `μ`, and the factorizations it took
+/// (1, or 0 if `K = 0`).
 ///
 /// It solves the saddle-point system `[M −Aᵀ; A 0] [v; μ] = [M v*; w]` by its Schur complement
 /// `A M⁻¹ Aᵀ μ = w − A v*`, which is symmetric positive definite exactly when the rows of `A`
@@ -98,9 +100,9 @@ fn project_velocity<const N: usize, const K: usize>(
     w: &SVector<f64, K>,
     v_star: &SVector<f64, N>,
     t_err: f64,
-) -> Result<(SVector<f64, N>, u32), StepError> {
+) -> Result<(SVector<f64, N>, SVector<f64, K>, u32), StepError> {
     if K == 0 {
-        return Ok((*v_star, 0));
+        return Ok((*v_star, SVector::zeros(), 0));
     }
     let mut minv_at = a.transpose();
     mass.solve_in_place(&mut minv_at);
@@ -108,7 +110,7 @@ fn project_velocity<const N: usize, const K: usize>(
     let mut schur = factored::<Option<Cholesky<K>>>(&(a * minv_at)).map_err(&wrap)?;
     let mut mu = w - a * v_star;
     schur.solve_in_place(mu.as_mut_slice()).map_err(&wrap)?;
-    Ok((v_star + minv_at * mu, 1))
+    Ok((v_star + minv_at * mu, mu, 1))
 }
 
 /// Returns `max_i |x_i|` (0 for an empty vector).

@@ -275,17 +275,14 @@ where
     if K > 0 {
         model.nonholonomic_velocity_jacobian(q, v_next, &mut s_q);
         s_q = -s_q;
-        // E(α) = ∂(Aᵀα)/∂q, column l of Aᵀ at a time: ∂(A e_l)/∂q has entries ∂A_il/∂q_j.
-        let mut unit = SVector::<f64, N>::zeros();
-        let mut d_column = SMatrix::<f64, K, N>::zeros();
-        for l in 0..N {
-            unit[l] = 1.0;
-            model.nonholonomic_velocity_jacobian(q, &unit, &mut d_column);
-            unit[l] = 0.0;
-            let row = alpha.tr_mul(&d_column);
-            let mut target = r_q.row_mut(l);
-            target += row;
-        }
+        let mut reaction = SMatrix::<f64, N, N>::zeros();
+        model.nonholonomic_reaction_jacobian(q, alpha, &mut reaction);
+        check_finite(
+            &reaction,
+            "nonholonomic reaction derivative ∂(Aᵀα)/∂q",
+            time,
+        )?;
+        r_q += reaction;
     }
     check_finite(&s_q, "nonholonomic derivative ∂(A v)/∂q", time)?;
     let r_v = mass + f_v * h;
