@@ -102,7 +102,9 @@ impl<const N: usize> StepJacobian<N> {
 /// integrators [`DiscreteLagrangeDAlembert`](crate::DiscreteLagrangeDAlembert) and
 /// [`CortesMartinez`](crate::CortesMartinez) (constant `M`: the momentum equation with its
 /// reaction and the nonholonomic rows at the step's end, their multipliers eliminated by one
-/// `K × K` factorization), for
+/// `K × K` factorization) and, for a configuration-dependent `M`, in the state only,
+/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) (its converged Newton
+/// equations on `(q_{k+1}, μ)` and its velocity projection), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
@@ -159,8 +161,10 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// Jacobian of step `k`.
 ///
 /// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
-/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified), whose parameter
-/// Jacobian would need `∂(∇²V a)/∂p`, which `mechanism!` does not generate.
+/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) and
+/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert), whose parameter
+/// Jacobians would need `∂(∇²V a)/∂p` and `∂(∂T/∂q)/∂p`, which `mechanism!` does not
+/// generate.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",

@@ -244,6 +244,16 @@ impl<const N: usize> Lu<N> {
         self.solve_in_place(&mut x);
         x
     }
+
+    /// Returns `A⁻¹ B`, column by column ([`solve`](Self::solve) on each).
+    pub fn solve_columns<const C: usize>(&self, b: &SMatrix<f64, N, C>) -> SMatrix<f64, N, C> {
+        let mut x = *b;
+        for mut column in x.column_iter_mut() {
+            let solved = self.solve(&column.clone_owned());
+            column.copy_from(&solved);
+        }
+        x
+    }
 }
 
 /// A factorization of a symmetric matrix that is usually, but not always, positive definite,

@@ -6,10 +6,15 @@
 //! (a knife edge whose drive `w(t)` and blade ratio `κ` are parameters) in an anharmonic well,
 //! damped, with a torque from its motion: every term of the step (the force's Jacobians, the
 //! reaction's derivative `∂(Aᵀμ)/∂q`, the row's `∂(A v')/∂q`, `∂A/∂p`, `∂w/∂p`) moves the
-//! Jacobian by far more than the bound.
+//! Jacobian by far more than the bound. And the state Jacobian of the midpoint
+//! discrete Lagrange–d'Alembert integrator (`nonholonomic/midpoint_jacobian.rs`, McLachlan–
+//! Perlmutter: Newton on `(q₁, μ)`, then the velocity's projection at `q₁`) on the same skate
+//! with a configuration-dependent mass matrix, without forces (the scheme takes none).
 
 use mechanism::mechanism;
-use mechanism::runtime::{CortesMartinez, DiscreteLagrangeDAlembert, State};
+use mechanism::runtime::{
+    CortesMartinez, DiscreteLagrangeDAlembert, MidpointLagrangeDAlembert, State,
+};
 use proptest::prelude::*;
 
 use super::{check_parameter_jacobian, check_step_jacobian};
@@ -31,6 +36,25 @@ mechanism! {
         dissipation: 0.5 * c * (dot(x).powi(2) + dot(y).powi(2)) + 0.5 * b * dot(th).powi(2),
         forces: { th: e * x.cos() * dot(y) * dot(th) },
         integrators: [dlda],
+        derivatives: [step_jacobians],
+    }
+}
+
+mechanism! {
+    /// The skate of [`DrivenSkate`] with a configuration-dependent inertia (`M₃₃ = j + 0.3x²`,
+    /// `M₁₃ = 0.1x`) and neither dissipation nor forces.
+    pub struct VaryingSkate {
+        coordinates: [x, y, th],
+        parameters: { m = 1.3, j = 0.7, k = 2.0, kappa = 1.1, u = 0.3 },
+        kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2))
+            + 0.5 * (j + 0.3 * x.powi(2)) * dot(th).powi(2) + 0.1 * x * dot(x) * dot(th),
+        potential: 0.5 * k * (x.powi(2) + 2.0 * y.powi(2)) + 0.2 * k * x.powi(2) * y
+            + 0.1 * th.cos() * x,
+        nonholonomic: {
+            blade: dot(x) * th.sin() - kappa * dot(y) * th.cos() + 0.3 * x * dot(th)
+                - u * (2.0 * t).sin(),
+        },
+        integrators: [dlda_midpoint],
         derivatives: [step_jacobians],
     }
 }
@@ -74,5 +98,18 @@ proptest! {
         let label = "Cortés–Martínez, skate, parameters";
         let (largest, _) = check_parameter_jacobian::<_, _, 3, 8>(label, &cm, &model, &state, SKATE);
         prop_assert!(largest > 1e-3);
+    }
+
+    #[test]
+    fn the_midpoint_dlas_jacobian_matches_central_differences_on_a_skate_of_varying_inertia(
+        q in prop::array::uniform3(-1.5..1.5f64),
+        v in prop::array::uniform3(-2.0..2.0f64),
+        t in 0.0..3.0f64,
+    ) {
+        let (model, state) = (VaryingSkate::default(), State::new(t, q, v));
+        let dla = MidpointLagrangeDAlembert::<3, 1>::new(H).unwrap();
+        let label = "midpoint DLA, skate of varying inertia";
+        let (largest, _) = check_step_jacobian(label, &dla, &model, &state, SKATE);
+        prop_assert!(largest > 0.5);
     }
 }

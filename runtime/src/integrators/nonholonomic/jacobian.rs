@@ -178,11 +178,9 @@ impl<const N: usize, const K: usize> Linearization<N, K> {
         } else {
             dx
         };
-        let mut dmu = constraint - self.rows_derivative * known_position - self.rows * x;
-        for mut column in dmu.column_iter_mut() {
-            let solved = self.multiplier_factor.solve(&column.clone_owned());
-            column.copy_from(&solved);
-        }
+        let dmu = self
+            .multiplier_factor
+            .solve_columns(&(constraint - self.rows_derivative * known_position - self.rows * x));
         let correction = self.reaction * dmu;
         let dv_next = x + correction;
         let dq_next = if self.implicit_position {

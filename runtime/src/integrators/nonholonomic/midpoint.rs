@@ -78,11 +78,20 @@ const SCHUR_BLOCK: &str = "Newton Schur complement (½ ∂(Au)/∂q + A/h) J⁻�
 /// trajectory: a unit quaternion needs the completion `½ c (q·q̇)²` of its kinetic energy
 /// (`mechanism::models::RollingSphere`). It treats no holonomic constraints and no applied
 /// forces. Start from a consistent velocity, `A(q_0) v_0 = w(t_0)`.
+///
+/// Its step is differentiated exactly in the state
+/// ([`DifferentiableStep`](crate::DifferentiableStep)): both equations above at the converged
+/// `(q_{k+1}, μ)` and the velocity's projection, by the implicit function theorem, with
+/// Newton's and the projection's own matrices.
 #[derive(Clone, Copy, Debug)]
 pub struct MidpointLagrangeDAlembert<const N: usize, const K: usize> {
     h: f64,
     newton: Newton,
     mass: MassFactor<N>,
+    /// `μ` of the last step.
+    multipliers: SVector<f64, K>,
+    /// `ν` of the last step's velocity projection.
+    projection: SVector<f64, K>,
 }
 
 impl<const N: usize, const K: usize> MidpointLagrangeDAlembert<N, K> {
@@ -93,12 +102,26 @@ impl<const N: usize, const K: usize> MidpointLagrangeDAlembert<N, K> {
             h: check_step_size(h)?,
             newton: DEFAULT_NEWTON,
             mass: MassFactor::default(),
+            multipliers: SVector::zeros(),
+            projection: SVector::zeros(),
         })
     }
 
     /// Returns the step size `h`.
     pub fn step_size(&self) -> f64 {
         self.h
+    }
+
+    /// Returns the multipliers `μ` of the last successful step: the reaction impulse
+    /// `A(q_k)ᵀ μ` of its DLA equation (zero before the first step).
+    pub fn multipliers(&self) -> &SVector<f64, K> {
+        &self.multipliers
+    }
+
+    /// Returns `ν` of the last step's velocity projection, `M(q_{k+1}) v_{k+1} = p⁺ +
+    /// A(q_{k+1})ᵀ ν`, for the step's Jacobian.
+    pub(super) fn projection_multipliers(&self) -> &SVector<f64, K> {
+        &self.projection
     }
 }
 
@@ -191,11 +214,7 @@ where
             let g = derivative * 0.5 + a / h;
             let lu = Lu::try_new(&j).map_err(StepError::linear_algebra(POSITION_BLOCK, t))?;
             let y = lu.solve(&r_f);
-            let mut x = a0t;
-            for mut column in x.column_iter_mut() {
-                let solved = lu.solve(&column.clone_owned());
-                column.copy_from(&solved);
-            }
+            let x = lu.solve_columns(&a0t);
             let delta_mu = if K == 0 {
                 SVector::<f64, K>::zeros()
             } else {
@@ -214,10 +233,12 @@ where
         let v_star = mass.solve(&p1);
         let a1 = constraint_matrix(model, &q1, t)?;
         let w1 = constraint_drive(model, t_next, t)?;
-        let (v1, _, schur_factorizations) = project_velocity(&mass, &a1, &w1, &v_star, t)?;
+        let (v1, nu, schur_factorizations) = project_velocity(&mass, &a1, &w1, &v_star, t)?;
         check_finite(&q1, "q", t)?;
         check_finite(&v1, "v", t)?;
 
+        self.multipliers = mu;
+        self.projection = nu;
         state.q = q1;
         state.v = v1;
         state.t = t_next;

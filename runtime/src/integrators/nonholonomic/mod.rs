@@ -39,6 +39,7 @@ mod cortes_martinez;
 mod cuell;
 mod jacobian;
 mod midpoint;
+mod midpoint_jacobian;
 
 pub use cortes_martinez::CortesMartinez;
 pub use cuell::DiscreteLagrangeDAlembert;
