@@ -37,7 +37,7 @@ mechanism! {
             /// Rod `i`, from bob `i - 1` to bob `i`.
             rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l[i].powi(2),
         },
-        integrators: [spook, rattle, zs],
+        integrators: [spook, rattle, shake, zs],
         derivatives: [hessians, step_jacobians],
     }
 }

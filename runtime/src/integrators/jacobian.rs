@@ -277,7 +277,9 @@ where
 ///
 /// Implemented by [`SparseSpook`](crate::SparseSpook) (eq. 29 differentiated; holonomic rows
 /// only), [`SparseRattle`](crate::SparseRattle) (the converged position step and the
-/// velocity projection; the adjoint solves with the transposed Newton matrix) and
+/// velocity projection; the adjoint solves with the transposed Newton matrix),
+/// [`SparseShake`](crate::SparseShake) (the same position step, the velocity its difference
+/// quotient) and
 /// [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two accelerations), for
 /// models with a constant mass matrix and the derivatives `mechanism!` generates for a model
 /// with families and `derivatives: [step_jacobians]`.

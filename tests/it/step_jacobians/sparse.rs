@@ -1,5 +1,6 @@
 //! The sparse step Jacobians as products (`SparseDifferentiableStep` of `SparseSpook`,
-//! `SparseRattle` and `SparseVerlet`, `runtime/.../{spook,projection,explicit}/sparse_jacobian.rs`),
+//! `SparseRattle`, `SparseShake` and `SparseVerlet`,
+//! `runtime/.../{spook,projection,explicit}/sparse_jacobian.rs`),
 //! on models with families compiled with `derivatives: [step_jacobians]`:
 //!
 //! - every column of `[J | J_p]`, taken by `tangent` along the unit directions of `(q, v, p)`,
@@ -11,8 +12,8 @@
 //! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
 //!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
 //!   tangent with `K`);
-//! - SPOOK and RATTLE along the chain: the step composed with the chain's start (angles, rates
-//!   and lengths; RATTLE steps only from states on the constraints) against `J E + J_p`, and
+//! - SPOOK, RATTLE and SHAKE along the chain: the step composed with the chain's start (angles,
+//!   rates and lengths; RATTLE and SHAKE step only from states on the constraints) against `J E + J_p`, and
 //!   the adjoint against the same directions;
 //! - a run's gradient with respect to every link mass by `sparse_adjoint_gradient`, against
 //!   forward sensitivities (`SparseForwardSensitivity`) of chosen masses, to `1e-10` relative,
@@ -28,8 +29,8 @@ use mechanism::runtime::simulation::{
     sparse_adjoint_gradient, AdjointSettings, SparseForwardSensitivity, SparseSeed,
 };
 use mechanism::runtime::{
-    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseSpook, SparseVerlet,
-    StepError,
+    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseShake, SparseSpook,
+    SparseVerlet, StepError,
 };
 use proptest::prelude::*;
 
@@ -489,7 +490,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(6))]
 
     #[test]
-    fn spook_and_rattle_along_the_chain_match_central_differences(
+    fn spook_rattle_and_shake_along_the_chain_match_central_differences(
         angles in prop::array::uniform4(-1.5..1.5f64),
         rates in prop::array::uniform4(-0.5..0.5f64),
         masses in prop::array::uniform4(0.5..2.0f64),
@@ -505,5 +506,7 @@ proptest! {
         let rattle = |model: &VariedPendulumChain| SparseRattle::new(model, H).unwrap();
         check_along_the_chain("SPOOK along the chain", spook, &model, &angles, &rates, &weights);
         check_along_the_chain("RATTLE along the chain", rattle, &model, &angles, &rates, &weights);
+        let shake = |model: &VariedPendulumChain| SparseShake::new(model, H).unwrap();
+        check_along_the_chain("SHAKE along the chain", shake, &model, &angles, &rates, &weights);
     }
 }

@@ -79,10 +79,10 @@ pub type SparseShake = ShakeScheme<ProjectionSparse>;
 /// [`SparseShake`], whose docs give the equations.
 #[derive(Clone, Debug)]
 pub struct ShakeScheme<S: ProjectionSystem> {
-    core: Projection<S>,
+    pub(super) core: Projection<S>,
     /// `v_{k+½}` of the step under way.
     velocity: S::Coordinates,
-    multipliers: S::Rows,
+    pub(super) multipliers: S::Rows,
 }
 
 impl<S> Copy for ShakeScheme<S>

@@ -1,6 +1,6 @@
-//! What a linearized RATTLE step on the sparse tier keeps for its Jacobian products (`sparse_jacobian.rs`), stored in the tier's system (`sparse.rs`) so that a plain step can invalidate it.
+//! What a linearized RATTLE or SHAKE step on the sparse tier keeps for its Jacobian products (`sparse_jacobian.rs`), stored in the tier's system (`sparse.rs`) so that a plain step can invalidate it.
 
-/// What a linearized RATTLE step keeps for its products (the system keeps `G` and `M⁻¹Gᵀ`
+/// What a linearized RATTLE or SHAKE step keeps for its products (the system keeps `G` and `M⁻¹Gᵀ`
 /// at both ends): the state before and after, the multipliers, `M` and `∇²V` at both ends,
 /// and the buffers of a product. Sized at the first linearized step.
 #[derive(Clone, Debug, Default)]
