@@ -104,7 +104,9 @@ impl<const N: usize> StepJacobian<N> {
 /// reaction and the nonholonomic rows at the step's end, their multipliers eliminated by one
 /// `K × K` factorization) and, for a configuration-dependent `M`, in the state only,
 /// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) (its converged Newton
-/// equations on `(q_{k+1}, μ)` and its velocity projection), for
+/// equations on `(q_{k+1}, μ)` and its velocity projection), and, for a constant `M` and in
+/// the state only, the energy-momentum scheme [`Livens`](crate::Livens) (its converged
+/// equations in `(q_{k+1}, λ)`, the discrete gradients differentiated in both points), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
@@ -161,10 +163,10 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// Jacobian of step `k`.
 ///
 /// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
-/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) and
-/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert), whose parameter
-/// Jacobians would need `∂(∇²V a)/∂p` and `∂(∂T/∂q)/∂p`, which `mechanism!` does not
-/// generate.
+/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified),
+/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) and
+/// [`Livens`](crate::Livens), whose parameter Jacobians would need `∂(∇²V a)/∂p`,
+/// `∂(∂T/∂q)/∂p` and `∂V/∂p`, which `mechanism!` does not generate.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",

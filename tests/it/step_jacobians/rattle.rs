@@ -1,18 +1,22 @@
-//! RATTLE's and SHAKE's step Jacobians (`runtime/.../projection/jacobian.rs`) against central
-//! differences on the double pendulum. Both step only from states on the constraint manifold, so the
+//! RATTLE's and SHAKE's step Jacobians (`runtime/.../projection/jacobian.rs`), and the state
+//! Jacobian of Livens's energy-momentum step for a constant `M`
+//! (`runtime/.../energy_momentum/livens/jacobian.rs`), against central differences on the
+//! double pendulum. All three step only from states on the constraint manifold, so the
 //! differences are taken along it: the step composed with the chain's angles and rates
 //! (`super::chain_state`) is compared with `J·E`, `E` the angles' and rates' derivatives of the
 //! state, written out below; in a parameter, the start moves with the rod lengths (at fixed
 //! angles and rates), and the step composed with that start is compared with
 //! `J_p + J·∂(start)/∂p`. A bead on an ellipse whose axes are parameters (`EllipseBead`)
 //! checks the terms the double pendulum's rows cannot: a constraint Jacobian `G` that depends
-//! on the parameters.
+//! on the parameters. The singular mass spring of Kinon–Betsch–Livens §6.1 (a singular constant
+//! `M`, nonlinear springs, one row) checks Livens's terms the double pendulum's linear
+//! potential cannot: the potential's discrete gradient differentiated in both of its points.
 
 use mechanism::mechanism;
-use mechanism::models::DoublePendulum;
+use mechanism::models::{DoublePendulum, SingularMassSpring};
 use mechanism::runtime::{
-    DifferentiableInParameters, ParameterJacobian, Parameters, Rattle, SMatrix, SVector, Shake,
-    State, StepJacobian,
+    DifferentiableInParameters, DifferentiableStep, Integrator, Livens, ParameterJacobian,
+    Parameters, Rattle, SMatrix, SVector, Shake, State, StepJacobian,
 };
 use proptest::prelude::*;
 
@@ -87,7 +91,58 @@ const H: f64 = 0.01;
 /// tolerance (`10⁻¹³` relative) is below the rounding term for `κ = 10³`.
 const BOUND: (f64, f64) = (1e-5, 1e3);
 
-/// Checks `make()`'s Jacobians on the double pendulum along the manifold at `(angles, rates)`.
+/// Checks `make()`'s state Jacobian on the double pendulum along the manifold at
+/// `(angles, rates)`.
+fn state_along_the_manifold<I>(
+    label: &str,
+    make: impl Fn() -> I,
+    angles: [f64; 2],
+    rates: [f64; 2],
+) -> Result<(), TestCaseError>
+where
+    I: DifferentiableStep<DoublePendulum, 4>,
+{
+    let model = DoublePendulum::default();
+    let lengths = [model.l1, model.l2];
+    let start = chain_state::<4>(&lengths, &angles, &rates);
+    let mut jacobian = StepJacobian::<4>::default();
+    let mut end = start;
+    make()
+        .step_with_jacobian(&model, &mut end, &mut jacobian)
+        .unwrap();
+    let step = |state: State<4>| {
+        let mut state = state;
+        make()
+            .step(&model, &mut state)
+            .expect("a step on the manifold");
+        stacked(&state)
+    };
+    prop_assert_eq!(stacked(&end), step(start));
+    let j = whole(&jacobian);
+    let [by_angle, by_rate, _] = chain_tangents(&lengths, &angles, &rates);
+    let map = |x: &[f64]| step(chain_state::<4>(&lengths, &x[..2], &x[2..]));
+    let tangent = |row: usize, column: usize| {
+        let e = if column < 2 {
+            by_angle.column(column)
+        } else {
+            by_rate.column(column - 2)
+        };
+        (j.row(row) * e)[0]
+    };
+    let x = [angles[0], angles[1], rates[0], rates[1]];
+    let (largest, _) = compare(
+        &format!("{label}, state"),
+        (&map, "(a, r)"),
+        &x,
+        tangent,
+        BOUND,
+    );
+    prop_assert!(largest > 0.1);
+    Ok(())
+}
+
+/// Checks `make()`'s Jacobians on the double pendulum along the manifold at `(angles, rates)`:
+/// the state Jacobian ([`state_along_the_manifold`]), and the parameter Jacobian.
 fn along_the_manifold<I>(
     label: &str,
     make: impl Fn() -> I,
@@ -97,6 +152,7 @@ fn along_the_manifold<I>(
 where
     I: DifferentiableInParameters<DoublePendulum, 4, 5>,
 {
+    state_along_the_manifold(label, &make, angles, rates)?;
     {
         let model = DoublePendulum::default();
         let lengths = [model.l1, model.l2];
@@ -116,30 +172,8 @@ where
                 .expect("a step on the manifold");
             stacked(&state)
         };
-        prop_assert_eq!(stacked(&end), step(&model, start));
-
         let j = whole(&jacobian);
-        let [by_angle, by_rate, by_length] = chain_tangents(&lengths, &angles, &rates);
-        // The state Jacobian along the angles and rates.
-        let map = |x: &[f64]| step(&model, chain_state::<4>(&lengths, &x[..2], &x[2..]));
-        let tangent = |row: usize, column: usize| {
-            let e = if column < 2 {
-                by_angle.column(column)
-            } else {
-                by_rate.column(column - 2)
-            };
-            (j.row(row) * e)[0]
-        };
-        let x = [angles[0], angles[1], rates[0], rates[1]];
-        let (largest, _) = compare(
-            &format!("{label}, state"),
-            (&map, "(a, r)"),
-            &x,
-            tangent,
-            BOUND,
-        );
-        prop_assert!(largest > 0.1);
-
+        let [_, _, by_length] = chain_tangents(&lengths, &angles, &rates);
         // The parameter Jacobian, the start moving with l1 and l2 (parameters 2 and 3).
         let p: Vec<f64> = model.parameter_values().iter().copied().collect();
         let map = |p: &[f64]| {
@@ -178,12 +212,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
     #[test]
-    fn rattles_and_shakes_jacobians_match_central_differences_along_the_manifold(
+    fn rattles_shakes_and_livenss_jacobians_match_central_differences_along_the_manifold(
         angles in prop::array::uniform2(-2.5..2.5f64),
         rates in prop::array::uniform2(-2.0..2.0f64),
     ) {
         along_the_manifold("RATTLE", || Rattle::<4, 2>::new(H).unwrap(), angles, rates)?;
         along_the_manifold("SHAKE", || Shake::<4, 2>::new(H).unwrap(), angles, rates)?;
+        state_along_the_manifold("Livens", || Livens::<4, 2>::new(H).unwrap(), angles, rates)?;
     }
 }
 
@@ -288,5 +323,68 @@ proptest! {
     ) {
         on_the_ellipse("RATTLE", || Rattle::<2, 1>::new(H).unwrap(), s, rate)?;
         on_the_ellipse("SHAKE", || Shake::<2, 1>::new(H).unwrap(), s, rate)?;
+    }
+}
+
+/// Checks Livens's state Jacobian on the singular mass spring along its manifold: the state
+/// `q = (x1, x1 + l, x2)`, `v = (ẋ1, ẋ1, ẋ2)` (`l = l10 + w`, on `g = 0` with `G v = 0`) as a
+/// function of `z = (x1, x2, ẋ1, ẋ2)`, whose derivative `E` is constant.
+fn livens_on_the_singular_mass_spring(z: [f64; 4]) -> Result<(), TestCaseError> {
+    let model = SingularMassSpring::default();
+    let l = model.l10 + model.w;
+    let state = |z: &[f64]| State::new(0.0, [z[0], z[0] + l, z[1]], [z[2], z[2], z[3]]);
+    let step = |z: &[f64]| {
+        let mut state = state(z);
+        Livens::<3, 1>::new(H)
+            .unwrap()
+            .step(&model, &mut state)
+            .expect("a step on the manifold");
+        state
+            .q
+            .iter()
+            .chain(state.v.iter())
+            .copied()
+            .collect::<Vec<f64>>()
+    };
+    let mut jacobian = StepJacobian::<3>::default();
+    let mut end = state(&z);
+    Livens::<3, 1>::new(H)
+        .unwrap()
+        .step_with_jacobian(&model, &mut end, &mut jacobian)
+        .unwrap();
+    // E: the columns of ∂(q, v)/∂z.
+    let e: [[f64; 6]; 4] = [
+        [1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+    ];
+    let tangent = |row: usize, column: usize| {
+        let (dq, dv) = (
+            SVector::<f64, 3>::from_column_slice(&e[column][..3]),
+            SVector::<f64, 3>::from_column_slice(&e[column][3..]),
+        );
+        let (q, v) = jacobian.apply(&dq, &dv);
+        if row < 3 {
+            q[row]
+        } else {
+            v[row - 3]
+        }
+    };
+    let label = "Livens, singular mass spring, state";
+    let (largest, _) = compare(label, (&step, "z"), &z, tangent, BOUND);
+    prop_assert!(largest > 0.1);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn livenss_jacobian_matches_central_differences_on_the_singular_mass_spring(
+        x in prop::array::uniform2(-1.0..1.0f64),
+        rates in prop::array::uniform2(-1.5..1.5f64),
+    ) {
+        livens_on_the_singular_mass_spring([x[0], x[1], rates[0], rates[1]])?;
     }
 }

@@ -2,6 +2,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
+mod jacobian;
 mod reduced;
 
 use reduced::Start;
@@ -161,6 +162,10 @@ const DEFAULT_NEWTON: Newton = Newton::preset(DEFAULT_TOLERANCE, DEFAULT_MAX_ITE
 /// [`StepError::OffManifold`]: enforcing `g(q^{n+1}) = 0` from an offset `δ` would make
 /// `v^{n+1} = 2Δq/h − v^n` jump by about `2δ/h` (an offset of 0.1 at `h = 0.01` is an energy
 /// error of order 100). The state is not projected silently.
+///
+/// For a constant mass matrix its step is differentiated exactly in the state
+/// ([`DifferentiableStep`](crate::DifferentiableStep)): the reduced system above at the
+/// converged `(q^{n+1}, λ)`, by the implicit function theorem, with the step's Newton matrix.
 ///
 /// Unconstrained models use `M = 0`: they must implement
 /// [`Holonomic<N, 0>`](crate::Holonomic) and [`HolonomicHessians<N, 0>`] (with empty bodies).
