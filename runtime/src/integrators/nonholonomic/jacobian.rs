@@ -99,7 +99,7 @@ struct Linearization<const N: usize, const K: usize> {
 }
 
 impl<const N: usize, const K: usize> Linearization<N, K> {
-    /// Linearizes the step from `before` to `after` with multipliers `mu`.
+    /// Linearizes the step `method` took from `before` to `after`, at the multipliers it kept.
     fn new<Model, S>(
         method: &mut S,
         model: &Model,
