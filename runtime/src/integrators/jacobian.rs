@@ -4,6 +4,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use super::checks::check_finite;
 use super::{Integrator, SparseIntegrator, StepReport};
 use crate::error::StepError;
 use crate::state::{DynState, State};
@@ -34,6 +35,15 @@ impl<const N: usize> Default for StepJacobian<N> {
 }
 
 impl<const N: usize> StepJacobian<N> {
+    /// Returns `NonFinite` naming the first block (`∂q'/∂q`, `∂q'/∂v`, `∂v'/∂q`, `∂v'/∂v`)
+    /// with a non-finite entry: the one check of a Jacobian before it is written out.
+    pub(crate) fn check_finite(&self, t: f64) -> Result<(), StepError> {
+        check_finite(&self.q_q, "step Jacobian ∂q'/∂q", t)?;
+        check_finite(&self.q_v, "step Jacobian ∂q'/∂v", t)?;
+        check_finite(&self.v_q, "step Jacobian ∂v'/∂q", t)?;
+        check_finite(&self.v_v, "step Jacobian ∂v'/∂v", t)
+    }
+
     /// Returns `J·(dq, dv)`: the first-order change of `(q_{k+1}, v_{k+1})` for a change
     /// `(dq, dv)` of `(q_k, v_k)`, a forward sensitivity pushed through the step.
     pub fn apply(
@@ -136,6 +146,15 @@ pub struct ParameterJacobian<const N: usize, const P: usize> {
     pub q_p: SMatrix<f64, N, P>,
     /// `∂v_{k+1}/∂p`.
     pub v_p: SMatrix<f64, N, P>,
+}
+
+impl<const N: usize, const P: usize> ParameterJacobian<N, P> {
+    /// Returns `NonFinite` naming the first block (`∂q'/∂p`, `∂v'/∂p`) with a non-finite
+    /// entry.
+    pub(crate) fn check_finite(&self, t: f64) -> Result<(), StepError> {
+        check_finite(&self.q_p, "parameter Jacobian ∂q'/∂p", t)?;
+        check_finite(&self.v_p, "parameter Jacobian ∂v'/∂p", t)
+    }
 }
 
 impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {

@@ -7,7 +7,6 @@
 use nalgebra::{SMatrix, SVector};
 
 use crate::error::StepError;
-use crate::integrators::checks::check_finite;
 use crate::integrators::{ParameterJacobian, StepJacobian};
 use crate::state::State;
 
@@ -71,19 +70,20 @@ pub(crate) fn write<const N: usize, const P: usize>(
     parameters: Option<&mut ParameterJacobian<N, P>>,
     t: f64,
 ) -> Result<(), StepError> {
-    for block in [&q.q, &q.v, &v.q, &v.v] {
-        check_finite(block, "step jacobian", t)?;
-    }
-    *jacobian = StepJacobian {
+    let state = StepJacobian {
         q_q: q.q,
         q_v: q.v,
         v_q: v.q,
         v_v: v.v,
     };
+    state.check_finite(t)?;
+    let by_parameter = ParameterJacobian { q_p: q.p, v_p: v.p };
+    if parameters.is_some() {
+        by_parameter.check_finite(t)?;
+    }
+    *jacobian = state;
     if let Some(parameters) = parameters {
-        check_finite(&q.p, "parameter jacobian", t)?;
-        check_finite(&v.p, "parameter jacobian", t)?;
-        *parameters = ParameterJacobian { q_p: q.p, v_p: v.p };
+        *parameters = by_parameter;
     }
     Ok(())
 }

@@ -197,10 +197,9 @@ impl<const N: usize, const K: usize> Linearization<N, K> {
         let no_rows = SMatrix::<f64, K, N>::zeros();
         let (q_q, v_q) = self.directions(&identity, &zero, &zero, &no_rows);
         let (q_v, v_v) = self.directions(&zero, &identity, &zero, &no_rows);
-        for block in [&q_q, &q_v, &v_q, &v_v] {
-            check_finite(block, "step jacobian", t)?;
-        }
-        Ok(StepJacobian { q_q, q_v, v_q, v_v })
+        let jacobian = StepJacobian { q_q, q_v, v_q, v_v };
+        jacobian.check_finite(t)?;
+        Ok(jacobian)
     }
 }
 
@@ -255,9 +254,9 @@ where
     check_finite(&constraint, "parameter derivatives", t)?;
     let zero = SMatrix::<f64, N, P>::zeros();
     let (q_p, v_p) = linearization.directions(&zero, &zero, &momentum, &constraint);
-    check_finite(&q_p, "parameter jacobian", t)?;
-    check_finite(&v_p, "parameter jacobian", t)?;
-    Ok(ParameterJacobian { q_p, v_p })
+    let jacobian = ParameterJacobian { q_p, v_p };
+    jacobian.check_finite(t)?;
+    Ok(jacobian)
 }
 
 /// Implements both Jacobians for one of the two schemes.

@@ -56,10 +56,9 @@ where
             let (mu, nu) = (*method.multipliers(), *method.projection_multipliers());
             let (q_q, q_v, v_q, v_v) =
                 state_jacobian(model, method.step_size(), before, after, &mu, &nu)?;
-            for block in [&q_q, &q_v, &v_q, &v_v] {
-                check_finite(block, "step jacobian", before.t)?;
-            }
-            *jacobian = StepJacobian { q_q, q_v, v_q, v_v };
+            let state_jacobian = StepJacobian { q_q, q_v, v_q, v_v };
+            state_jacobian.check_finite(before.t)?;
+            *jacobian = state_jacobian;
             Ok(())
         })
     }

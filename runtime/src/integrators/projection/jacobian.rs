@@ -147,7 +147,7 @@ where
             let state_part = shake_state_jacobian(&linearization, model, before, after)?;
             let q_p = position_parameter_jacobian(&linearization, model, before, after)?;
             let v_p = q_p / linearization.h;
-            check_finite(&v_p, "step Jacobian ∂v'/∂p", after.t)?;
+            check_finite(&v_p, "parameter Jacobian ∂v'/∂p", after.t)?;
             (*jacobian, *parameters) = (state_part, ParameterJacobian { q_p, v_p });
             Ok(())
         })
@@ -338,14 +338,7 @@ where
         q_q,
         q_v,
     };
-    for (block, name) in [
-        (&jacobian.q_q, "step Jacobian ∂q'/∂q"),
-        (&jacobian.q_v, "step Jacobian ∂q'/∂v"),
-        (&jacobian.v_q, "step Jacobian ∂v'/∂q"),
-        (&jacobian.v_v, "step Jacobian ∂v'/∂v"),
-    ] {
-        check_finite(block, name, after.t)?;
-    }
+    jacobian.check_finite(after.t)?;
     Ok(jacobian)
 }
 
@@ -419,7 +412,7 @@ where
         rhs.set_column(j, &column);
     }
     let q_p = solve_positions(l, rhs, &g_end_p);
-    check_finite(&q_p, "step Jacobian ∂q'/∂p", after.t)?;
+    check_finite(&q_p, "parameter Jacobian ∂q'/∂p", after.t)?;
     Ok(q_p)
 }
 
@@ -461,7 +454,6 @@ where
     }
     let v_p = solve_velocities(l, rhs, &offset);
     let jacobian = ParameterJacobian { q_p, v_p };
-    check_finite(&jacobian.q_p, "step Jacobian ∂q'/∂p", after.t)?;
-    check_finite(&jacobian.v_p, "step Jacobian ∂v'/∂p", after.t)?;
+    jacobian.check_finite(after.t)?;
     Ok(jacobian)
 }

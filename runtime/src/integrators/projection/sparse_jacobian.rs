@@ -142,6 +142,22 @@ where
     }
 }
 
+/// What a product needs from the model: `M`'s blocks, `∇²V` on its pattern, the rows'
+/// Hessian entries and the parameter entries.
+trait ProductModel:
+    SparseInertia + SparsePotentialHessian + SparseStepDerivatives + SparseParameterDerivatives
+{
+}
+
+impl<Model> ProductModel for Model where
+    Model: SparseInertia
+        + SparsePotentialHessian
+        + SparseStepDerivatives
+        + SparseParameterDerivatives
+        + ?Sized
+{
+}
+
 /// Which of the two schemes a product differentiates: their position steps differ in the
 /// weight `c` of `c (∇V + Gᵀ λ)`, their velocities in RATTLE's projection against SHAKE's
 /// difference quotient `v' = (q' − q)/h`.
@@ -215,11 +231,7 @@ fn product_tangent<Model>(
     (out_q, out_v): (&mut [f64], &mut [f64]),
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let h = core.h;
     let system = &mut core.system;
@@ -267,11 +279,7 @@ fn product_adjoint<Model>(
     gradient: &mut [f64],
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let h = core.h;
     let system = &mut core.system;
@@ -319,11 +327,7 @@ fn position_tangent<Model>(
     out_q: &mut [f64],
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let t = lin.t;
     let sizes = model.body_sizes();
@@ -390,11 +394,7 @@ fn velocity_tangent<Model>(
     (out_q, out_v): (&[f64], &mut [f64]),
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let t = lin.t;
     let sizes = model.body_sizes();
@@ -470,11 +470,7 @@ fn velocity_adjoint<Model>(
     gradient: &mut [f64],
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let t = lin.t;
     let sizes = model.body_sizes();
@@ -547,11 +543,7 @@ fn position_adjoint<Model>(
     gradient: &mut [f64],
 ) -> Result<(), StepError>
 where
-    Model: SparseInertia
-        + SparsePotentialHessian
-        + SparseStepDerivatives
-        + SparseParameterDerivatives
-        + ?Sized,
+    Model: ProductModel + ?Sized,
 {
     let t = lin.t;
     let sizes = model.body_sizes();

@@ -105,10 +105,9 @@ where
             let identity = SMatrix::<f64, N, N>::identity();
             let v_q = (q_q - identity) * (2.0 / h);
             let v_v = q_v * (2.0 / h) - identity;
-            for block in [&q_q, &q_v, &v_q, &v_v] {
-                check_finite(block, "step jacobian", t)?;
-            }
-            *jacobian = StepJacobian { q_q, q_v, v_q, v_v };
+            let state_jacobian = StepJacobian { q_q, q_v, v_q, v_v };
+            state_jacobian.check_finite(t)?;
+            *jacobian = state_jacobian;
             Ok(())
         })
     }

@@ -373,18 +373,11 @@ where
     let (q_p, v_p) = linearization.tangent(zero_p, zero_p, SMatrix::<f64, P, P>::identity());
     let stabilized = StepJacobian { q_q, q_v, v_q, v_v };
     let t = linearization.t;
-    for (block, name) in [
-        (&stabilized.q_q, "step Jacobian ∂q'/∂q"),
-        (&stabilized.q_v, "step Jacobian ∂q'/∂v"),
-        (&stabilized.v_q, "step Jacobian ∂v'/∂q"),
-        (&stabilized.v_v, "step Jacobian ∂v'/∂v"),
-    ] {
-        check_finite(block, name, t)?;
-    }
-    check_finite(&q_p, "parameter Jacobian ∂q'/∂p", t)?;
-    check_finite(&v_p, "parameter Jacobian ∂v'/∂p", t)?;
+    let by_parameter = ParameterJacobian { q_p, v_p };
+    stabilized.check_finite(t)?;
+    by_parameter.check_finite(t)?;
     *jacobian = stabilized;
-    *parameter_jacobian = ParameterJacobian { q_p, v_p };
+    *parameter_jacobian = by_parameter;
     Ok(())
 }
 
