@@ -147,7 +147,7 @@ pub use model::{
     KinematicsParameterDerivatives, Nonholonomic, NonholonomicDerivative, ParameterDerivatives,
     Parameters, Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
     PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, Regularization,
-    Relaxation, SplitPotential,
+    Relaxation, SplitPotential, VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

@@ -6,8 +6,9 @@
 //! families, their sparse twins (`SparsePotentialHessian`, and `SparseHolonomicHessians`, the
 //! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`). `step_jacobians`
 //! generates what the exact step Jacobians of `mechanism::runtime::DifferentiableStep` need:
-//! those Hessians, `∂(A(q) v)/∂q` (`NonholonomicDerivative`) and every derivative in the
-//! parameters; for a model with families, what `SparseDifferentiableStep` needs (the flat
+//! those Hessians, `∂(A(q) v)/∂q` (`NonholonomicDerivative`), every derivative in the
+//! parameters and, for `rk`, the derivatives of the rows' kinematics and of the velocity terms
+//! `∂T/∂q − Ṁ v` (`VelocityTermJacobians`); for a model with families, what `SparseDifferentiableStep` needs (the flat
 //! parameter vector, the rows' Hessians and the derivatives in the parameters as visited
 //! entries, emitted by `family::emit::step`).
 

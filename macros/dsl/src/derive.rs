@@ -68,11 +68,25 @@ pub struct SecondOrder {
     pub constraint_hessians: Vec<Vec<Vec<Id>>>,
 }
 
+/// The derivatives of the velocity terms `c(q, v) = ∂T/∂q − Ṁ v` of a configuration-dependent
+/// mass matrix (`Ṁ v = (∂²T/∂q∂v)ᵀ v`), which the variational equations of the index-1 system
+/// need beside those of the forces: third derivatives of `T`.
+pub struct VelocityTerms {
+    /// `∂c/∂q`, `N×N`, row-major.
+    pub dq: Vec<Vec<Id>>,
+    /// `∂c/∂v`, `N×N`.
+    pub dv: Vec<Vec<Id>>,
+    /// `∂c/∂p`, `N×P`.
+    pub dp: Vec<Vec<Id>>,
+}
+
 /// Derivatives with respect to the model's run-time parameters `p` (one column or one matrix
 /// per parameter, in declaration order), for the parameter Jacobians of a step.
 pub struct ParameterDerived {
     /// `∂M/∂p_j`, one row-major `N×N` matrix per parameter.
     pub mass: Vec<Vec<Vec<Id>>>,
+    /// `∂V/∂p_j`, one row of `P` (in the difference quotient of a discrete gradient `D̄V`).
+    pub potential: Vec<Vec<Id>>,
     /// `∂(∇V)_i/∂p_j`, `N×P`.
     pub potential_gradient: Vec<Vec<Id>>,
     /// `∂f_a,i/∂p_j` of the applied force `f_a = −∂R/∂v + f`, `N×P` (empty without either).
@@ -107,6 +121,9 @@ pub struct Derived {
     pub kinematics: Option<Kinematics>,
     /// Second-order quantities for discrete gradients, if planned.
     pub second_order: Option<SecondOrder>,
+    /// The derivatives of the velocity terms `∂T/∂q − Ṁ v`, if planned (`None` for a constant
+    /// `M`, whose velocity terms vanish).
+    pub velocity_terms: Option<VelocityTerms>,
     /// Nonholonomic `A(q)` (row-major) and `w(t)`, if the model has such rows.
     pub nonholonomic: Option<(Vec<Vec<Id>>, Vec<Id>)>,
     /// `∂(A(q) v)/∂q`, row-major, if planned.
@@ -192,6 +209,10 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
             constraint_hessians: constraints.iter().map(|&g| hessian(store, g, &q)).collect(),
         }
     });
+    let velocity_terms = second_order
+        .as_ref()
+        .filter(|_| plan.velocity_terms)
+        .map(|second| velocity_terms(store, second, &q, &v, &model.symbols.p));
     let nonholonomic = plan.nonholonomic.then(|| {
         (
             model
@@ -253,6 +274,7 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         let p = &model.symbols.p;
         ParameterDerived {
             mass: per_parameter(store, &model.mass, p),
+            potential: jacobian(store, &[potential.value], p),
             potential_gradient: jacobian(store, &potential.gradient, p),
             applied_force: jacobian(store, &applied, p),
             constraints: jacobian(store, &constraints, p),
@@ -271,12 +293,43 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
         penalty_hessian,
         kinematics,
         second_order,
+        velocity_terms,
         nonholonomic,
         nonholonomic_derivative,
         dissipation,
         forces,
         parameters,
         linear_solve: plan.linear_solve,
+    }
+}
+
+/// Differentiates the velocity terms `c_i = ∂T/∂q_i − Σ_k v_k ∂²T/∂q_k∂v_i` (the runtime's
+/// `∂T/∂q − (∂²T/∂q∂v)ᵀ v`) in `q`, `v` and `p`.
+fn velocity_terms(
+    store: &mut Store,
+    second: &SecondOrder,
+    q: &[Symbol],
+    v: &[Symbol],
+    p: &[Symbol],
+) -> VelocityTerms {
+    let velocities: Vec<Id> = v.iter().map(|&s| store.symbol(s)).collect();
+    let terms: Vec<Id> = (0..q.len())
+        .map(|i| {
+            let coriolis: Vec<Id> = second
+                .kinetic_qv
+                .iter()
+                .zip(&velocities)
+                .map(|(row, &v_k)| store.mul(row[i], v_k))
+                .collect();
+            let coriolis = store.sum(coriolis);
+            let minus = store.neg(coriolis);
+            store.add(second.kinetic_gradient[i], minus)
+        })
+        .collect();
+    VelocityTerms {
+        dq: jacobian(store, &terms, q),
+        dv: jacobian(store, &terms, v),
+        dp: jacobian(store, &terms, p),
     }
 }
 

@@ -24,6 +24,10 @@ pub struct Plan {
     /// `∂T/∂q`, its derivatives and the constraint Hessians: for discrete gradients and their
     /// Newton Jacobians, and for the velocity terms `∂T/∂q − Ṁ v` of index reduction.
     pub second_order: bool,
+    /// The derivatives of the velocity terms `c(q, v) = ∂T/∂q − Ṁ v` in `q`, `v` and the
+    /// parameters (third derivatives of `T`), for the step Jacobians of the index-1 methods
+    /// (`rk`) on a model whose `M` depends on `q`.
+    pub velocity_terms: bool,
     /// `A(q)` and `w(t)`.
     pub nonholonomic: bool,
     /// `∂(A(q) v)/∂q`, for Newton on nonholonomic rows (`dlda`'s Cortés–Martínez variant and
@@ -82,6 +86,10 @@ impl Plan {
             if model.integrators.contains(&Family::Zss) {
                 plan.third_derivative = true;
             }
+            // The index-1 variational equations differentiate the velocity terms of a varying
+            // `M` (zero, and not derived, for a constant one).
+            plan.velocity_terms =
+                model.integrators.contains(&Family::Rk) && model.configuration_dependent_mass();
         }
         plan
     }
@@ -107,6 +115,7 @@ impl Plan {
             // A scheme that steps a varying `M` needs `∂T/∂q` (the midpoint DLA also its
             // derivatives, for Newton).
             second_order: any(|c| c.discrete_gradients || c.kinematics || c.varying_mass),
+            velocity_terms: false,
             nonholonomic: shape.nonholonomic,
             // Also without nonholonomic rows (then `NonholonomicDerivative<N, 0>` is empty), so
             // that both runtime schemes of `dlda` step every model compiled for it.

@@ -98,10 +98,16 @@ fn roundoff_factor(n: usize) -> f64 {
     (n as f64 + 4.0) * f64::EPSILON
 }
 
-/// Zeroes every component of `dc` not above `(N + 4) ε · scale[j]`: a derivative of `c` that is
-/// pure round-off, which `/|v|` would amplify (the Jacobian analogue of the safe limit).
-pub(super) fn drop_roundoff<const N: usize>(dc: &mut SVector<f64, N>, scale: &SVector<f64, N>) {
-    let factor = roundoff_factor(N);
+/// Zeroes every component of `dc` not above `(N + 4) ε · scale[j]`, for `c` a sum over `N`
+/// coordinates: a derivative of `c` that is pure round-off, which `/|v|` would amplify (the
+/// Jacobian analogue of the safe limit). `dc` has one component per direction (`N` for `∂/∂y`,
+/// `P` for the parameters).
+pub(super) fn drop_roundoff<const L: usize>(
+    dc: &mut SVector<f64, L>,
+    scale: &SVector<f64, L>,
+    n: usize,
+) {
+    let factor = roundoff_factor(n);
     for (value, scale) in dc.iter_mut().zip(scale.iter()) {
         if value.abs() <= factor * scale {
             *value = 0.0;
@@ -165,7 +171,7 @@ pub fn gonzalez_jacobian_masked<const N: usize>(
     let mut dc = grad_y - grad_mid - half_hess * v;
     let magnitudes = x.abs() + y.abs();
     let scale = grad_y.abs() + grad_mid.abs() + hess_mid.abs() * magnitudes;
-    drop_roundoff(&mut dc, &scale);
+    drop_roundoff(&mut dc, &scale, N);
     let mut out = half_hess + vd * (dc.transpose() * inv);
     let c = fy - fx - grad_mid.dot(&v);
     if !correction_is_roundoff(x, y, fx, fy, grad_mid, c, vv) {
@@ -182,6 +188,41 @@ pub fn gonzalez_jacobian_masked<const N: usize>(
         && all_finite(hess_mid)
     {
         return half_hess;
+    }
+    out
+}
+
+/// Returns `∂D̄f(x, y)/∂p` for [`gonzalez_masked`], the derivative of a discrete gradient in
+/// the `P` parameters `f` depends on, for the parameter Jacobian of a step.
+///
+/// With `x`, `y` held fixed, `D̄f = ∇f(z) + c v_d/|v_d|²` and `c = f(y) − f(x) − ∇f(z)·v`
+/// differentiate into
+/// `∂D̄f/∂p = ∂∇f(z)/∂p + v_d (∂c/∂p)ᵀ / |v_d|²`, `∂c/∂p = ∂f(y)/∂p − ∂f(x)/∂p − (∂∇f(z)/∂p)ᵀ v`;
+/// `fx_p`, `fy_p` are `∂f/∂p` at `x` and `y`, `grad_mid_p` is `∂∇f(z)/∂p` (`N × P`). As in
+/// [`gonzalez_jacobian_masked`], this is the derivative of eq. 26 itself: each component of
+/// `∂c/∂p` not above `(N + 4) ε` times its rounding scale
+/// `|∂f(y)/∂p_j| + |∂f(x)/∂p_j| + Σᵢ |∂∇ᵢf(z)/∂p_j| (|xᵢ| + |yᵢ|)` is dropped, and for `v_d → 0`
+/// (or a formula that overflows on finite input) the result is `∂∇f(z)/∂p`.
+pub fn gonzalez_parameter_derivative_masked<const N: usize, const P: usize>(
+    x: &SVector<f64, N>,
+    y: &SVector<f64, N>,
+    (fx_p, fy_p): (&SVector<f64, P>, &SVector<f64, P>),
+    grad_mid_p: &SMatrix<f64, N, P>,
+    mask: &[bool; N],
+) -> SMatrix<f64, N, P> {
+    let v = y - x;
+    let vd = masked(&v, mask);
+    let vv = vd.norm_squared();
+    if vv < f64::MIN_POSITIVE {
+        return *grad_mid_p;
+    }
+    let mut dc = fy_p - fx_p - grad_mid_p.tr_mul(&v);
+    let magnitudes = x.abs() + y.abs();
+    let scale = fy_p.abs() + fx_p.abs() + grad_mid_p.abs().tr_mul(&magnitudes);
+    drop_roundoff(&mut dc, &scale, N);
+    let out = grad_mid_p + vd * (dc.transpose() / vv);
+    if !all_finite(&out) && all_finite(x) && all_finite(y) && all_finite(grad_mid_p) {
+        return *grad_mid_p;
     }
     out
 }

@@ -161,7 +161,7 @@ impl<const N: usize, Model: InertiaGradient<N> + ?Sized> KineticDiscreteGradient
         let (p0, p1) = (m0 * v1, m1 * v1);
         let mut dc = p1 - p0 - hess_qv.transpose() * dq;
         let scale = p1.abs() + p0.abs() + hess_qv.transpose().abs() * (q0.abs() + q1.abs());
-        drop_roundoff(&mut dc, &scale);
+        drop_roundoff(&mut dc, &scale, N);
         let block = out.d1_v1 + dq_d * (dc.transpose() * (0.5 / vv));
         // As in `gonzalez_jacobian`: an overflow from finite input falls back to the limit.
         if all_finite(&block) || !all_finite(&dc) {

@@ -76,7 +76,10 @@
 mod gonzalez;
 mod kinetic;
 
-pub use gonzalez::{gonzalez, gonzalez_jacobian, gonzalez_jacobian_masked, gonzalez_masked};
+pub use gonzalez::{
+    gonzalez, gonzalez_jacobian, gonzalez_jacobian_masked, gonzalez_masked,
+    gonzalez_parameter_derivative_masked,
+};
 pub use kinetic::{KineticDiscreteGradient, KineticJacobians};
 
 use nalgebra::{SMatrix, SVector};

@@ -96,9 +96,9 @@ impl<const N: usize> StepJacobian<N> {
 /// (fixed-size tier: the converged position step's and the velocity projection's equations) and
 /// [`Shake`](crate::Shake) (its position step, the velocity its difference quotient),
 /// by the stabilized Runge–Kutta methods [`StabilizedRk`](crate::StabilizedRk) and
-/// [`AdaptiveRk`](crate::AdaptiveRk) (DOPRI5; fixed-size tier, constant `M`: the variational
-/// equations integrated with the step's own stages, then the post-stabilization's derivative,
-/// an adaptive step's size held fixed), and by the explicit methods
+/// [`AdaptiveRk`](crate::AdaptiveRk) (DOPRI5; fixed-size tier, a constant or a
+/// configuration-dependent `M`: the variational equations integrated with the step's own
+/// stages, then the post-stabilization's derivative, an adaptive step's size held fixed), and by the explicit methods
 /// [`SymplecticEuler`](crate::SymplecticEuler), [`Verlet`](crate::Verlet) and
 /// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
 /// `a = −M⁻¹∇V`), the simplified Zhang–Skeel method
@@ -114,9 +114,10 @@ impl<const N: usize> StepJacobian<N> {
 /// reaction and the nonholonomic rows at the step's end, their multipliers eliminated by one
 /// `K × K` factorization) and, for a configuration-dependent `M`, in the state only,
 /// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) (its converged Newton
-/// equations on `(q_{k+1}, μ)` and its velocity projection), and, for a constant `M` and in
-/// the state only, the energy-momentum scheme [`Livens`](crate::Livens) (its converged
-/// equations in `(q_{k+1}, λ)`, the discrete gradients differentiated in both points), for
+/// equations on `(q_{k+1}, μ)` and its velocity projection), and, for a constant `M`, the
+/// energy-momentum scheme [`Livens`](crate::Livens) (its converged equations in
+/// `(q_{k+1}, λ)`, the discrete gradients differentiated in both points and in the
+/// parameters), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
@@ -182,10 +183,9 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// Jacobian of step `k`.
 ///
 /// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
-/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified),
-/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) and
-/// [`Livens`](crate::Livens), whose parameter Jacobians would need `∂(∇²V a)/∂p`,
-/// `∂(∂T/∂q)/∂p` and `∂V/∂p`, which `mechanism!` does not generate.
+/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) and
+/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert), whose parameter Jacobians
+/// would need `∂(∇²V a)/∂p` and `∂(∂T/∂q)/∂p`, which `mechanism!` does not generate.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",

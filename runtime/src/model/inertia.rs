@@ -96,3 +96,47 @@ pub trait InertiaGradient<const N: usize>: Inertia<N> {
         qv: &mut SMatrix<f64, N, N>,
     );
 }
+
+/// The derivatives of the velocity terms `c(q, v) = ∂T/∂q − Ṁ v` of a configuration-dependent
+/// mass matrix (`Ṁ v = (∂²T/∂q∂v)ᵀ v`, [`InertiaGradient::kinetic_hessians`]), for the exact step
+/// Jacobians of the index-1 methods ([`StabilizedRk`](crate::StabilizedRk),
+/// [`AdaptiveRk`](crate::AdaptiveRk)), whose variational equations differentiate
+/// `M(q) a = −∇V + f_a + c(q, v) − Gᵀλ`. They hold third derivatives of `T`; a constant `M` has
+/// none and writes zeros.
+///
+/// `mechanism!` implements it for a model compiled for `rk` with
+/// `derivatives: [step_jacobians]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lacks the derivatives of its velocity terms `∂T/∂q − Ṁv`",
+    label = "the model lacks `VelocityTermJacobians`",
+    note = "for a model written with `mechanism!`, add `rk` to `integrators: [..]` and `derivatives: [step_jacobians]`"
+)]
+pub trait VelocityTermJacobians<const N: usize>: InertiaGradient<N> {
+    /// Writes `∂c/∂q` into `cq` and `∂c/∂v` into `cv` (`cq[(i, j)] = ∂c_i/∂q_j`).
+    fn velocity_term_jacobians(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        cq: &mut SMatrix<f64, N, N>,
+        cv: &mut SMatrix<f64, N, N>,
+    );
+}
+
+/// The derivatives in the model's `P` run-time parameters of the velocity terms
+/// `c(q, v) = ∂T/∂q − Ṁ v` ([`VelocityTermJacobians`]), for the parameter Jacobians of the
+/// index-1 methods; zero for a constant `M`. `mechanism!` implements it beside
+/// [`VelocityTermJacobians`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lacks the parameter derivatives of its velocity terms `∂T/∂q − Ṁv`",
+    label = "the model lacks `VelocityTermParameterJacobian`",
+    note = "for a model written with `mechanism!`, add `rk` to `integrators: [..]` and `derivatives: [step_jacobians]`"
+)]
+pub trait VelocityTermParameterJacobian<const N: usize, const P: usize> {
+    /// Writes `∂c/∂p` (`N × P`) into `out`.
+    fn velocity_term_parameter_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        out: &mut SMatrix<f64, N, P>,
+    );
+}

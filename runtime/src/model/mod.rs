@@ -25,7 +25,9 @@ pub use constraints::{
     KinematicsParameterDerivatives, Regularization, Relaxation, SpookCoefficients, SpookStep,
 };
 pub use forces::{AppliedForces, Dissipation, Forces};
-pub use inertia::{ConstantMass, Inertia, InertiaGradient};
+pub use inertia::{
+    ConstantMass, Inertia, InertiaGradient, VelocityTermJacobians, VelocityTermParameterJacobian,
+};
 pub use nonholonomic::{Nonholonomic, NonholonomicDerivative, DEFAULT_GAMMA};
 pub use parameters::{ParameterDerivatives, Parameters};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};

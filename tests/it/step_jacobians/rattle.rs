@@ -1,5 +1,5 @@
-//! RATTLE's and SHAKE's step Jacobians (`runtime/.../projection/jacobian.rs`), and the state
-//! Jacobian of Livens's energy-momentum step for a constant `M`
+//! RATTLE's and SHAKE's step Jacobians (`runtime/.../projection/jacobian.rs`), and the
+//! Jacobians of Livens's energy-momentum step for a constant `M`
 //! (`runtime/.../energy_momentum/livens/jacobian.rs`), against central differences on the
 //! double pendulum. All three step only from states on the constraint manifold, so the
 //! differences are taken along it: the step composed with the chain's angles and rates
@@ -10,7 +10,9 @@
 //! checks the terms the double pendulum's rows cannot: a constraint Jacobian `G` that depends
 //! on the parameters. The singular mass spring of Kinon–Betsch–Livens §6.1 (a singular constant
 //! `M`, nonlinear springs, one row) checks Livens's terms the double pendulum's linear
-//! potential cannot: the potential's discrete gradient differentiated in both of its points.
+//! potential cannot: the potential's discrete gradient differentiated in both of its points and
+//! in the spring constants (`∂V/∂p` in its difference quotient), and a row whose parameters
+//! move the start.
 
 use mechanism::mechanism;
 use mechanism::models::{DoublePendulum, SingularMassSpring};
@@ -31,7 +33,7 @@ mechanism! {
         kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2)),
         potential: m * grav * y + 0.5 * k * (x - 0.3).powi(2),
         holonomic: { ellipse: 0.5 * ((x / a).powi(2) + (y / b).powi(2) - 1.0) },
-        integrators: [rattle, shake],
+        integrators: [rattle, shake, livens],
         derivatives: [step_jacobians],
     }
 }
@@ -218,7 +220,7 @@ proptest! {
     ) {
         along_the_manifold("RATTLE", || Rattle::<4, 2>::new(H).unwrap(), angles, rates)?;
         along_the_manifold("SHAKE", || Shake::<4, 2>::new(H).unwrap(), angles, rates)?;
-        state_along_the_manifold("Livens", || Livens::<4, 2>::new(H).unwrap(), angles, rates)?;
+        along_the_manifold("Livens", || Livens::<4, 2>::new(H).unwrap(), angles, rates)?;
     }
 }
 
@@ -317,25 +319,29 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
     #[test]
-    fn rattles_and_shakes_jacobians_match_central_differences_on_the_ellipse(
+    fn rattles_shakes_and_livenss_jacobians_match_central_differences_on_the_ellipse(
         s in -3.0..3.0f64,
         rate in -2.0..2.0f64,
     ) {
         on_the_ellipse("RATTLE", || Rattle::<2, 1>::new(H).unwrap(), s, rate)?;
         on_the_ellipse("SHAKE", || Shake::<2, 1>::new(H).unwrap(), s, rate)?;
+        on_the_ellipse("Livens", || Livens::<2, 1>::new(H).unwrap(), s, rate)?;
     }
 }
 
-/// Checks Livens's state Jacobian on the singular mass spring along its manifold: the state
+/// A long step for Livens on the singular mass spring (its Table 1 uses `h = 0.1`).
+const LONG: f64 = 0.3;
+
+/// Checks Livens's Jacobians (step size `h`) on the singular mass spring along its manifold: the state
 /// `q = (x1, x1 + l, x2)`, `v = (ẋ1, ẋ1, ẋ2)` (`l = l10 + w`, on `g = 0` with `G v = 0`) as a
 /// function of `z = (x1, x2, ẋ1, ẋ2)`, whose derivative `E` is constant.
-fn livens_on_the_singular_mass_spring(z: [f64; 4]) -> Result<(), TestCaseError> {
+fn livens_on_the_singular_mass_spring(z: [f64; 4], h: f64) -> Result<(), TestCaseError> {
     let model = SingularMassSpring::default();
     let l = model.l10 + model.w;
     let state = |z: &[f64]| State::new(0.0, [z[0], z[0] + l, z[1]], [z[2], z[2], z[3]]);
     let step = |z: &[f64]| {
         let mut state = state(z);
-        Livens::<3, 1>::new(H)
+        Livens::<3, 1>::new(h)
             .unwrap()
             .step(&model, &mut state)
             .expect("a step on the manifold");
@@ -348,7 +354,7 @@ fn livens_on_the_singular_mass_spring(z: [f64; 4]) -> Result<(), TestCaseError> 
     };
     let mut jacobian = StepJacobian::<3>::default();
     let mut end = state(&z);
-    Livens::<3, 1>::new(H)
+    Livens::<3, 1>::new(h)
         .unwrap()
         .step_with_jacobian(&model, &mut end, &mut jacobian)
         .unwrap();
@@ -371,9 +377,55 @@ fn livens_on_the_singular_mass_spring(z: [f64; 4]) -> Result<(), TestCaseError> 
             v[row - 3]
         }
     };
-    let label = "Livens, singular mass spring, state";
-    let (largest, _) = compare(label, (&step, "z"), &z, tangent, BOUND);
+    let label = format!("Livens, singular mass spring, h = {h}, state");
+    let (largest, _) = compare(&label, (&step, "z"), &z, tangent, BOUND);
     prop_assert!(largest > 0.1);
+
+    // The parameters (m1, m2, k1, k2, l10, w); the start moves with l = l10 + w in q2.
+    let (mut alone, mut by_parameter) = (
+        StepJacobian::<3>::default(),
+        ParameterJacobian::<3, 6>::default(),
+    );
+    let mut end = state(&z);
+    Livens::<3, 1>::new(h)
+        .unwrap()
+        .step_with_jacobians(&model, &mut end, &mut alone, &mut by_parameter)
+        .unwrap();
+    prop_assert_eq!(alone, jacobian);
+    let p: Vec<f64> = model.parameter_values().iter().copied().collect();
+    let map = |p: &[f64]| {
+        let mut changed = model;
+        changed.set_parameter_values(&SVector::<f64, 6>::from_column_slice(p));
+        let l = changed.l10 + changed.w;
+        let mut state = State::new(0.0, [z[0], z[0] + l, z[1]], [z[2], z[2], z[3]]);
+        Livens::<3, 1>::new(h)
+            .unwrap()
+            .step(&changed, &mut state)
+            .expect("a step on the manifold");
+        state
+            .q
+            .iter()
+            .chain(state.v.iter())
+            .copied()
+            .collect::<Vec<f64>>()
+    };
+    let moved = jacobian.apply(&SVector::from([0.0, 1.0, 0.0]), &SVector::zeros());
+    let exact = |row: usize, column: usize| {
+        let direct = if row < 3 {
+            by_parameter.q_p[(row, column)]
+        } else {
+            by_parameter.v_p[(row - 3, column)]
+        };
+        let start = match (column, row < 3) {
+            (4 | 5, true) => moved.0[row],
+            (4 | 5, false) => moved.1[row - 3],
+            _ => 0.0,
+        };
+        direct + start
+    };
+    let label = format!("Livens, singular mass spring, h = {h}, parameters");
+    let (largest, _) = compare(&label, (&map, "p"), &p, exact, BOUND);
+    prop_assert!(largest > 1e-3);
     Ok(())
 }
 
@@ -385,6 +437,9 @@ proptest! {
         x in prop::array::uniform2(-1.0..1.0f64),
         rates in prop::array::uniform2(-1.5..1.5f64),
     ) {
-        livens_on_the_singular_mass_spring([x[0], x[1], rates[0], rates[1]])?;
+        livens_on_the_singular_mass_spring([x[0], x[1], rates[0], rates[1]], H)?;
+        // A long step, where the discrete gradient's difference quotient (and so `∂V/∂p` in
+        // it) moves the step by more than the differences' error.
+        livens_on_the_singular_mass_spring([x[0], x[1], rates[0], rates[1]], LONG)?;
     }
 }

@@ -6,7 +6,10 @@
 //! post-stabilization that is differentiated, both metrics and with and without Baumgarte's
 //! term; on the double pendulum (two rows, quadratic), and on a damped bead on a shaken curve
 //! (a rheonomic row whose Hessian varies, so that `∂b/∂q`, `G_t` and `∂g_t/∂p` are all
-//! nonzero, a parameter in the mass, the potential, the dissipation and the row).
+//! nonzero, a parameter in the mass, the potential, the dissipation and the row); and, for a
+//! configuration-dependent mass matrix (the velocity terms `∂T/∂q − Ṁv` and `δM a`), on the
+//! double pendulum in its joint angles and on a four-bar linkage in joint angles closed by two
+//! rows (with the mass metric, also `δM D`).
 
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
@@ -31,6 +34,70 @@ mechanism! {
         integrators: [rk],
         derivatives: [step_jacobians],
     }
+}
+
+mechanism! {
+    /// A damped double pendulum in its joint angles (from −y): bobs `m1`, `m2` on massless
+    /// rods `l1`, `l2`, so that `M(θ)` depends on `θ₁ − θ₂` and the velocity terms
+    /// `∂T/∂q − Ṁv` do not vanish; no rows.
+    pub struct AngleDoublePendulum {
+        coordinates: [th1, th2],
+        parameters: { m1 = 1.0, m2 = 0.7, l1 = 1.0, l2 = 1.3, g = 9.81, c = 0.2 },
+        kinetic: 0.5 * (m1 + m2) * l1.powi(2) * dot(th1).powi(2)
+            + 0.5 * m2 * l2.powi(2) * dot(th2).powi(2)
+            + m2 * l1 * l2 * dot(th1) * dot(th2) * (th1 - th2).cos(),
+        potential: -(m1 + m2) * g * l1 * th1.cos() - m2 * g * l2 * th2.cos(),
+        dissipation: 0.5 * c * (dot(th1).powi(2) + (dot(th2) - dot(th1)).powi(2)),
+        integrators: [rk],
+        derivatives: [step_jacobians],
+    }
+}
+
+mechanism! {
+    /// A four-bar linkage in joint angles: three links `l1`, `l2`, `l3` from the pivot at the
+    /// origin at angles `θᵢ` from −y, with point masses at their ends, the last end held at the
+    /// pivot `(d, 0)` by two rows; `M(θ)` varies and every parameter enters it, the rows or the
+    /// potential.
+    pub struct FourBar {
+        coordinates: [th1, th2, th3],
+        parameters: {
+            m1 = 1.0, m2 = 0.8, m3 = 0.6, l1 = 1.0, l2 = 1.6, l3 = 1.2, d = 1.5, g = 9.81,
+            c = 0.2,
+        },
+        kinetic: 0.5 * (m1 + m2 + m3) * l1.powi(2) * dot(th1).powi(2)
+            + 0.5 * (m2 + m3) * l2.powi(2) * dot(th2).powi(2)
+            + 0.5 * m3 * l3.powi(2) * dot(th3).powi(2)
+            + (m2 + m3) * l1 * l2 * dot(th1) * dot(th2) * (th1 - th2).cos()
+            + m3 * l1 * l3 * dot(th1) * dot(th3) * (th1 - th3).cos()
+            + m3 * l2 * l3 * dot(th2) * dot(th3) * (th2 - th3).cos(),
+        potential: -g * ((m1 + m2 + m3) * l1 * th1.cos() + (m2 + m3) * l2 * th2.cos()
+            + m3 * l3 * th3.cos()),
+        dissipation: 0.5 * c * (dot(th1).powi(2) + dot(th2).powi(2) + dot(th3).powi(2)),
+        holonomic: {
+            x: l1 * th1.sin() + l2 * th2.sin() + l3 * th3.sin() - d,
+            y: l1 * th1.cos() + l2 * th2.cos() + l3 * th3.cos(),
+        },
+        integrators: [rk],
+        derivatives: [step_jacobians],
+    }
+}
+
+/// The four-bar closed at crank angle `th1` (the elbow of the two other links turned the same
+/// way every time), its angles moved off the loop by `off`, turning at `rates` (not tangent to
+/// the loop: the step is a smooth map off it too).
+fn four_bar_state(th1: f64, off: [f64; 3], rates: [f64; 3]) -> State<3> {
+    let model = FourBar::default();
+    // Direction angles ψ from +x; an angle from −y is θ = ψ + π/2.
+    let (x1, y1) = (model.l1 * th1.sin(), -model.l1 * th1.cos());
+    let (dx, dy) = (model.d - x1, -y1);
+    let r = dx.hypot(dy);
+    let beta = ((model.l2.powi(2) + r * r - model.l3.powi(2)) / (2.0 * model.l2 * r)).acos();
+    let psi2 = dy.atan2(dx) + beta;
+    let (x2, y2) = (x1 + model.l2 * psi2.cos(), y1 + model.l2 * psi2.sin());
+    let psi3 = (-y2).atan2(model.d - x2);
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let angles = [th1, psi2 + half_pi, psi3 + half_pi];
+    State::new(0.0, std::array::from_fn(|i| angles[i] + off[i]), rates)
 }
 
 /// The step: short enough that DOPRI5 accepts its first attempt at the tolerances below.
@@ -135,6 +202,72 @@ proptest! {
         let label = format!("DOPRI5 {:?} {:?} Baumgarte {baumgarte}", stabilization.0, stabilization.1);
         check_step_jacobian(&label, &dopri, &model, &state, DIFFERENCES);
         check_parameter_jacobian::<_, _, 4, 5>(&label, &dopri, &model, &state, DIFFERENCES);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// A configuration-dependent `M` without rows: the velocity terms' derivatives and `δM a`.
+    #[test]
+    fn jacobians_match_central_differences_on_the_double_pendulum_in_angles(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+        adaptive in any::<bool>(),
+    ) {
+        let model = AngleDoublePendulum::default();
+        let state = State::new(0.0, angles, rates);
+        if adaptive {
+            let dopri = dopri::<2, 0>((PostStabilization::None, Metric::Euclidean), false);
+            check_step_jacobian("DOPRI5, angles", &dopri, &model, &state, DIFFERENCES);
+            check_parameter_jacobian::<_, _, 2, 6>("DOPRI5, angles", &dopri, &model, &state, DIFFERENCES);
+        } else {
+            let rk4 = StabilizedRk::<2, 0, 4>::new(RK4, H).unwrap();
+            check_step_jacobian("RK4, angles", &rk4, &model, &state, DIFFERENCES);
+            check_parameter_jacobian::<_, _, 2, 6>("RK4, angles", &rk4, &model, &state, DIFFERENCES);
+        }
+    }
+
+    /// A configuration-dependent `M` with rows: also `δM D` of the mass metric's projector.
+    #[test]
+    fn jacobians_match_central_differences_on_the_four_bar_in_angles(
+        th1 in -3.0..3.0f64,
+        off in prop::array::uniform3(-1e-3..1e-3f64),
+        rates in prop::array::uniform3(-2.0..2.0f64),
+        stabilization in stabilizations(),
+        baumgarte in any::<bool>(),
+        adaptive in any::<bool>(),
+    ) {
+        let model = FourBar::default();
+        let state = four_bar_state(th1, off, rates);
+        let label = format!("four-bar {:?} {:?} Baumgarte {baumgarte}", stabilization.0, stabilization.1);
+        if adaptive {
+            let dopri = dopri::<3, 2>(stabilization, baumgarte);
+            check_step_jacobian(&format!("DOPRI5 {label}"), &dopri, &model, &state, DIFFERENCES);
+            check_parameter_jacobian::<_, _, 3, 9>(&format!("DOPRI5 {label}"), &dopri, &model, &state, DIFFERENCES);
+        } else {
+            let baumgarte = if baumgarte { Baumgarte::critically_damped(5.0).unwrap() } else { Baumgarte::NONE };
+            let rk4 = StabilizedRk::<3, 2, 4>::new(RK4, H)
+                .unwrap()
+                .with_baumgarte(baumgarte)
+                .with_post_stabilization(stabilization.0)
+                .with_metric(stabilization.1);
+            check_step_jacobian(&format!("RK4 {label}"), &rk4, &model, &state, DIFFERENCES);
+            check_parameter_jacobian::<_, _, 3, 9>(&format!("RK4 {label}"), &rk4, &model, &state, DIFFERENCES);
+        }
+    }
+}
+
+/// The four-bar's start is on its loop (the test's construction of a closed state is right).
+#[test]
+fn the_four_bar_state_closes_the_loop() {
+    use mechanism::runtime::Holonomic;
+    let model = FourBar::default();
+    for th1 in [-2.9, -1.0, 0.0, 0.7, 2.5] {
+        let state = four_bar_state(th1, [0.0; 3], [0.0; 3]);
+        let mut g = mechanism::runtime::SVector::<f64, 2>::zeros();
+        model.constraints(&state.q, 0.0, &mut g);
+        assert!(g.amax() < 1e-12, "{g} at θ₁ = {th1}");
     }
 }
 

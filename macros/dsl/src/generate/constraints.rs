@@ -186,6 +186,24 @@ impl Code<'_> {
         let bias = self.body(self.vector(&out, &kinematics.acceleration_bias), &[&out]);
         let derivatives = kinematics.derivatives.as_ref().map(|d| {
             let p = Literal::usize_unsuffixed(model.parameters.len());
+            // The velocity terms' derivatives; a constant `M` has none (zero).
+            let (terms_q, terms_v, terms_p) = match &derived.velocity_terms {
+                Some(terms) => {
+                    let (cq, cv) = (quote!(cq), quote!(cv));
+                    let mut jacobians = self.matrix(&cq, &terms.dq);
+                    jacobians.extend(self.matrix(&cv, &terms.dv));
+                    (
+                        self.body(jacobians, &[&cq, &cv]),
+                        quote!(),
+                        self.body(self.matrix(&out, &terms.dp), &[&out]),
+                    )
+                }
+                None => (
+                    quote!(cq.fill(0.0);),
+                    quote!(cv.fill(0.0);),
+                    quote!(out.fill(0.0);),
+                ),
+            };
             let (bias_q, bias_p) = (
                 self.body(self.matrix(&out, &d.bias_q), &[&out]),
                 self.body(self.matrix(&out, &d.bias_p), &[&out]),
@@ -211,6 +229,34 @@ impl Code<'_> {
                     #[inline]
                     fn time_derivative_jacobian(&self, q: &#rt::SVector<f64, #n>, t: f64, out: &mut #rt::SMatrix<f64, #m, #n>) {
                         #time_q
+                    }
+                }
+
+                #allow
+                impl #rt::VelocityTermJacobians<#n> for #name {
+                    #[inline]
+                    fn velocity_term_jacobians(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        cq: &mut #rt::SMatrix<f64, #n, #n>,
+                        cv: &mut #rt::SMatrix<f64, #n, #n>,
+                    ) {
+                        #terms_q
+                        #terms_v
+                    }
+                }
+
+                #allow
+                impl #rt::VelocityTermParameterJacobian<#n, #p> for #name {
+                    #[inline]
+                    fn velocity_term_parameter_jacobian(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        v: &#rt::SVector<f64, #n>,
+                        out: &mut #rt::SMatrix<f64, #n, #p>,
+                    ) {
+                        #terms_p
                     }
                 }
 

@@ -25,6 +25,7 @@ impl Code<'_> {
         let indices: Vec<Literal> = (0..fields.len()).map(Literal::usize_unsuffixed).collect();
         let out = quote!(out);
         let mass = self.per_parameter(&derived.mass);
+        let potential = self.body(self.vector(&out, &derived.potential[0]), &[&out]);
         let gradient = self.body(self.matrix(&out, &derived.potential_gradient), &[&out]);
         let force = if derived.applied_force.is_empty() {
             quote!(out.fill(0.0);)
@@ -56,6 +57,11 @@ impl Code<'_> {
                 #[inline]
                 fn mass_parameter_derivatives(&self, q: &#rt::SVector<f64, #n>, out: &mut [#rt::SMatrix<f64, #n, #n>; #p]) {
                     #mass
+                }
+
+                #[inline]
+                fn potential_parameter_gradient(&self, q: &#rt::SVector<f64, #n>, out: &mut #rt::SVector<f64, #p>) {
+                    #potential
                 }
 
                 #[inline]

@@ -97,6 +97,15 @@ pub fn simplify_outputs(
             .flatten()
             .collect());
     }
+    if let Some(terms) = &mut derived.velocity_terms {
+        run(terms
+            .dq
+            .iter_mut()
+            .chain(terms.dv.iter_mut())
+            .flatten()
+            .collect());
+        run(terms.dp.iter_mut().flatten().collect());
+    }
     if let Some((matrix, drive)) = &mut derived.nonholonomic {
         run(matrix.iter_mut().flatten().collect());
         run(drive.iter_mut().collect());
@@ -118,7 +127,12 @@ pub fn simplify_outputs(
     }
     if let Some(parameters) = &mut derived.parameters {
         run(parameters.mass.iter_mut().flatten().flatten().collect());
-        run(parameters.potential_gradient.iter_mut().flatten().collect());
+        run(parameters
+            .potential
+            .iter_mut()
+            .chain(parameters.potential_gradient.iter_mut())
+            .flatten()
+            .collect());
         run(parameters.applied_force.iter_mut().flatten().collect());
         run(parameters.constraints.iter_mut().flatten().collect());
         run(parameters

@@ -12,12 +12,18 @@
 //! ```
 //!
 //! Differentiating both rows in a direction `(δq, δv, δp)` gives the same saddle-point matrix
-//! with new right-hand sides (constant `M`; `δG = Σ_k e_k (∇²g_k δq)ᵀ + Σ_j δp_j ∂G/∂p_j`):
+//! with new right-hand sides (`δG = Σ_k e_k (∇²g_k δq)ᵀ + Σ_j δp_j ∂G/∂p_j`):
 //!
 //! ```text
 //! M δa + Gᵀ δλ = δf − δGᵀ λ − δM a
 //! G δa          = δφ − δG a,    δφ = −δb − α1 (δG v + G δv + δg_t) − α0 δg
 //! ```
+//!
+//! For a configuration-dependent `M`, `f` also holds the velocity terms
+//! `c(q, v) = ∂T/∂q − Ṁ v`, so `δf` holds `c_q δq + c_v δv + c_p δp` (third derivatives of `T`,
+//! [`VelocityTermJacobians`]), and `δM a = (∂(M a)/∂q) δq + Σ_j δp_j (∂M/∂p_j) a` with
+//! `∂(M a)_j/∂q_i = ∂²T/∂q_i∂v_j` at `v = a` ([`InertiaGradient::kinetic_hessians`]
+//! evaluated at the acceleration: `T` is quadratic in `v`).
 //!
 //! solved through the Schur complement `G M⁻¹ Gᵀ` for all `2N + P` directions at once, which
 //! gives `a_q`, `a_v` and `a_p` at a stage. The tangent of a stage is then propagated like the
@@ -53,9 +59,10 @@
 //!
 //! The second derivatives this needs (`∇²V`, every row's `∇²g`, the forces' Jacobians) and the
 //! derivatives of `b` and `g_t` in `q` and `p` are what `mechanism!` generates for
-//! `derivatives: [step_jacobians]` on a model compiled for `rk`. The mass matrix must be
-//! constant: the velocity terms `∂T/∂q − Ṁ v` of a varying `M` would need third derivatives of
-//! `T`, which are not generated (such a model does not satisfy the trait bound).
+//! `derivatives: [step_jacobians]` on a model compiled for `rk`, with the velocity terms'
+//! derivatives for a configuration-dependent `M`. With the mass metric (`D = M⁻¹ Gᵀ`) and such
+//! an `M`, `δM D` holds `∂(M d_c)/∂q̃ δq̃` in each column `d_c` of `D`, one more evaluation of
+//! `∂²T/∂q∂v` per row.
 //!
 //! Cost, measured (`cargo bench --bench step -- "rk4_step_jacobian|dopri5_step_jacobian"`, the
 //! double pendulum with S-both²): an RK4 step with its state Jacobian takes about 7 steps' time
@@ -75,16 +82,17 @@ use super::{check_finite, Baumgarte, Metric, PostStabilization, Tableau};
 use crate::error::StepError;
 use crate::integrators::{ParameterJacobian, StepJacobian};
 use crate::linalg::Cholesky;
+#[cfg(doc)]
+use crate::model::InertiaGradient;
 use crate::model::{
-    AppliedForces, ConstantMass, HolonomicHessians, InertiaGradient, KinematicsJacobians,
-    KinematicsParameterDerivatives, ParameterDerivatives, PotentialHessian,
+    AppliedForces, HolonomicHessians, KinematicsJacobians, KinematicsParameterDerivatives,
+    ParameterDerivatives, PotentialHessian, VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 use crate::state::State;
 
 /// What a model must provide for the state Jacobian of a stabilized Runge–Kutta step.
 pub(crate) trait IndexOneJacobians<const N: usize, const M: usize>:
-    ConstantMass<N>
-    + InertiaGradient<N>
+    VelocityTermJacobians<N>
     + PotentialHessian<N>
     + HolonomicHessians<N, M>
     + KinematicsJacobians<N, M>
@@ -93,8 +101,7 @@ pub(crate) trait IndexOneJacobians<const N: usize, const M: usize>:
 }
 
 impl<Model, const N: usize, const M: usize> IndexOneJacobians<N, M> for Model where
-    Model: ConstantMass<N>
-        + InertiaGradient<N>
+    Model: VelocityTermJacobians<N>
         + PotentialHessian<N>
         + HolonomicHessians<N, M>
         + KinematicsJacobians<N, M>
@@ -162,7 +169,9 @@ pub(crate) struct InParameters<'a, Model>(pub(crate) &'a Model);
 impl<Model, const N: usize, const M: usize, const P: usize> ParameterTerms<N, M, P>
     for InParameters<'_, Model>
 where
-    Model: ParameterDerivatives<N, M, 0, P> + KinematicsParameterDerivatives<N, M, P>,
+    Model: ParameterDerivatives<N, M, 0, P>
+        + KinematicsParameterDerivatives<N, M, P>
+        + VelocityTermParameterJacobian<N, P>,
 {
     fn acceleration_terms(
         &self,
@@ -178,11 +187,13 @@ where
         model.potential_gradient_parameter_jacobian(q, &mut gradient);
         let mut force = SMatrix::<f64, N, P>::zeros();
         model.applied_force_parameter_jacobian(q, v, t, &mut force);
+        let mut terms = SMatrix::<f64, N, P>::zeros();
+        model.velocity_term_parameter_jacobian(q, v, &mut terms);
         let mut bias = SMatrix::<f64, M, P>::zeros();
         model.acceleration_bias_parameter_jacobian(q, v, t, &mut bias);
         let rows = self.rows(q, t);
         let (alpha1, alpha0) = (baumgarte.alpha1(), baumgarte.alpha0());
-        let mut r = force - gradient;
+        let mut r = force + terms - gradient;
         let mut s = -bias - rows.time * alpha1 - rows.g * alpha0;
         for j in 0..P {
             let jacobian = &rows.jacobian[j];
@@ -450,7 +461,17 @@ where
     // Right-hand sides of M δa + Gᵀ δλ = r, G δa = s for the q- and v-directions.
     let mut r_q = force_q - potential;
     let mut s_q = -bias_q - time_q * alpha1 - jac * alpha0;
-    let r_v = force_v;
+    let mut r_v = force_v;
+    if !Model::CONSTANT_MASS {
+        // The velocity terms' derivatives, and −δM a = −(∂(M a)/∂q) δq with
+        // `∂(M a)_j/∂q_i = ∂²T/∂q_i∂v_j` at `v = a` (`T` is quadratic in `v`).
+        let (mut terms_q, mut terms_v) = (SMatrix::<f64, N, N>::zeros(), SMatrix::zeros());
+        model.velocity_term_jacobians(q, v, &mut terms_q, &mut terms_v);
+        let (mut unused, mut mass_a) = (SMatrix::<f64, N, N>::zeros(), SMatrix::zeros());
+        model.kinetic_hessians(q, &a, &mut unused, &mut mass_a);
+        r_q += terms_q - mass_a.transpose();
+        r_v += terms_v;
+    }
     let mut s_v = -time_q * 2.0 - jac * alpha1;
     for (k, hessian) in hessians.iter().enumerate() {
         r_q -= hessian * lambda[k];

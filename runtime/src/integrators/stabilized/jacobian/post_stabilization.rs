@@ -97,6 +97,10 @@ pub(super) struct Stabilizer<const N: usize, const M: usize, const P: usize> {
     d: SMatrix<f64, N, M>,
     gd: Cholesky<M>,
     mass: Cholesky<N>,
+    /// With `D = M⁻¹ Gᵀ` and a configuration-dependent `M`: `∂(M d_c)/∂q̃` for each column
+    /// `d_c` of `D` (`(∂²T/∂q∂v)ᵀ` at `v = d_c`), so that `δM D`'s column `c` is this times
+    /// `δq̃`; empty otherwise.
+    mass_slopes: Option<[SMatrix<f64, N, N>; M]>,
 }
 
 impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
@@ -125,6 +129,14 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
             "G D (post-stabilization step Jacobian)",
             t_err,
         ))?;
+        let mass_slopes = (step.metric == Metric::Mass && !Model::CONSTANT_MASS).then(|| {
+            std::array::from_fn(|c| {
+                let column = d.column(c).into_owned();
+                let (mut unused, mut slope) = (SMatrix::<f64, N, N>::zeros(), SMatrix::zeros());
+                model.kinetic_hessians(q_tilde, &column, &mut unused, &mut slope);
+                slope.transpose()
+            })
+        });
         let mut stabilizer = Stabilizer {
             stabilization: step.stabilization,
             metric: step.metric,
@@ -135,6 +147,7 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
             d,
             gd,
             mass,
+            mass_slopes,
         };
         let (correct_q, correct_v) = stabilizer.corrects();
         let mut q_hat = *q_tilde;
@@ -151,21 +164,42 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
         Ok(stabilizer)
     }
 
+    /// Returns `δM D` at `q̃` in the direction `(dq, dp)`: the parameters' `Σ_j δp_j ∂M/∂p_j D`
+    /// and, for a configuration-dependent `M`, `∂(M d_c)/∂q̃ δq̃` in column `c`.
+    fn mass_derivative_times_d(
+        &self,
+        dq: &SVector<f64, N>,
+        dp: &SVector<f64, P>,
+    ) -> SMatrix<f64, N, M> {
+        let mut d_mass = SMatrix::<f64, N, N>::zeros();
+        for (j, derivative) in self.tilde.parameters.mass.iter().enumerate() {
+            d_mass += derivative * dp[j];
+        }
+        let mut product = d_mass * self.d;
+        if let Some(slopes) = &self.mass_slopes {
+            for (c, slope) in slopes.iter().enumerate() {
+                let mut column = product.column_mut(c);
+                column += slope * dq;
+            }
+        }
+        product
+    }
+
     /// Returns `P r`'s derivative `δD x + D (G D)⁻¹ (δr − δ(G D) x)`, `x = (G D)⁻¹ r`, with
-    /// `δG = d_jac` and `δM = d_mass` at `q̃`.
+    /// `δG = d_jac` and `δM D = d_mass_d` at `q̃`.
     fn projection_derivative(
         &self,
         r: &SVector<f64, M>,
         dr: &SVector<f64, M>,
         d_jac: &SMatrix<f64, M, N>,
-        d_mass: &SMatrix<f64, N, N>,
+        d_mass_d: &SMatrix<f64, N, M>,
     ) -> SVector<f64, N> {
         let mut x = *r;
         self.gd.solve_in_place(&mut x);
         let d_d = match self.metric {
             Metric::Euclidean => d_jac.transpose(),
             Metric::Mass => {
-                let mut d_d = d_jac.transpose() - d_mass * self.d;
+                let mut d_d = d_jac.transpose() - d_mass_d;
                 self.mass.solve_in_place(&mut d_d);
                 d_d
             }
@@ -212,10 +246,7 @@ impl<const N: usize, const M: usize, const P: usize> Stabilizer<N, M, P> {
                 dp.column(c).into(),
             );
             let d_jac = tilde.jacobian_derivative(&dq, &dp);
-            let mut d_mass = SMatrix::<f64, N, N>::zeros();
-            for (j, derivative) in tilde.parameters.mass.iter().enumerate() {
-                d_mass += derivative * dp[j];
-            }
+            let d_mass = self.mass_derivative_times_d(&dq, &dp);
             let mut dq_hat = dq;
             if correct_q {
                 let dr = tilde.g_derivative(&dq, &dp);

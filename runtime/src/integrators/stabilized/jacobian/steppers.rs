@@ -12,8 +12,8 @@ use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, ParameterJacobian, StepJacobian, StepReport,
 };
 use crate::model::{
-    AppliedForces, ConstantMass, HolonomicHessians, InertiaGradient, KinematicsJacobians,
-    KinematicsParameterDerivatives, ParameterDerivatives, PotentialHessian,
+    AppliedForces, HolonomicHessians, KinematicsJacobians, KinematicsParameterDerivatives,
+    ParameterDerivatives, PotentialHessian, VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 use crate::state::State;
 
@@ -44,7 +44,8 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
     /// (the sensitivities take no part in the error test). The first stage is evaluated at the
     /// state the step starts from, also when the pair carries it from the step before
     /// (first same as last, evaluated before that step's stabilization: they differ by the
-    /// drift it removed). The mass matrix must be constant (`ConstantMass`).
+    /// drift it removed). A configuration-dependent `M` adds its velocity terms' derivatives
+    /// ([`VelocityTermJacobians`]) and `δM a` to the right-hand side.
     ///
     /// Fails like `step_toward`, with [`StepError::Unsupported`] for `S-full`
     /// post-stabilization, and with `Singular`/`NotPositiveDefinite` if `M` or `G M⁻¹ Gᵀ` cannot
@@ -58,14 +59,14 @@ impl<const N: usize, const M: usize, const S: usize> AdaptiveRk<N, M, S> {
         parameters: &mut ParameterJacobian<N, P>,
     ) -> Result<AdaptiveStep, StepError>
     where
-        Model: ConstantMass<N>
-            + InertiaGradient<N>
+        Model: VelocityTermJacobians<N>
             + PotentialHessian<N>
             + HolonomicHessians<N, M>
             + KinematicsJacobians<N, M>
             + AppliedForces<N>
             + ParameterDerivatives<N, M, 0, P>
-            + KinematicsParameterDerivatives<N, M, P>,
+            + KinematicsParameterDerivatives<N, M, P>
+            + VelocityTermParameterJacobian<N, P>,
     {
         self.advance_and_differentiate(model, state, t_end, |scheme, before, after, h| {
             differentiate::<Model, InParameters<Model>, N, M, P, S>(
@@ -126,8 +127,7 @@ fn report(step: AdaptiveStep) -> StepReport {
 impl<Model, const N: usize, const M: usize, const S: usize> DifferentiableStep<Model, N>
     for AdaptiveRk<N, M, S>
 where
-    Model: ConstantMass<N>
-        + InertiaGradient<N>
+    Model: VelocityTermJacobians<N>
         + PotentialHessian<N>
         + HolonomicHessians<N, M>
         + KinematicsJacobians<N, M>
@@ -158,14 +158,14 @@ where
 impl<Model, const N: usize, const M: usize, const S: usize, const P: usize>
     DifferentiableInParameters<Model, N, P> for AdaptiveRk<N, M, S>
 where
-    Model: ConstantMass<N>
-        + InertiaGradient<N>
+    Model: VelocityTermJacobians<N>
         + PotentialHessian<N>
         + HolonomicHessians<N, M>
         + KinematicsJacobians<N, M>
         + AppliedForces<N>
         + ParameterDerivatives<N, M, 0, P>
-        + KinematicsParameterDerivatives<N, M, P>,
+        + KinematicsParameterDerivatives<N, M, P>
+        + VelocityTermParameterJacobian<N, P>,
 {
     fn step_with_jacobians(
         &mut self,
@@ -234,8 +234,7 @@ impl<const N: usize, const M: usize, const S: usize> StabilizedRk<N, M, S> {
 impl<Model, const N: usize, const M: usize, const S: usize> DifferentiableStep<Model, N>
     for StabilizedRk<N, M, S>
 where
-    Model: ConstantMass<N>
-        + InertiaGradient<N>
+    Model: VelocityTermJacobians<N>
         + PotentialHessian<N>
         + HolonomicHessians<N, M>
         + KinematicsJacobians<N, M>
@@ -265,14 +264,14 @@ where
 impl<Model, const N: usize, const M: usize, const S: usize, const P: usize>
     DifferentiableInParameters<Model, N, P> for StabilizedRk<N, M, S>
 where
-    Model: ConstantMass<N>
-        + InertiaGradient<N>
+    Model: VelocityTermJacobians<N>
         + PotentialHessian<N>
         + HolonomicHessians<N, M>
         + KinematicsJacobians<N, M>
         + AppliedForces<N>
         + ParameterDerivatives<N, M, 0, P>
-        + KinematicsParameterDerivatives<N, M, P>,
+        + KinematicsParameterDerivatives<N, M, P>
+        + VelocityTermParameterJacobian<N, P>,
 {
     fn step_with_jacobians(
         &mut self,
