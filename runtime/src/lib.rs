@@ -146,8 +146,9 @@ pub use model::{
     HolonomicKinematics, Inertia, InertiaGradient, KinematicsJacobians,
     KinematicsParameterDerivatives, Nonholonomic, NonholonomicDerivative, ParameterDerivatives,
     Parameters, Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
-    PenaltyHessian, Potential, PotentialHessian, PotentialThirdDerivative, Regularization,
-    Relaxation, SplitPotential, VelocityTermJacobians, VelocityTermParameterJacobian,
+    PenaltyHessian, Potential, PotentialHessian, PotentialHessianParameterDerivative,
+    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, VelocityTermJacobians,
+    VelocityTermParameterJacobian,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

@@ -89,6 +89,12 @@ pub struct ParameterDerived {
     pub potential: Vec<Vec<Id>>,
     /// `∂(∇V)_i/∂p_j`, `N×P`.
     pub potential_gradient: Vec<Vec<Id>>,
+    /// `∂(∂T/∂q)_i/∂p_j` at `(q, v)`, `N×P` (zero for a constant `M`): the midpoint discrete
+    /// Lagrangian's force in the parameters.
+    pub kinetic_gradient: Vec<Vec<Id>>,
+    /// `∂(∇²V a)_i/∂p_j` with `a` the acceleration symbols, `N×P`, if planned (Z&Ss's
+    /// parameter Jacobian: `a = −(M + βh² ∇²V)⁻¹ ∇V` holds `∇²V` along `a`).
+    pub potential_hessian_along: Option<Vec<Vec<Id>>>,
     /// `∂f_a,i/∂p_j` of the applied force `f_a = −∂R/∂v + f`, `N×P` (empty without either).
     pub applied_force: Vec<Vec<Id>>,
     /// `∂g_c/∂p_j`, `M×P`.
@@ -272,10 +278,37 @@ pub fn derive(model: &mut Model, plan: &Plan) -> Derived {
             .collect();
         let drives: Vec<Id> = model.nonholonomic.iter().map(|r| r.drive).collect();
         let p = &model.symbols.p;
+        let potential_hessian_along = potential
+            .hessian
+            .as_ref()
+            .filter(|_| plan.third_derivative)
+            .map(|hessian| {
+                let along: Vec<Id> = hessian
+                    .iter()
+                    .map(|row| {
+                        let terms: Vec<Id> = row
+                            .iter()
+                            .zip(&a)
+                            .map(|(&h, &a)| {
+                                let a = store.symbol(a);
+                                store.mul(h, a)
+                            })
+                            .collect();
+                        store.sum(terms)
+                    })
+                    .collect();
+                jacobian(store, &along, p)
+            });
+        let kinetic_gradient = match &second_order {
+            Some(second) => second.kinetic_gradient.clone(),
+            None => gradient(store, model.kinetic, &q),
+        };
         ParameterDerived {
+            kinetic_gradient: jacobian(store, &kinetic_gradient, p),
             mass: per_parameter(store, &model.mass, p),
             potential: jacobian(store, &[potential.value], p),
             potential_gradient: jacobian(store, &potential.gradient, p),
+            potential_hessian_along,
             applied_force: jacobian(store, &applied, p),
             constraints: jacobian(store, &constraints, p),
             constraint_jacobian: per_parameter(store, &jacobian_rows, p),

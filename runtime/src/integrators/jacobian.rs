@@ -102,9 +102,8 @@ impl<const N: usize> StepJacobian<N> {
 /// [`SymplecticEuler`](crate::SymplecticEuler), [`Verlet`](crate::Verlet) and
 /// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
 /// `a = −M⁻¹∇V`), the simplified Zhang–Skeel method
-/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`, the state Jacobian
-/// only: the same chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a
-/// [`Penalized`](crate::Penalized) model), [`PushForwardNewmark`](crate::PushForwardNewmark)
+/// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`: the same chain rule
+/// through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a [`Penalized`](crate::Penalized) model), [`PushForwardNewmark`](crate::PushForwardNewmark)
 /// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`) and
 /// [`Newmark`](crate::Newmark) (constant `M`: through its two accelerations, `a_k` at `q_k` and
 /// the converged `a_{k+1}`; not [`NewmarkOneIteration`](crate::NewmarkOneIteration), whose
@@ -112,7 +111,7 @@ impl<const N: usize> StepJacobian<N> {
 /// integrators [`DiscreteLagrangeDAlembert`](crate::DiscreteLagrangeDAlembert) and
 /// [`CortesMartinez`](crate::CortesMartinez) (constant `M`: the momentum equation with its
 /// reaction and the nonholonomic rows at the step's end, their multipliers eliminated by one
-/// `K × K` factorization) and, for a configuration-dependent `M`, in the state only,
+/// `K × K` factorization) and, for a configuration-dependent `M`,
 /// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert) (its converged Newton
 /// equations on `(q_{k+1}, μ)` and its velocity projection), and, for a constant `M`, the
 /// energy-momentum scheme [`Livens`](crate::Livens) (its converged equations in
@@ -183,9 +182,9 @@ impl<const N: usize, const P: usize> Default for ParameterJacobian<N, P> {
 /// Jacobian of step `k`.
 ///
 /// Implemented by every integrator that implements [`DifferentiableStep`], on the fixed-size
-/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) and
-/// [`MidpointLagrangeDAlembert`](crate::MidpointLagrangeDAlembert), whose parameter Jacobians
-/// would need `∂(∇²V a)/∂p` and `∂(∂T/∂q)/∂p`, which `mechanism!` does not generate.
+/// tier, except [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) on a
+/// [`Penalized`](crate::Penalized) model (the penalty's rows are not differentiated in the
+/// parameters).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot differentiate its step for `{Model}` in its parameters",
     label = "no parameter Jacobian for `{Model}`",

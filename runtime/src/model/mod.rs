@@ -31,7 +31,10 @@ pub use inertia::{
 pub use nonholonomic::{Nonholonomic, NonholonomicDerivative, DEFAULT_GAMMA};
 pub use parameters::{ParameterDerivatives, Parameters};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
-pub use potential::{GeneratedSolve, Potential, PotentialHessian, PotentialThirdDerivative};
+pub use potential::{
+    GeneratedSolve, Potential, PotentialHessian, PotentialHessianParameterDerivative,
+    PotentialThirdDerivative,
+};
 pub use rigid::{hat, vee, RigidBody, RigidBodyHessians};
 pub use sparse::{
     SparseAppliedForces, SparseConstantMass, SparseHolonomic, SparseHolonomicKinematics,

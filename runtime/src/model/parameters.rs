@@ -31,8 +31,9 @@ pub trait Parameters<const P: usize> {
 
 /// The derivatives with respect to the `P` run-time parameters of every function of a model
 /// with `N` coordinates, `M` holonomic and `K` nonholonomic rows that a step's equations
-/// contain: `M(q)`, `V(q)` and `∇V(q)`, the applied force `f_a(q, v, t) = −∂R/∂v + f`, the rows
-/// `g(q, t)` with their Jacobian `G`, and the nonholonomic `A(q)`, `w(t)`.
+/// contain: `M(q)` and `∂T/∂q`, `V(q)` and `∇V(q)`, the applied force
+/// `f_a(q, v, t) = −∂R/∂v + f`, the rows `g(q, t)` with their Jacobian `G`, and the
+/// nonholonomic `A(q)`, `w(t)`.
 ///
 /// A matrix-valued function gets one matrix per parameter (`out[j] = ∂(·)/∂p_j`), a
 /// vector-valued one an `·×P` Jacobian (column `j` is `∂(·)/∂p_j`). `mechanism!` generates
@@ -48,6 +49,15 @@ pub trait ParameterDerivatives<const N: usize, const M: usize, const K: usize, c
 {
     /// Writes `∂M(q)/∂p_j` into `out[j]`.
     fn mass_parameter_derivatives(&self, q: &SVector<f64, N>, out: &mut [SMatrix<f64, N, N>; P]);
+
+    /// Writes `∂(∂T/∂q)(q, v)/∂p` into `out` (zero for a constant `M`): the force of a
+    /// configuration-dependent mass matrix in a discrete Lagrangian, in the parameters.
+    fn kinetic_gradient_parameter_jacobian(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        out: &mut SMatrix<f64, N, P>,
+    );
 
     /// Writes `∂V(q)/∂p` into `out`: the potential's own parameter derivatives, which a
     /// discrete gradient `D̄V` holds in its difference quotient.

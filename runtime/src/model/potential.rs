@@ -100,3 +100,24 @@ pub trait PotentialThirdDerivative<const N: usize>: PotentialHessian<N> {
         out: &mut SVector<f64, N>,
     );
 }
+
+/// The derivative of the potential's Hessian along a vector in the model's `P` run-time
+/// parameters, `∂(∇²V(q) a)/∂p` (`N × P`), for the parameter Jacobian of Z&Ss, whose
+/// acceleration `a = −(M + βh² ∇²V)⁻¹ ∇V` holds `∇²V` along `a`.
+///
+/// `mechanism!` implements it for a model compiled for `zss` (or `zs`) with
+/// `derivatives: [step_jacobians]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` lacks the parameter derivative of its potential's Hessian",
+    label = "the model lacks `PotentialHessianParameterDerivative`",
+    note = "for a model written with `mechanism!`, add `zss` to `integrators: [..]` and `derivatives: [step_jacobians]`"
+)]
+pub trait PotentialHessianParameterDerivative<const N: usize, const P: usize> {
+    /// Writes `∂(∇²V(q) a)/∂p` into `out` (column `j` is `∂(∇²V a)/∂p_j`).
+    fn potential_hessian_parameter_derivative(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SMatrix<f64, N, P>,
+    );
+}

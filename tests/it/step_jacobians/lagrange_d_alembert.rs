@@ -6,10 +6,11 @@
 //! (a knife edge whose drive `w(t)` and blade ratio `κ` are parameters) in an anharmonic well,
 //! damped, with a torque from its motion: every term of the step (the force's Jacobians, the
 //! reaction's derivative `∂(Aᵀμ)/∂q`, the row's `∂(A v')/∂q`, `∂A/∂p`, `∂w/∂p`) moves the
-//! Jacobian by far more than the bound. And the state Jacobian of the midpoint
+//! Jacobian by far more than the bound. And the state and parameter Jacobians of the midpoint
 //! discrete Lagrange–d'Alembert integrator (`nonholonomic/midpoint_jacobian.rs`, McLachlan–
 //! Perlmutter: Newton on `(q₁, μ)`, then the velocity's projection at `q₁`) on the same skate
-//! with a configuration-dependent mass matrix, without forces (the scheme takes none).
+//! with a configuration-dependent mass matrix whose shape is a parameter, without forces (the
+//! scheme takes none).
 
 use mechanism::mechanism;
 use mechanism::runtime::{
@@ -41,13 +42,14 @@ mechanism! {
 }
 
 mechanism! {
-    /// The skate of [`DrivenSkate`] with a configuration-dependent inertia (`M₃₃ = j + 0.3x²`,
-    /// `M₁₃ = 0.1x`) and neither dissipation nor forces.
+    /// The skate of [`DrivenSkate`] with a configuration-dependent inertia (`M₃₃ = j + s x²`,
+    /// `M₁₃ = r x`, so that `∂T/∂q` depends on the parameters `s` and `r`) and neither
+    /// dissipation nor forces.
     pub struct VaryingSkate {
         coordinates: [x, y, th],
-        parameters: { m = 1.3, j = 0.7, k = 2.0, kappa = 1.1, u = 0.3 },
+        parameters: { m = 1.3, j = 0.7, k = 2.0, kappa = 1.1, u = 0.3, s = 0.3, r = 0.1 },
         kinetic: 0.5 * m * (dot(x).powi(2) + dot(y).powi(2))
-            + 0.5 * (j + 0.3 * x.powi(2)) * dot(th).powi(2) + 0.1 * x * dot(x) * dot(th),
+            + 0.5 * (j + s * x.powi(2)) * dot(th).powi(2) + r * x * dot(x) * dot(th),
         potential: 0.5 * k * (x.powi(2) + 2.0 * y.powi(2)) + 0.2 * k * x.powi(2) * y
             + 0.1 * th.cos() * x,
         nonholonomic: {
@@ -111,5 +113,8 @@ proptest! {
         let label = "midpoint DLA, skate of varying inertia";
         let (largest, _) = check_step_jacobian(label, &dla, &model, &state, SKATE);
         prop_assert!(largest > 0.5);
+        let label = "midpoint DLA, skate of varying inertia, parameters";
+        let (largest, _) = check_parameter_jacobian::<_, _, 3, 7>(label, &dla, &model, &state, SKATE);
+        prop_assert!(largest > 1e-3);
     }
 }

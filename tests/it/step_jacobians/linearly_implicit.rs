@@ -1,6 +1,7 @@
 //! The step Jacobians of the linearly implicit carried schemes against central differences of
 //! the step: Z&Ss (`runtime/.../linearly_implicit/zhang_skeel_jacobian.rs`, the carried update's
-//! chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, whose derivative holds `V‴` along `a`) and
+//! chain rule through `a = −(M + βh² ∇²V)⁻¹ ∇V`, whose derivative holds `V‴` along `a`, and in
+//! the parameters `∂(∇²V a)/∂p`) and
 //! push-forward Newmark (`push_forward_jacobian.rs`, through the `a` of
 //! `M a + ∇V(x + βh² a) = 0`, in the state and in the parameters) and Newmark
 //! (`newmark_jacobian.rs`, through `a_k` and the converged `a_{k+1}`, in the state and in the
@@ -60,6 +61,9 @@ proptest! {
         let zss = ZhangSkeelSimplified::<2>::new(H).unwrap();
         let (largest, _) = check_step_jacobian("Z&Ss, coupled well", &zss, &model, &state, WELL);
         prop_assert!(largest > 0.5);
+        let label = "Z&Ss, coupled well, parameters";
+        let (largest, _) = check_parameter_jacobian::<_, _, 2, 5>(label, &zss, &model, &state, WELL);
+        prop_assert!(largest > 1e-4);
     }
 
     #[test]

@@ -26,6 +26,7 @@ impl Code<'_> {
         let out = quote!(out);
         let mass = self.per_parameter(&derived.mass);
         let potential = self.body(self.vector(&out, &derived.potential[0]), &[&out]);
+        let kinetic = self.body(self.matrix(&out, &derived.kinetic_gradient), &[&out]);
         let gradient = self.body(self.matrix(&out, &derived.potential_gradient), &[&out]);
         let force = if derived.applied_force.is_empty() {
             quote!(out.fill(0.0);)
@@ -36,6 +37,23 @@ impl Code<'_> {
         let constraint_jacobian = self.per_parameter(&derived.constraint_jacobian);
         let nonholonomic_matrix = self.per_parameter(&derived.nonholonomic_matrix);
         let drive = self.body(self.matrix(&out, &derived.nonholonomic_drive), &[&out]);
+        let hessian_along = derived.potential_hessian_along.as_ref().map(|along| {
+            let body = self.body(self.matrix(&out, along), &[&out]);
+            quote! {
+                #allow
+                impl #rt::PotentialHessianParameterDerivative<#n, #p> for #name {
+                    #[inline]
+                    fn potential_hessian_parameter_derivative(
+                        &self,
+                        q: &#rt::SVector<f64, #n>,
+                        a: &#rt::SVector<f64, #n>,
+                        out: &mut #rt::SMatrix<f64, #n, #p>,
+                    ) {
+                        #body
+                    }
+                }
+            }
+        });
         quote! {
             #allow
             impl #rt::Parameters<#p> for #name {
@@ -57,6 +75,16 @@ impl Code<'_> {
                 #[inline]
                 fn mass_parameter_derivatives(&self, q: &#rt::SVector<f64, #n>, out: &mut [#rt::SMatrix<f64, #n, #n>; #p]) {
                     #mass
+                }
+
+                #[inline]
+                fn kinetic_gradient_parameter_jacobian(
+                    &self,
+                    q: &#rt::SVector<f64, #n>,
+                    v: &#rt::SVector<f64, #n>,
+                    out: &mut #rt::SMatrix<f64, #n, #p>,
+                ) {
+                    #kinetic
                 }
 
                 #[inline]
@@ -100,6 +128,8 @@ impl Code<'_> {
                     #drive
                 }
             }
+
+            #hessian_along
         }
     }
 

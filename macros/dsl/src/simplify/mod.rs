@@ -131,8 +131,12 @@ pub fn simplify_outputs(
             .potential
             .iter_mut()
             .chain(parameters.potential_gradient.iter_mut())
+            .chain(parameters.kinetic_gradient.iter_mut())
             .flatten()
             .collect());
+        if let Some(along) = &mut parameters.potential_hessian_along {
+            run(along.iter_mut().flatten().collect());
+        }
         run(parameters.applied_force.iter_mut().flatten().collect());
         run(parameters.constraints.iter_mut().flatten().collect());
         run(parameters

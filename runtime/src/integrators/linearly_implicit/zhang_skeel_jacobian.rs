@@ -24,9 +24,17 @@
 //! generic dense code with two factorizations and `4N` contractions, against a step whose
 //! solve `mechanism!` specialized.
 //!
-//! Its parameter Jacobian would need `∂(∇²V a)/∂p`, which `mechanism!` does not generate, so
-//! Z&Ss implements [`DifferentiableStep`] only; the full Z&S needs the fourth derivative of `V`
-//! (its correction `½β²h⁴ M⁻¹ c(a)` differentiated), which is not generated either.
+//! **In the parameters**, differentiating `K a = −∇V` in `p_j` (with `M_j = ∂M/∂p_j`)
+//!
+//! ```text
+//! A_p e_j = −K⁻¹ (M_j a + βh² ∂(∇²V a)/∂p_j + ∂∇V/∂p_j)
+//! ```
+//!
+//! with `∂(∇²V a)/∂p` at `a` held ([`PotentialHessianParameterDerivative`], generated for `zss`
+//! with `derivatives: [step_jacobians]`), solved with the same factor of `K`. A penalized model
+//! has no parameter Jacobian: [`Penalized`](crate::Penalized) does not differentiate its rows'
+//! penalty in the parameters. The full Z&S needs the fourth derivative of `V` (its correction
+//! `½β²h⁴ M⁻¹ c(a)` differentiated), which is not generated.
 
 use nalgebra::{SMatrix, SVector};
 
@@ -34,10 +42,16 @@ use super::zhang_skeel::ZhangSkeelSimplified;
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
 use crate::integrators::jacobian::step_and_differentiate;
-use crate::integrators::tangent::{carried_tangents, write, Tangent};
-use crate::integrators::{DifferentiableStep, Integrator, StepJacobian, StepReport};
+use crate::integrators::tangent::{carried_tangents, write, AccelerationJacobian, Tangent};
+use crate::integrators::{
+    DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
+    StepReport,
+};
 use crate::linalg::SymmetricFactor;
-use crate::model::{ConstantMass, PotentialThirdDerivative};
+use crate::model::{
+    ConstantMass, ParameterDerivatives, PotentialHessianParameterDerivative,
+    PotentialThirdDerivative,
+};
 use crate::state::State;
 
 impl<Model, const N: usize> DifferentiableStep<Model, N> for ZhangSkeelSimplified<N>
@@ -58,7 +72,7 @@ where
             model.mass_matrix(&before.q, &mut mass);
             check_finite(&mass, "mass matrix M", t)?;
             let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
-                let (a, a_jacobian) = implicit_acceleration_jacobian(model, &mass, c, x, t)?;
+                let (a, a_jacobian, _) = implicit_acceleration_jacobian(model, &mass, c, x, t)?;
                 Ok((a, tangent.accelerate_state(&a_jacobian)))
             };
             let tangents = carried_tangents(h, before, after, &mut accelerate)?;
@@ -67,15 +81,68 @@ where
     }
 }
 
+impl<Model, const N: usize, const P: usize> DifferentiableInParameters<Model, N, P>
+    for ZhangSkeelSimplified<N>
+where
+    Model: ConstantMass<N>
+        + PotentialThirdDerivative<N>
+        + ParameterDerivatives<N, 0, 0, P>
+        + PotentialHessianParameterDerivative<N, P>,
+    ZhangSkeelSimplified<N>: Integrator<Model, N>,
+{
+    fn step_with_jacobians(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+        parameters: &mut ParameterJacobian<N, P>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |method, before, after| {
+            let (h, t) = (method.h, before.t);
+            let c = method.beta * h * h;
+            let mut mass = SMatrix::<f64, N, N>::zeros();
+            model.mass_matrix(&before.q, &mut mass);
+            check_finite(&mass, "mass matrix M", t)?;
+            let mut mass_p = [SMatrix::<f64, N, N>::zeros(); P];
+            model.mass_parameter_derivatives(&before.q, &mut mass_p);
+            let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, P>| {
+                let (a, a_q, factor) = implicit_acceleration_jacobian(model, &mass, c, x, t)?;
+                // The right-hand sides M_j a + c ∂(∇²V a)/∂p_j + ∂∇V/∂p_j.
+                let (mut along, mut gradient) =
+                    (SMatrix::<f64, N, P>::zeros(), SMatrix::<f64, N, P>::zeros());
+                model.potential_hessian_parameter_derivative(x, &a, &mut along);
+                model.potential_gradient_parameter_jacobian(x, &mut gradient);
+                let mut rhs = along * c + gradient;
+                for (j, mass_p) in mass_p.iter().enumerate() {
+                    let mut column = rhs.column_mut(j);
+                    column += mass_p * a;
+                }
+                check_finite(
+                    &rhs,
+                    "parameter derivatives of the acceleration's equation",
+                    t,
+                )?;
+                let a_p = -factor.solve_columns(&rhs);
+                Ok((
+                    a,
+                    tangent.accelerate(&AccelerationJacobian { q: a_q, p: a_p }),
+                ))
+            };
+            let tangents = carried_tangents(h, before, after, &mut accelerate)?;
+            write(tangents, jacobian, Some(parameters), t)
+        })
+    }
+}
+
 /// Returns `a = −K⁻¹ ∇V(x)` and `A = −K⁻¹ (∇²V + c V‴[a])` at `x`, `K = M + c ∇²V(x)`, as
-/// the module docs derive them.
+/// the module docs derive them, with the factor of `K` (for the parameters' right-hand sides).
 fn implicit_acceleration_jacobian<Model, const N: usize>(
     model: &Model,
     mass: &SMatrix<f64, N, N>,
     c: f64,
     x: &SVector<f64, N>,
     t: f64,
-) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), StepError>
+) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>, SymmetricFactor<N>), StepError>
 where
     Model: PotentialThirdDerivative<N>,
 {
@@ -90,7 +157,7 @@ where
     let third = third_derivative_along(model, x, &a);
     check_finite(&third, "third derivative of the potential along a", t)?;
     let jacobian = -factor.solve_columns(&(hessian + third * c));
-    Ok((a, jacobian))
+    Ok((a, jacobian, factor))
 }
 
 /// Returns `V‴[a]`, `(V‴[a])_ij = Σ_k ∂³V/∂x_i∂x_j∂x_k a_k`, from the model's contraction
