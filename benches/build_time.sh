@@ -7,6 +7,7 @@
 #   benches/build_time.sh                        # 7 rebuilds of each crate, 2 jobs
 #   MODEL=double_pendulum benches/build_time.sh
 #   MODEL=ladder_derivatives benches/build_time.sh
+#   MODEL=robot_arm benches/build_time.sh
 #   RUNS=11 JOBS=4 benches/build_time.sh
 #
 # Creates throwaway crates in a temporary directory, all depending on this workspace's
@@ -90,7 +91,9 @@ with_and_without_derivatives() {
 # MODEL=ladder (the default): the ladder written with families against the empty crate.
 # MODEL=double_pendulum: `models::DoublePendulum` without and with `derivatives:
 # [step_jacobians]` (issue 30: what the step Jacobians' derivatives add to a model's build);
-# MODEL=ladder_derivatives: the same for the ladder (a model with families).
+# MODEL=ladder_derivatives: the same for the ladder (a model with families); MODEL=robot_arm:
+# the same for `models::RobotArmParabola` (a configuration-dependent `M` compiled for `rk`,
+# whose step Jacobians need third derivatives of `T`).
 case "${MODEL:-ladder}" in
 ladder)
     crates=(empty ladder)
@@ -106,8 +109,12 @@ ladder_derivatives)
     with_and_without_derivatives src/models/families.rs Ladder \
         'pub fn ladder(links: usize) -> Option<Ladder> { Ladder::new(links).ok() }'
     ;;
+robot_arm)
+    with_and_without_derivatives src/models/robot_arm.rs RobotArmParabola \
+        'pub fn model() -> RobotArmParabola { RobotArmParabola::default() }'
+    ;;
 *)
-    echo "unknown MODEL=$MODEL (ladder, double_pendulum or ladder_derivatives)" >&2
+    echo "unknown MODEL=$MODEL (ladder, double_pendulum, ladder_derivatives or robot_arm)" >&2
     exit 1
     ;;
 esac

@@ -48,6 +48,7 @@ mechanism! {
                 - (l1 * theta1.cos() + l2 * (theta1 + theta2).cos()).powi(2) + beta,
         },
         integrators: [rk],
+        derivatives: [step_jacobians],
     }
 }
 
@@ -85,6 +86,7 @@ mechanism! {
             path: l1 * theta1.sin() + l2 * (theta1 + theta2).sin() - (omega * t).sin().powi(2),
         },
         integrators: [rk],
+        derivatives: [step_jacobians],
     }
 }
 

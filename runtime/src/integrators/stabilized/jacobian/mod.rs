@@ -19,12 +19,6 @@
 //! G δa          = δφ − δG a,    δφ = −δb − α1 (δG v + G δv + δg_t) − α0 δg
 //! ```
 //!
-//! For a configuration-dependent `M`, `f` also holds the velocity terms
-//! `c(q, v) = ∂T/∂q − Ṁ v`, so `δf` holds `c_q δq + c_v δv + c_p δp` (third derivatives of `T`,
-//! [`VelocityTermJacobians`]), and `δM a = (∂(M a)/∂q) δq + Σ_j δp_j (∂M/∂p_j) a` with
-//! `∂(M a)_j/∂q_i = ∂²T/∂q_i∂v_j` at `v = a` ([`InertiaGradient::kinetic_hessians`]
-//! evaluated at the acceleration: `T` is quadratic in `v`).
-//!
 //! solved through the Schur complement `G M⁻¹ Gᵀ` for all `2N + P` directions at once, which
 //! gives `a_q`, `a_v` and `a_p` at a stage. The tangent of a stage is then propagated like the
 //! stage itself: `δQ_i = δq + h Σ_j a_ij δV_j`, `δV_i = δv + h Σ_j a_ij δA_j`,
@@ -32,6 +26,12 @@
 //! `δv' = δv + h Σ b_i δA_i`. For an explicit method this is exactly the derivative of the
 //! step map with the step size held fixed, and the same as integrating the variational
 //! equations `Ẏ = (∂F/∂y) Y + ∂F/∂p` with the step's own stages.
+//!
+//! For a configuration-dependent `M`, `f` also holds the velocity terms
+//! `c(q, v) = ∂T/∂q − Ṁ v`, so `δf` holds `c_q δq + c_v δv + c_p δp` (third derivatives of `T`,
+//! [`VelocityTermJacobians`]), and `δM a = (∂(M a)/∂q) δq + Σ_j δp_j (∂M/∂p_j) a` with
+//! `∂(M a)_j/∂q_i = ∂²T/∂q_i∂v_j` at `v = a` ([`InertiaGradient::kinetic_hessians`]
+//! evaluated at the acceleration: `T` is quadratic in `v`).
 //!
 //! **The step size is frozen.** An adaptive step's size depends on the state through the
 //! error estimate; as CVODES does for its forward sensitivities, the size the controller chose
