@@ -147,8 +147,8 @@ pub use model::{
     KinematicsParameterDerivatives, Nonholonomic, NonholonomicDerivative, ParameterDerivatives,
     Parameters, Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
     PenaltyHessian, Potential, PotentialHessian, PotentialHessianParameterDerivative,
-    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, VelocityTermJacobians,
-    VelocityTermParameterJacobian,
+    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, StiffThirdDerivative,
+    VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

@@ -86,6 +86,11 @@ impl Plan {
             if model.integrators.contains(&Family::Zss) {
                 plan.third_derivative = true;
             }
+            // Stiff Z&Ss differentiates `−(M + βh² ε⁻¹∇²V1)⁻¹ ∇V` into `V1‴` along `a`, which
+            // the runtime takes as `W‴ − V‴` of a penalized model (both contractions).
+            if model.integrators.contains(&Family::ZssStiff) {
+                plan.third_derivative = true;
+            }
             // The index-1 variational equations differentiate the velocity terms of a varying
             // `M` (zero, and not derived, for a constant one).
             plan.velocity_terms =

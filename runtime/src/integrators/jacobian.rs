@@ -103,7 +103,9 @@ impl<const N: usize> StepJacobian<N> {
 /// [`Rk4`](crate::Rk4) (constant `M`: the chain rule through their evaluations of
 /// `a = −M⁻¹∇V`), the simplified Zhang–Skeel method
 /// [`ZhangSkeelSimplified`](crate::ZhangSkeelSimplified) (constant `M`: the same chain rule
-/// through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a [`Penalized`](crate::Penalized) model), [`PushForwardNewmark`](crate::PushForwardNewmark)
+/// through `a = −(M + βh² ∇²V)⁻¹ ∇V`, on a plain or a [`Penalized`](crate::Penalized) model),
+/// its stiff variant [`ZhangSkeelStiff`](crate::ZhangSkeelStiff) (constant `M`, a penalized
+/// model, the state Jacobian only: `V1‴` along `a` as `W‴ − V‴`), [`PushForwardNewmark`](crate::PushForwardNewmark)
 /// (constant `M`: through the `a` of its converged equation `M a + ∇V(x + βh² a) = 0`) and
 /// [`Newmark`](crate::Newmark) (constant `M`: through its two accelerations, `a_k` at `q_k` and
 /// the converged `a_{k+1}`; not [`NewmarkOneIteration`](crate::NewmarkOneIteration), whose

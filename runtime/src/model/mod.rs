@@ -46,7 +46,7 @@ pub use sparse::{
     SparsePotentialThirdDerivative, SparseSplitPotential,
 };
 pub use sparse_derivatives::{SparseParameterDerivatives, SparseParameters, SparseStepDerivatives};
-pub use split::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential};
+pub use split::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential, StiffThirdDerivative};
 
 /// Names a model's coordinates and parameters, for output files and error messages.
 pub trait Configuration<const N: usize> {

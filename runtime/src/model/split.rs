@@ -15,7 +15,10 @@
 
 use nalgebra::{SMatrix, SVector};
 
-use super::{GeneratedSolve, HolonomicHessians, Penalized, PenalizedHessian, Potential};
+use super::{
+    GeneratedSolve, HolonomicHessians, Penalized, PenalizedHessian, PenalizedThirdDerivative,
+    Potential, PotentialHessian, PotentialThirdDerivative,
+};
 
 /// A potential `V = V0 + ε⁻¹ V1` split into a soft part `V0` and a stiff part `ε⁻¹ V1`.
 ///
@@ -132,5 +135,41 @@ where
     ) -> GeneratedSolve {
         self.model
             .penalty_implicit_acceleration(self.omega, q, c, a)
+    }
+}
+
+/// The third derivative of the stiff part contracted twice with a vector,
+/// `a·(ε⁻¹ V1)‴(q)·a = ∇_q (aᵀ ε⁻¹ Hess V1(q) a)` (`a` held), for the step Jacobian of
+/// [`ZhangSkeelStiff`](crate::ZhangSkeelStiff), whose acceleration
+/// `−(M + βh² ε⁻¹ Hess V1)⁻¹ ∇V` holds `V1‴` along `a`.
+///
+/// [`Penalized<Model>`] implements it as `a·W‴·a − a·V‴·a` (`W = V + ½ ω² |g|²`, so the
+/// difference is the penalty's) for a model with both contractions, which `mechanism!`
+/// generates for `zss_stiff` with `derivatives: [step_jacobians]`.
+pub trait StiffThirdDerivative<const N: usize>: SplitPotential<N> + PotentialHessian<N> {
+    /// Writes `a·(ε⁻¹ V1)‴(q)·a` into `out`.
+    fn stiff_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    );
+}
+
+impl<const N: usize, Model> StiffThirdDerivative<N> for Penalized<Model>
+where
+    Model: PenalizedThirdDerivative<N> + PenaltyHessian<N> + PotentialThirdDerivative<N>,
+{
+    fn stiff_third_contraction(
+        &self,
+        q: &SVector<f64, N>,
+        a: &SVector<f64, N>,
+        out: &mut SVector<f64, N>,
+    ) {
+        let mut soft = SVector::<f64, N>::zeros();
+        self.model
+            .penalized_potential_third_contraction(self.omega, q, a, out);
+        self.model.potential_third_contraction(q, a, &mut soft);
+        *out -= soft;
     }
 }

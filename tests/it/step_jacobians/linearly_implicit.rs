@@ -12,7 +12,9 @@
 
 use mechanism::mechanism;
 use mechanism::models::DoublePendulum;
-use mechanism::runtime::{Newmark, Penalized, PushForwardNewmark, State, ZhangSkeelSimplified};
+use mechanism::runtime::{
+    Newmark, Penalized, PushForwardNewmark, State, ZhangSkeelSimplified, ZhangSkeelStiff,
+};
 use proptest::prelude::*;
 
 use super::{chain_state, check_parameter_jacobian, check_step_jacobian};
@@ -26,6 +28,21 @@ mechanism! {
         potential: k * (1.0 - x.cos()) + k * (1.0 - y.cos()) + c * (x - y).powi(2) * x.sin()
             + 0.25 * c * y.powi(4),
         integrators: [zss, pf_newmark, newmark],
+        derivatives: [step_jacobians],
+    }
+}
+
+mechanism! {
+    /// A bead on a rod of length 1 about the origin in an anharmonic well: penalized, its
+    /// potential's `V‴` and the penalty's third derivative are both nonzero, so stiff Z&Ss's
+    /// `(ε⁻¹V1)‴ = W‴ − V‴` differs from `W‴`.
+    pub struct WellOnRod {
+        coordinates: [x, y],
+        parameters: { k = 2.0, c = 0.5 },
+        kinetic: 0.5 * (dot(x).powi(2) + dot(y).powi(2)),
+        potential: k * (1.0 - x.cos()) + c * x.powi(2) * y + 0.25 * c * y.powi(4),
+        holonomic: { rod: x.powi(2) + y.powi(2) - 1.0 },
+        integrators: [zss_stiff],
         derivatives: [step_jacobians],
     }
 }
@@ -76,6 +93,26 @@ proptest! {
         let zss = ZhangSkeelSimplified::<4>::new(H).unwrap();
         let (largest, _) =
             check_step_jacobian("Z&Ss, penalized double pendulum", &zss, &model, &state, PENALIZED);
+        prop_assert!(largest >= 1.0);
+    }
+
+    #[test]
+    fn stiff_zsss_jacobian_matches_central_differences_on_penalized_rods(
+        angles in prop::array::uniform2(-3.0..3.0f64),
+        rates in prop::array::uniform2(-2.0..2.0f64),
+    ) {
+        let well = Penalized::new(WellOnRod::default(), 20.0);
+        let (s, c) = angles[0].sin_cos();
+        let state = State::new(0.0, [s, -c], [c * rates[0], s * rates[0]]);
+        let zss = ZhangSkeelStiff::<2>::new(H).unwrap();
+        let (largest, _) =
+            check_step_jacobian("stiff Z&Ss, penalized well on a rod", &zss, &well, &state, PENALIZED);
+        prop_assert!(largest >= 1.0);
+        let pendulum = Penalized::new(DoublePendulum::default(), 20.0);
+        let state = chain_state::<4>(&[1.0, 2.0f64.sqrt()], &angles, &rates);
+        let zss = ZhangSkeelStiff::<4>::new(H).unwrap();
+        let label = "stiff Z&Ss, penalized double pendulum";
+        let (largest, _) = check_step_jacobian(label, &zss, &pendulum, &state, PENALIZED);
         prop_assert!(largest >= 1.0);
     }
 

@@ -35,9 +35,16 @@
 //! has no parameter Jacobian: [`Penalized`](crate::Penalized) does not differentiate its rows'
 //! penalty in the parameters. The full Z&S needs the fourth derivative of `V` (its correction
 //! `½β²h⁴ M⁻¹ c(a)` differentiated), which is not generated.
+//!
+//! **Stiff Z&Ss** ([`ZhangSkeelStiff`], Integrator 5) factors `K = M + βh² ε⁻¹ ∇²V1` with the
+//! stiff part's Hessian only, so `A = −K⁻¹ (∇²V + βh² (ε⁻¹V1)‴[a])` with `∇²V` the total
+//! Hessian and the stiff part's third derivative along `a`, by the same polarization of its
+//! contraction ([`StiffThirdDerivative`]: for a penalized model `a·W‴·a − a·V‴·a`). Its state
+//! Jacobian only.
 
 use nalgebra::{SMatrix, SVector};
 
+use super::stiff::ZhangSkeelStiff;
 use super::zhang_skeel::ZhangSkeelSimplified;
 use crate::error::StepError;
 use crate::integrators::checks::check_finite;
@@ -50,7 +57,7 @@ use crate::integrators::{
 use crate::linalg::SymmetricFactor;
 use crate::model::{
     ConstantMass, ParameterDerivatives, PotentialHessianParameterDerivative,
-    PotentialThirdDerivative,
+    PotentialThirdDerivative, StiffThirdDerivative,
 };
 use crate::state::State;
 
@@ -154,23 +161,19 @@ where
     let factor = SymmetricFactor::try_new(&matrix)
         .map_err(StepError::linear_algebra("M + βh² Hess V", t))?;
     let a = -factor.solve(&gradient);
-    let third = third_derivative_along(model, x, &a);
+    let third = third_derivative_along(&a, |y, out| model.potential_third_contraction(x, y, out));
     check_finite(&third, "third derivative of the potential along a", t)?;
     let jacobian = -factor.solve_columns(&(hessian + third * c));
     Ok((a, jacobian, factor))
 }
 
-/// Returns `V‴[a]`, `(V‴[a])_ij = Σ_k ∂³V/∂x_i∂x_j∂x_k a_k`, from the model's contraction
-/// `c(y) = y·V‴·y` by polarization: column `j` is `(c(a + s e_j) − c(a − s e_j)) / (4s)` with
-/// `s = |a|` (zero for `a = 0`).
-fn third_derivative_along<Model, const N: usize>(
-    model: &Model,
-    x: &SVector<f64, N>,
+/// Returns `V‴[a]`, `(V‴[a])_ij = Σ_k ∂³V/∂x_i∂x_j∂x_k a_k`, from a contraction
+/// `c(y) = y·V‴·y` (`contract(y, out)`) by polarization: column `j` is
+/// `(c(a + s e_j) − c(a − s e_j)) / (4s)` with `s = |a|` (zero for `a = 0`).
+fn third_derivative_along<const N: usize>(
     a: &SVector<f64, N>,
-) -> SMatrix<f64, N, N>
-where
-    Model: PotentialThirdDerivative<N>,
-{
+    mut contract: impl FnMut(&SVector<f64, N>, &mut SVector<f64, N>),
+) -> SMatrix<f64, N, N> {
     let mut third = SMatrix::<f64, N, N>::zeros();
     let s = a.norm();
     if s == 0.0 {
@@ -181,9 +184,64 @@ where
         let (mut up, mut down) = (*a, *a);
         up[j] += s;
         down[j] -= s;
-        model.potential_third_contraction(x, &up, &mut plus);
-        model.potential_third_contraction(x, &down, &mut minus);
+        contract(&up, &mut plus);
+        contract(&down, &mut minus);
         third.set_column(j, &((plus - minus) / (4.0 * s)));
     }
     third
+}
+
+impl<Model, const N: usize> DifferentiableStep<Model, N> for ZhangSkeelStiff<N>
+where
+    Model: ConstantMass<N> + StiffThirdDerivative<N>,
+    ZhangSkeelStiff<N>: Integrator<Model, N>,
+{
+    fn step_with_jacobian(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        jacobian: &mut StepJacobian<N>,
+    ) -> Result<StepReport, StepError> {
+        step_and_differentiate(self, model, state, |method, before, after| {
+            let (h, t) = (method.h, before.t);
+            let c = method.beta * h * h;
+            let mut mass = SMatrix::<f64, N, N>::zeros();
+            model.mass_matrix(&before.q, &mut mass);
+            check_finite(&mass, "mass matrix M", t)?;
+            let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
+                let (a, a_jacobian) = stiff_acceleration_jacobian(model, &mass, c, x, t)?;
+                Ok((a, tangent.accelerate_state(&a_jacobian)))
+            };
+            let tangents = carried_tangents(h, before, after, &mut accelerate)?;
+            write(tangents, jacobian, None, t)
+        })
+    }
+}
+
+/// Returns stiff Z&Ss's `a = −K⁻¹ ∇V(x)` and `A = −K⁻¹ (∇²V + c (ε⁻¹V1)‴[a])` at `x`,
+/// `K = M + c ε⁻¹ ∇²V1(x)` (the module docs with the stiff Hessian in `K`; `∇²V` is the total
+/// Hessian, `∇V`'s derivative).
+fn stiff_acceleration_jacobian<Model, const N: usize>(
+    model: &Model,
+    mass: &SMatrix<f64, N, N>,
+    c: f64,
+    x: &SVector<f64, N>,
+    t: f64,
+) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), StepError>
+where
+    Model: StiffThirdDerivative<N>,
+{
+    let (mut gradient, mut stiff) = (SVector::<f64, N>::zeros(), SMatrix::<f64, N, N>::zeros());
+    model.potential_gradient_stiff_hessian(x, &mut gradient, &mut stiff);
+    let mut hessian = SMatrix::<f64, N, N>::zeros();
+    model.potential_hessian(x, &mut hessian);
+    check_finite(&gradient, "potential gradient", t)?;
+    check_finite(&stiff, "stiff Hessian", t)?;
+    check_finite(&hessian, "potential Hessian", t)?;
+    let factor = SymmetricFactor::try_new(&(mass + stiff * c))
+        .map_err(StepError::linear_algebra("M + βh² ε⁻¹ Hess V1", t))?;
+    let a = -factor.solve(&gradient);
+    let third = third_derivative_along(&a, |y, out| model.stiff_third_contraction(x, y, out));
+    check_finite(&third, "third derivative of the stiff potential along a", t)?;
+    Ok((a, -factor.solve_columns(&(hessian + third * c))))
 }
