@@ -7,10 +7,11 @@
 //! rows' weighted sum `Σ_k λ_k Hess g_k`, emitted by `family::emit`). `step_jacobians`
 //! generates what the exact step Jacobians of `mechanism::runtime::DifferentiableStep` need:
 //! those Hessians, `∂(A(q) v)/∂q` (`NonholonomicDerivative`), every derivative in the
-//! parameters and, for `rk`, the derivatives of the rows' kinematics and of the velocity terms
-//! `∂T/∂q − Ṁ v` (`VelocityTermJacobians`); for a model with families, what `SparseDifferentiableStep` needs (the flat
-//! parameter vector, the rows' Hessians and the derivatives in the parameters as visited
-//! entries, emitted by `family::emit::step`).
+//! parameters, for `rk` the derivatives of the rows' kinematics and of the velocity terms
+//! `∂T/∂q − Ṁ v` (`VelocityTermJacobians`), and for `zss`/`zss_stiff` the potential's third
+//! derivative along a vector; for a model with families, what `SparseDifferentiableStep` needs
+//! (the flat parameter vector, the rows' Hessians and the derivatives in the parameters as
+//! visited entries, emitted by `family::emit::step`).
 
 use proc_macro2::Span;
 use syn::Ident;
