@@ -12,8 +12,9 @@ mechanism! {
     /// potential `U(θ) = (exp(−a(1 − cos θ − x0)) − 1)²` scaled by `ε`:
     /// `H = Σ_k [½ θ̇_k² + ½ (θ_{k+1} − θ_k)² + ε U(θ_k)]`. Metastable states at
     /// `θ_k = arccos(1 − x0) ≈ 0.795` (closed) and `2π − arccos(1 − x0) ≈ 5.49` (open).
-    /// With `derivatives: [step_jacobians]`, for `SparseVerlet`'s step Jacobian products in
-    /// the state and in `a`, `x0`, `ε`.
+    /// With `derivatives: [step_jacobians]`, for `SparseVerlet`'s and
+    /// `SparseZhangSkeelSimplified`'s step Jacobian products in the state and in `a`, `x0`,
+    /// `ε`.
     pub struct DnaChain {
         sizes: { N = 200 },
         coordinates: [theta[N]],

@@ -142,7 +142,10 @@ fn sparse_step_jacobian_products_do_not_allocate() {
     use mechanism::models::{DnaChain, VariedPendulumChain};
     use mechanism::runtime::model::SparseParameters;
     use mechanism::runtime::simulation::{SparseForwardSensitivity, SparseSeed};
-    use mechanism::runtime::{SparseDifferentiableStep, SparseRattle, SparseSpook, SparseVerlet};
+    use mechanism::runtime::{
+        SparseDifferentiableStep, SparseRattle, SparseSpook, SparseVerlet,
+        SparseZhangSkeelSimplified,
+    };
 
     fn rounds<Model, I>(
         label: &str,
@@ -211,6 +214,12 @@ fn sparse_step_jacobian_products_do_not_allocate() {
     rounds(
         "Verlet",
         SparseVerlet::new(&dna, 0.01).unwrap(),
+        &dna,
+        start.clone(),
+    );
+    rounds(
+        "Z&Ss",
+        SparseZhangSkeelSimplified::new(&dna, 0.01).unwrap(),
         &dna,
         start,
     );

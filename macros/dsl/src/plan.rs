@@ -79,24 +79,28 @@ impl Plan {
             plan.second_order = true;
         }
         if model.derivatives.contains(&Derivative::StepJacobians) {
+            plan.add_step_jacobians(&model.integrators);
             plan.nonholonomic_derivative = true;
-            plan.parameter_derivatives = true;
-            // Z&Ss differentiates `−(M + βh² Hess V)⁻¹ ∇V`, whose derivative holds `V‴`
-            // along the acceleration (from the contraction `a·V‴·a`, by polarization).
-            if model.integrators.contains(&Family::Zss) {
-                plan.third_derivative = true;
-            }
-            // Stiff Z&Ss differentiates `−(M + βh² ε⁻¹∇²V1)⁻¹ ∇V` into `V1‴` along `a`, which
-            // the runtime takes as `W‴ − V‴` of a penalized model (both contractions).
-            if model.integrators.contains(&Family::ZssStiff) {
-                plan.third_derivative = true;
-            }
             // The index-1 variational equations differentiate the velocity terms of a varying
             // `M` (zero, and not derived, for a constant one).
             plan.velocity_terms =
                 model.integrators.contains(&Family::Rk) && model.configuration_dependent_mass();
         }
         plan
+    }
+
+    /// Adds what `derivatives: [step_jacobians]` asks for on either tier: every derivative in
+    /// the parameters, and for the Zhang–Skeel methods the third derivative of `V`.
+    pub fn add_step_jacobians(&mut self, integrators: &[Family]) {
+        self.parameter_derivatives = true;
+        // Z&Ss differentiates `−(M + βh² Hess V)⁻¹ ∇V`, whose derivative holds `V‴` along the
+        // acceleration (from the contraction `a·V‴·a`, by polarization). Stiff Z&Ss
+        // differentiates `−(M + βh² ε⁻¹∇²V1)⁻¹ ∇V` into `V1‴` along `a`, which the runtime
+        // takes as `W‴ − V‴` of a penalized model (both contractions).
+        if integrators.contains(&Family::Zss) || integrators.contains(&Family::ZssStiff) {
+            self.third_derivative = true;
+            self.hessian = true;
+        }
     }
 
     /// Returns the plan for a model of shape `shape` compiled for `integrators`: a fixed-size

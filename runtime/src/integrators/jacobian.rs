@@ -301,8 +301,10 @@ where
 /// only), [`SparseRattle`](crate::SparseRattle) (the converged position step and the
 /// velocity projection; the adjoint solves with the transposed Newton matrix),
 /// [`SparseShake`](crate::SparseShake) (the same position step, the velocity its difference
-/// quotient) and
-/// [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two accelerations), for
+/// quotient), [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two
+/// accelerations) and [`SparseZhangSkeelSimplified`](crate::SparseZhangSkeelSimplified) (the
+/// same through its linearly implicit accelerations, with the factors of `M + βh² Hess V` at
+/// both ends and `V‴` along the acceleration), for
 /// models with a constant mass matrix and the derivatives `mechanism!` generates for a model
 /// with families and `derivatives: [step_jacobians]`.
 #[diagnostic::on_unimplemented(

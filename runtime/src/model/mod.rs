@@ -45,7 +45,10 @@ pub use sparse::{
     SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
     SparsePotentialThirdDerivative, SparseSplitPotential,
 };
-pub use sparse_derivatives::{SparseParameterDerivatives, SparseParameters, SparseStepDerivatives};
+pub use sparse_derivatives::{
+    SparseParameterDerivatives, SparseParameters, SparsePotentialHessianParameterDerivative,
+    SparseStepDerivatives,
+};
 pub use split::{holonomic_penalty_hessian, PenaltyHessian, SplitPotential, StiffThirdDerivative};
 
 /// Names a model's coordinates and parameters, for output files and error messages.

@@ -122,3 +122,24 @@ pub trait SparseParameterDerivatives: SparseParameters {
         visit: &mut impl FnMut(usize, usize, usize, f64),
     );
 }
+
+/// The potential's Hessian differentiated in the parameters, `∂³V/∂q_a∂q_b∂p_j`, as visited
+/// entries: what Z&Ss's parameter Jacobian on the sparse tier needs besides
+/// [`SparseParameterDerivatives`] (it differentiates `(M + βh² Hess V) a = −∇V` in `p`, with
+/// `a` held), the sparse twin of
+/// [`PotentialHessianParameterDerivative`](super::PotentialHessianParameterDerivative).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no derivative of its potential's Hessian in its parameters",
+    label = "the model lacks `SparsePotentialHessianParameterDerivative`",
+    note = "a `mechanism!` model with families has it with `derivatives: [step_jacobians]` when compiled for `zs`, `zss` or `zss_stiff`"
+)]
+pub trait SparsePotentialHessianParameterDerivative: SparseParameterDerivatives {
+    /// Calls `visit(a, b, j, ∂³V/∂q_a∂q_b∂p_j)` for every ordered pair `(a, b)` of
+    /// coordinates that share a term (both `(a, b)` and `(b, a)`, so that a contraction with a
+    /// vector `x` is `Σ_b visit(a, b, j, ·) x_b` without symmetrizing).
+    fn potential_hessian_parameter_entries(
+        &self,
+        q: &[f64],
+        visit: &mut impl FnMut(usize, usize, usize, f64),
+    );
+}

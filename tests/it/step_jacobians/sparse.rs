@@ -1,6 +1,6 @@
 //! The sparse step Jacobians as products (`SparseDifferentiableStep` of `SparseSpook`,
-//! `SparseRattle`, `SparseShake` and `SparseVerlet`,
-//! `runtime/.../{spook,projection,explicit}/sparse_jacobian.rs`),
+//! `SparseRattle`, `SparseShake`, `SparseVerlet` and `SparseZhangSkeelSimplified`,
+//! `runtime/.../{spook,projection,carried}/sparse_jacobian.rs`),
 //! on models with families compiled with `derivatives: [step_jacobians]`:
 //!
 //! - every column of `[J | J_p]`, taken by `tangent` along the unit directions of `(q, v, p)`,
@@ -8,7 +8,9 @@
 //!   random states of the varied pendulum chain (a mass and a length per link: parameter
 //!   families) and of the ladder (L = 5, scalar parameters in the mass, the rows and the
 //!   potential), SPOOK; and of the DNA chain (N = 8, unconstrained, its Morse parameters) and
-//!   a ring of oscillators with a mass per member, `SparseVerlet`;
+//!   a ring of oscillators with a mass per member, `SparseVerlet` and `SparseZhangSkeelSimplified`
+//!   (at steps where `βh² Hess V`, its third derivative and its parameter derivatives weigh in
+//!   the factored `M + βh² Hess V`);
 //! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
 //!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
 //!   tangent with `K`);
@@ -30,7 +32,7 @@ use mechanism::runtime::simulation::{
 };
 use mechanism::runtime::{
     DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseShake, SparseSpook,
-    SparseVerlet, StepError,
+    SparseVerlet, SparseZhangSkeelSimplified, StepError,
 };
 use proptest::prelude::*;
 
@@ -48,7 +50,7 @@ mechanism! {
         kinetic: sum(0..N, |i| 0.5 * m[i] * dot(x[i]).powi(2)),
         potential: sum(0..N, |i| 0.5 * k * (x[(i + 1) % N] - x[i]).powi(2)
             + 0.25 * c * x[i].powi(4) + 0.5 * m[i] * x[i].powi(2)),
-        integrators: [verlet],
+        integrators: [verlet, zss],
         derivatives: [step_jacobians],
     }
 }
@@ -194,7 +196,22 @@ proptest! {
     }
 
     #[test]
-    fn a_rings_verlet_products_with_masses_match_central_differences(
+    fn the_dna_chains_zss_products_match_central_differences(
+        theta in prop::collection::vec(0.0..6.2f64, 8),
+        rates in prop::collection::vec(-1.0..1.0f64, 8),
+        weights in prop::collection::vec(-1.0..1.0f64, 16),
+    ) {
+        // With ε = 1 the Morse wells' curvature reaches about −800, so K = M + βh² Hess V stays
+        // positive definite (as the sparse tier requires) for h = 0.02 but not for 0.1.
+        let mut model = DnaChain::new(8).unwrap();
+        model.eps = 1.0;
+        let state = DynState::new(0.0, theta, rates);
+        let zss = |model: &DnaChain| SparseZhangSkeelSimplified::new(model, 0.02).unwrap();
+        check("DNA chain N = 8, Z&Ss (sparse)", zss, &model, &state, &weights);
+    }
+
+    #[test]
+    fn a_rings_verlet_and_zss_products_with_masses_match_central_differences(
         x in prop::collection::vec(-1.5..1.5f64, 6),
         rates in prop::collection::vec(-1.0..1.0f64, 6),
         masses in prop::collection::vec(0.5..2.0f64, 6),
@@ -205,6 +222,11 @@ proptest! {
         let state = DynState::new(0.0, x, rates);
         let verlet = |model: &Ring| SparseVerlet::new(model, H).unwrap();
         check("ring N = 6, Verlet (sparse)", verlet, &model, &state, &weights);
+        // The ring's Hess V is positive definite (convex terms only), so K is at any step; at
+        // h = 0.1, βh² Hess V and its derivatives (V‴ from the quartic, ∂/∂k, ∂/∂c, ∂/∂m)
+        // weigh in K against M.
+        let zss = |model: &Ring| SparseZhangSkeelSimplified::new(model, 0.1).unwrap();
+        check("ring N = 6, Z&Ss (sparse)", zss, &model, &state, &weights);
     }
 }
 

@@ -44,6 +44,10 @@ pub struct StepDerived {
     pub mass: Vec<Entries<3>>,
     /// Per potential term, `∂²V/∂q_a∂p_j` keyed `[a, j]`.
     pub potential: Vec<Entries<2>>,
+    /// Per potential term, `∂³V/∂q_a∂q_b∂p_j` keyed `[a, b, j]` (every ordered pair), when
+    /// the plan has the third derivative (Z&Ss's parameter Jacobian differentiates
+    /// `(M + βh² Hess V) a` in the parameters).
+    pub potential_hessian: Option<Vec<Entries<3>>>,
     /// Per row, `∂g_c/∂p_j` keyed `[c, j]`.
     pub values: Vec<Entries<2>>,
     /// Per row, `∂²g_c/∂q_a∂p_j` keyed `[c, a, j]`.
@@ -77,6 +81,10 @@ impl StepDerived {
     fn simplify(&mut self) {
         self.mass.iter_mut().for_each(Entries::simplify);
         self.potential.iter_mut().for_each(Entries::simplify);
+        self.potential_hessian
+            .iter_mut()
+            .flatten()
+            .for_each(Entries::simplify);
         self.values.iter_mut().for_each(Entries::simplify);
         self.jacobian.iter_mut().for_each(Entries::simplify);
         self.hessian.iter_mut().for_each(Entries::simplify);
@@ -236,7 +244,9 @@ pub fn derive(model: &FamilyModel, plan: &Plan) -> FamilyDerived {
             }
         })
         .collect();
-    let step = plan.parameter_derivatives.then(|| step_derived(model));
+    let step = plan
+        .parameter_derivatives
+        .then(|| step_derived(model, plan.third_derivative));
     FamilyDerived {
         kinetic,
         potential,
@@ -245,8 +255,9 @@ pub fn derive(model: &FamilyModel, plan: &Plan) -> FamilyDerived {
     }
 }
 
-/// Differentiates every kernel into what a sparse step Jacobian needs ([`StepDerived`]).
-fn step_derived(model: &FamilyModel) -> StepDerived {
+/// Differentiates every kernel into what a sparse step Jacobian needs ([`StepDerived`]); with
+/// `third`, also the potential's Hessian in the parameters.
+fn step_derived(model: &FamilyModel, third: bool) -> StepDerived {
     let mass = model
         .kinetic
         .iter()
@@ -279,6 +290,25 @@ fn step_derived(model: &FamilyModel) -> StepDerived {
             Entries::new(kernel, entries)
         })
         .collect();
+    let potential_hessian = third.then(|| {
+        model
+            .potential
+            .iter()
+            .map(|term| {
+                let mut kernel = kernel_copy(&term.kernel);
+                let (q, p) = (kernel.symbols.q.clone(), kernel.symbols.p.clone());
+                let h = mechanism_cas::hessian(&mut kernel.store, term.kernel.values[0], &q);
+                let mut entries = Vec::new();
+                for (a, row) in h.into_iter().enumerate() {
+                    for (b, entry) in row.into_iter().enumerate() {
+                        let d = gradient(&mut kernel.store, entry, &p);
+                        entries.extend(d.into_iter().enumerate().map(|(j, d)| ([a, b, j], d)));
+                    }
+                }
+                Entries::new(kernel, entries)
+            })
+            .collect()
+    });
     let (mut values, mut jacobian, mut hessian) = (Vec::new(), Vec::new(), Vec::new());
     for row in &model.rows {
         let kernel = kernel_copy(&row.kernel);
@@ -305,6 +335,7 @@ fn step_derived(model: &FamilyModel) -> StepDerived {
     StepDerived {
         mass,
         potential,
+        potential_hessian,
         values,
         jacobian,
         hessian,

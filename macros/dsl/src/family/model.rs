@@ -188,7 +188,8 @@ pub struct Cutoff {
 impl FamilyModel {
     /// Returns the derived quantities its integrators need: the plan of a model whose only
     /// rows are holonomic ([`Plan::new`]), with `Hess V` also when `derivatives: [hessians]`
-    /// asks for it (the rows' Hessians are then emitted from [`Self::hessians`]).
+    /// asks for it (the rows' Hessians are then emitted from [`Self::hessians`]), and what
+    /// `derivatives: [step_jacobians]` adds ([`Plan::add_step_jacobians`]).
     pub fn plan(&self) -> Plan {
         let mut plan = Plan::new(
             &self.integrators,
@@ -198,7 +199,9 @@ impl FamilyModel {
             },
         );
         plan.hessian |= self.hessians();
-        plan.parameter_derivatives = self.step_jacobians();
+        if self.step_jacobians() {
+            plan.add_step_jacobians(&self.integrators);
+        }
         plan
     }
 

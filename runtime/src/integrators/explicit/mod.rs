@@ -10,7 +10,6 @@
 
 mod jacobian;
 mod rk4;
-pub(crate) mod sparse_jacobian;
 mod symplectic_euler;
 mod verlet;
 

@@ -1,7 +1,8 @@
 //! What `derivatives: [step_jacobians]` adds to a model with families: the flat parameter
 //! vector (`SparseParameters`), the rows' Hessians and the applied force's Jacobians
 //! (`SparseStepDerivatives`; the tier's family models have no applied forces) and every
-//! function's derivatives in the parameters (`SparseParameterDerivatives`), each a loop over a
+//! function's derivatives in the parameters (`SparseParameterDerivatives`; with the third
+//! derivative planned, `SparsePotentialHessianParameterDerivative`), each a loop over a
 //! kernel's instances that evaluates its entries ([`StepDerived`]) and hands each to the
 //! caller's visitor with its global indices.
 
@@ -72,8 +73,36 @@ pub(super) fn step_derivatives(model: &FamilyModel, step: &StepDerived) -> Token
         true,
     );
     let parameters = parameters_impl(model);
+    let hessian_parameters = step.potential_hessian.as_ref().map(|entries| {
+        // A potential whose Hessian does not depend on the parameters visits nothing.
+        let visits = if entries.iter().all(|group| group.entries.is_empty()) {
+            quote!()
+        } else {
+            let visits = loops(
+                model,
+                entries,
+                &potential_tables,
+                &[Key::Slot, Key::Slot, Key::Parameter],
+                false,
+            );
+            quote!(#offsets #visits)
+        };
+        quote! {
+            impl #rt::model::SparsePotentialHessianParameterDerivative for #name {
+                #[allow(unused_variables, unused_mut, clippy::all)]
+                fn potential_hessian_parameter_entries(
+                    &self,
+                    q: &[f64],
+                    visit: &mut impl FnMut(usize, usize, usize, f64),
+                ) {
+                    #visits
+                }
+            }
+        }
+    });
     quote! {
         #parameters
+        #hessian_parameters
         impl #rt::model::SparseStepDerivatives for #name {
             #[allow(unused_variables, unused_mut, clippy::all)]
             fn constraint_hessian_entries(

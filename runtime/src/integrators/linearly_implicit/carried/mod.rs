@@ -20,6 +20,7 @@ pub(crate) mod dense;
 mod implicit;
 mod seams;
 pub(crate) mod sparse;
+mod sparse_jacobian;
 mod update;
 
 pub use dense::CarriedDense;

@@ -40,12 +40,12 @@ use crate::model::{
 use crate::state::DynState;
 
 use super::super::zhang_skeel::FullAcceleration;
+use super::sparse_jacobian::Linearization;
 use super::{AccelerationRule, ImplicitAcceleration};
-use crate::integrators::explicit::sparse_jacobian::Linearization;
 use crate::integrators::explicit::ExplicitAcceleration;
 
 /// The name of `M + βh² Hess V` on the sparse tier, in errors.
-const IMPLICIT_MATRIX: &str =
+pub(super) const IMPLICIT_MATRIX: &str =
     "M + βh² Hess V (the sparse tier factors it without pivoting: it must be positive definite)";
 
 /// The name of `M + βh² ε⁻¹ Hess V1` on the sparse tier, in errors.
@@ -93,12 +93,10 @@ impl CarriedSparse {
                 reason: "the entry lies outside the model's coordinates",
             });
         }
-        let (mut entries, mass_entries) = mass_block_pattern(&body_sizes, |i| i);
+        let (_, mass_entries) = mass_block_pattern(&body_sizes, |i| i);
         let offset = body_sizes.iter().map(|s| s * s).sum();
-        let mass_end = entries.len();
-        entries.extend_from_slice(hessian);
-        let (ldlt, slots) = SparseLdlt::analyse(n, &entries, &vec![PivotSign::Positive; n])
-            .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, 0.0))?;
+        let mass_end = mass_entries.len();
+        let (ldlt, slots) = analyse(&body_sizes, hessian)?;
         let mass = BlockMass::new(&body_sizes);
         Ok(CarriedSparse {
             mass_blocks: vec![0.0; offset],
@@ -115,6 +113,46 @@ impl CarriedSparse {
             body_sizes,
             linearization: Linearization::default(),
         })
+    }
+
+    /// Analyses a second factorization of `M + βh² H` on this system's pattern (`hessian`, the
+    /// pattern it was built with), whose value slots are this system's: for a linearized step,
+    /// which keeps the factors at both of its ends.
+    pub(crate) fn analyse_implicit(
+        &self,
+        hessian: &[(usize, usize)],
+    ) -> Result<SparseLdlt, StepError> {
+        self.check_hessian(hessian)?;
+        Ok(analyse(&self.body_sizes, hessian)?.0)
+    }
+
+    /// Fills `values` with `M(x) + βh² H`, `H`'s values on the Hessian pattern given by
+    /// `hessian`, and factors them into `factor` (one analysed by
+    /// [`analyse_implicit`](Self::analyse_implicit)); `name` names the matrix in errors.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn factor_implicit<Model>(
+        &mut self,
+        model: &Model,
+        x: &[f64],
+        (beta_h2, hessian): (f64, &[f64]),
+        name: &'static str,
+        values: &mut [f64],
+        factor: &mut SparseLdlt,
+        t: f64,
+    ) -> Result<(), StepError>
+    where
+        Model: SparseInertia + ?Sized,
+    {
+        model.mass_blocks(x, &mut self.mass_blocks);
+        fill_implicit(
+            (&self.mass_slots, &self.mass_blocks),
+            (&self.hessian_slots, hessian),
+            beta_h2,
+            values,
+        );
+        factor
+            .factor(values)
+            .map_err(StepError::linear_algebra(name, t))
     }
 
     /// Returns what the last step keeps for its Jacobian products.
@@ -165,18 +203,48 @@ impl CarriedSparse {
         // A non-finite mass block or Hessian value is reported by the factorization, as a
         // non-finite entry of the matrix (one pass over the values fewer per step).
         model.mass_blocks(x, &mut self.mass_blocks);
-        self.values.fill(0.0);
-        for &(slot, entry) in &self.mass_slots {
-            self.values[slot] += self.mass_blocks[entry];
-        }
-        for (&slot, value) in self.hessian_slots.iter().zip(&self.hessian) {
-            self.values[slot] += beta_h2 * value;
-        }
+        fill_implicit(
+            (&self.mass_slots, &self.mass_blocks),
+            (&self.hessian_slots, &self.hessian),
+            beta_h2,
+            &mut self.values,
+        );
         let wrap = StepError::linear_algebra(name, t);
         self.ldlt.factor(&self.values).map_err(&wrap)?;
         self.ldlt.solve_in_place(out).map_err(&wrap)?;
         out.iter_mut().for_each(|a| *a = -*a);
         Ok(1)
+    }
+}
+
+/// Analyses the pattern of `M + βh² H` for the bodies `body_sizes` (the union of the mass
+/// blocks' upper triangles, first, and the Hessian's pattern `hessian`), positive pivots
+/// required; returns the solver and each entry's value slot.
+fn analyse(
+    body_sizes: &[usize],
+    hessian: &[(usize, usize)],
+) -> Result<(SparseLdlt, Vec<usize>), StepError> {
+    let n = body_sizes.iter().sum();
+    let (mut entries, _) = mass_block_pattern(body_sizes, |i| i);
+    entries.extend_from_slice(hessian);
+    SparseLdlt::analyse(n, &entries, &vec![PivotSign::Positive; n])
+        .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, 0.0))
+}
+
+/// Writes the values of `M + βh² H` from the mass blocks and the Hessian's values, each with
+/// its value slots.
+fn fill_implicit(
+    (mass_slots, mass_blocks): (&[(usize, usize)], &[f64]),
+    (hessian_slots, hessian): (&[usize], &[f64]),
+    beta_h2: f64,
+    values: &mut [f64],
+) {
+    values.fill(0.0);
+    for &(slot, entry) in mass_slots {
+        values[slot] += mass_blocks[entry];
+    }
+    for (&slot, value) in hessian_slots.iter().zip(hessian) {
+        values[slot] += beta_h2 * value;
     }
 }
 

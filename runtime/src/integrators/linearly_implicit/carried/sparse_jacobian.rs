@@ -1,0 +1,552 @@
+//! Products with the exact Jacobian of a carried-acceleration step on the sparse tier
+//! ([`SparseDifferentiableStep`] for [`SparseVerlet`] and [`SparseZhangSkeelSimplified`]).
+//!
+//! Both steps are the carried update `q' = q + h v + ½h² a(q)`, `v' = v + ½h (a(q) + a(q'))`
+//! (the fixed-size tier's `tangent.rs`, `carried_tangents`), with an acceleration defined by
+//! `S(x) a = −∇V(x)`: Verlet's `S = M`, Z&Ss's `S = K(x) = M + βh² Hess V(x)` (Tao–Owhadi
+//! 2014, Integrator 4, eq. 18). With `M` constant and `M_j = ∂M/∂p_j`, differentiating
+//! `S a = −∇V` at `a` held gives
+//!
+//! ```text
+//! δa = −S⁻¹ (B δq + Σⱼ δpⱼ bⱼ),   B = Hess V + c V‴[a],
+//!                                 bⱼ = ∂ⱼ∇V + Mⱼ a + c ∂ⱼ(Hess V) a,
+//! ```
+//!
+//! with `c = 0` for Verlet and `c = βh²` for Z&Ss, where `V‴[a]` is the symmetric matrix
+//! `(V‴[a])_ik = Σ_j ∂³V/∂x_i∂x_j∂x_k a_j`. Its product with `u` is taken by polarization of the
+//! contraction `y ↦ y·V‴(x)·y` that `mechanism!` generates for the full Z&S
+//! ([`SparsePotentialThirdDerivative`]): that contraction is a quadratic form in `y`, so
+//! `V‴[a] u = |u|/s · (y₊·V‴·y₊ − y₋·V‴·y₋) / 4` with `y± = a ± s u/|u|` exactly, and `s = |a|`
+//! keeps the difference's rounding at `O(ε |V‴| |a| |u|)`, that of the product itself.
+//! `∂ⱼ(Hess V) a` contracts the entries of [`SparsePotentialHessianParameterDerivative`]
+//! with `a`. The tangent is then, primes at `q_{k+1}`,
+//!
+//! ```text
+//! δa  = −S⁻¹ (B δq + Σ δp b),                δq' = δq + h δv + ½h² δa
+//! δa' = −S'⁻¹ (B' δq' + Σ δp b'),            δv' = δv + ½h (δa + δa')
+//! ```
+//!
+//! and the adjoint runs it backwards: for `(w_q, w_v)`, the weight on `δa'` is `ω' = ½h w_v`,
+//! so `w̄ = w_q − B' S'⁻¹ ω'` is the weight on `δq'`, the weight on `δa` is
+//! `ω = ½h² w̄ + ½h w_v`, and
+//!
+//! ```text
+//! a_q = w̄ − B S⁻¹ ω,    a_v = h w̄ + w_v,    (∂L/∂p)ⱼ −= bⱼ·S⁻¹ω + b'ⱼ·S'⁻¹ω'
+//! ```
+//!
+//! with `S`, `Hess V` and `V‴[a]` symmetric. A product costs two solves (`M`'s block factor,
+//! or the factors of `K` at both ends, which the linearized step keeps: two factorizations of
+//! `K` per linearized step, one more than the step's), two passes over `Hess V`'s pattern
+//! (evaluated at both ends once per step), for Z&Ss four contractions `y·V‴·y`, and the
+//! parameter entries.
+
+use std::mem;
+
+use crate::error::StepError;
+use crate::integrators::checks::{check_finite_slice, check_sparse_parameters};
+use crate::integrators::explicit::{ExplicitAcceleration, SparseVerlet};
+use crate::integrators::jacobian::{check_product_lengths, Product};
+use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport};
+use crate::linalg::products::add_symmetric_pattern_times;
+use crate::linalg::{LinearSolver, SparseLdlt};
+use crate::model::{
+    SparseConstantMass, SparseParameterDerivatives, SparsePotentialHessian,
+    SparsePotentialHessianParameterDerivative, SparsePotentialThirdDerivative,
+};
+use crate::state::DynState;
+
+use super::sparse::{CarriedSparse, IMPLICIT_MATRIX};
+use super::{AccelerationRule, CarriedScheme, FullHessian, ImplicitAcceleration};
+use crate::integrators::linearly_implicit::zhang_skeel::SparseZhangSkeelSimplified;
+
+/// What a linearized carried step keeps for its products: each end's configuration,
+/// acceleration and `Hess V`, for Z&Ss the factors of `K` at both ends, and the buffers of a
+/// product. Sized at the first linearized step.
+#[derive(Debug, Default)]
+pub(crate) struct Linearization {
+    valid: bool,
+    t: f64,
+    /// The step's start and end.
+    ends: [End; 2],
+    b: Vec<f64>,
+    c: Vec<f64>,
+    /// The linearly implicit acceleration's factors (Z&Ss); `None` for Verlet.
+    implicit: Option<Box<Implicit>>,
+}
+
+/// One end of a linearized step.
+#[derive(Debug, Default)]
+struct End {
+    q: Vec<f64>,
+    a: Vec<f64>,
+    hessian: Vec<f64>,
+}
+
+/// What Z&Ss's products need besides: `βh²`, the factors of `K` at both ends, and the
+/// polarization's buffers.
+#[derive(Debug)]
+struct Implicit {
+    beta_h2: f64,
+    factors: [SparseLdlt; 2],
+    values: Vec<f64>,
+    plus: Vec<f64>,
+    minus: Vec<f64>,
+    contraction: Vec<f64>,
+}
+
+impl Linearization {
+    /// Forgets the last step's linearization.
+    pub(crate) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+}
+
+/// What a carried rule's linearization asks of the model beyond `Hess V` and
+/// [`SparseParameterDerivatives`]: for the linearly implicit rule, `V‴` and `Hess V`'s
+/// parameter derivatives; nothing for Verlet's explicit one.
+trait LinearizedRule<Model: ?Sized> {
+    /// Whether the acceleration solves with `K = M + βh² Hess V` (else with `M`).
+    const IMPLICIT: bool;
+
+    /// Writes `y·V‴(x)·y` into `out`.
+    fn third_contraction(model: &Model, x: &[f64], y: &[f64], out: &mut [f64]);
+
+    /// Visits `(a, b, j, ∂³V/∂q_a∂q_b∂p_j)`.
+    fn hessian_parameter_entries(
+        model: &Model,
+        x: &[f64],
+        visit: &mut impl FnMut(usize, usize, usize, f64),
+    );
+}
+
+impl<Model: ?Sized> LinearizedRule<Model> for ExplicitAcceleration {
+    const IMPLICIT: bool = false;
+
+    fn third_contraction(_: &Model, _: &[f64], _: &[f64], _: &mut [f64]) {}
+
+    fn hessian_parameter_entries(
+        _: &Model,
+        _: &[f64],
+        _: &mut impl FnMut(usize, usize, usize, f64),
+    ) {
+    }
+}
+
+impl<Model> LinearizedRule<Model> for ImplicitAcceleration<FullHessian>
+where
+    Model: SparsePotentialThirdDerivative + SparsePotentialHessianParameterDerivative + ?Sized,
+{
+    const IMPLICIT: bool = true;
+
+    fn third_contraction(model: &Model, x: &[f64], y: &[f64], out: &mut [f64]) {
+        model.potential_third_contraction(x, y, out);
+    }
+
+    fn hessian_parameter_entries(
+        model: &Model,
+        x: &[f64],
+        visit: &mut impl FnMut(usize, usize, usize, f64),
+    ) {
+        model.potential_hessian_parameter_entries(x, visit);
+    }
+}
+
+impl<Model> SparseDifferentiableStep<Model> for SparseVerlet
+where
+    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+{
+    fn step_linearized(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<StepReport, StepError> {
+        step_linearized(self, model, state)
+    }
+
+    fn tangent(
+        &mut self,
+        model: &Model,
+        direction: (&[f64], &[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+    ) -> Result<(), StepError> {
+        tangent(self, model, direction, out)
+    }
+
+    fn adjoint(
+        &mut self,
+        model: &Model,
+        weights: (&[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+        gradient: &mut [f64],
+    ) -> Result<(), StepError> {
+        adjoint(self, model, weights, out, gradient)
+    }
+}
+
+impl<Model> SparseDifferentiableStep<Model> for SparseZhangSkeelSimplified
+where
+    Model: SparseConstantMass
+        + SparsePotentialThirdDerivative
+        + SparsePotentialHessianParameterDerivative
+        + ?Sized,
+{
+    fn step_linearized(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+    ) -> Result<StepReport, StepError> {
+        step_linearized(self, model, state)
+    }
+
+    fn tangent(
+        &mut self,
+        model: &Model,
+        direction: (&[f64], &[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+    ) -> Result<(), StepError> {
+        tangent(self, model, direction, out)
+    }
+
+    fn adjoint(
+        &mut self,
+        model: &Model,
+        weights: (&[f64], &[f64]),
+        out: (&mut [f64], &mut [f64]),
+        gradient: &mut [f64],
+    ) -> Result<(), StepError> {
+        adjoint(self, model, weights, out, gradient)
+    }
+}
+
+/// Takes the plain step, then linearizes it: the acceleration and `Hess V` at both ends, and
+/// for Z&Ss the factors of `K` there.
+fn step_linearized<Model, R>(
+    scheme: &mut CarriedScheme<CarriedSparse, R>,
+    model: &Model,
+    state: &mut DynState,
+) -> Result<StepReport, StepError>
+where
+    Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
+    R: AccelerationRule<Model, CarriedSparse> + LinearizedRule<Model>,
+{
+    let n = model.coordinate_count();
+    let pattern = model.hessian_pattern();
+    let t = state.t;
+    let beta_h2 = scheme.beta * scheme.h * scheme.h;
+    {
+        let system = &mut scheme.system;
+        let implicit = if R::IMPLICIT && system.linearization_mut().implicit.is_none() {
+            // Sized once, at the first linearized step (the pattern is the model's for life).
+            let factors = [
+                system.analyse_implicit(pattern)?,
+                system.analyse_implicit(pattern)?,
+            ];
+            Some(Box::new(Implicit {
+                beta_h2,
+                values: vec![0.0; factors[0].value_count()],
+                factors,
+                plus: vec![0.0; n],
+                minus: vec![0.0; n],
+                contraction: vec![0.0; n],
+            }))
+        } else {
+            None
+        };
+        let lin = system.linearization_mut();
+        if implicit.is_some() {
+            lin.implicit = implicit;
+        }
+        for end in &mut lin.ends {
+            end.q.resize(n, 0.0);
+            end.a.resize(n, 0.0);
+            end.hessian.resize(pattern.len(), 0.0);
+        }
+        lin.b.resize(n, 0.0);
+        lin.c.resize(n, 0.0);
+        if state.q.len() == n {
+            lin.ends[0].q.copy_from_slice(&state.q);
+        }
+        lin.t = t;
+    }
+    // The plain step checks the state and the model, and forgets any linearization.
+    let report = SparseIntegrator::step(scheme, model, state)?;
+    let system = &mut scheme.system;
+    let mut lin = mem::take(system.linearization_mut());
+    lin.ends[1].q.copy_from_slice(&state.q);
+    let result = (|| {
+        for (index, end) in lin.ends.iter_mut().enumerate() {
+            model.potential_gradient(&end.q, &mut end.a);
+            check_finite_slice(&end.a, "gradient", t)?;
+            model.potential_hessian(&end.q, &mut end.hessian);
+            check_finite_slice(&end.hessian, "potential hessian", t)?;
+            match lin.implicit.as_deref_mut() {
+                Some(implicit) => {
+                    implicit.beta_h2 = beta_h2;
+                    let factor = &mut implicit.factors[index];
+                    system.factor_implicit(
+                        model,
+                        &end.q,
+                        (beta_h2, &end.hessian),
+                        IMPLICIT_MATRIX,
+                        &mut implicit.values,
+                        factor,
+                        t,
+                    )?;
+                    factor
+                        .solve_in_place(&mut end.a)
+                        .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t))?;
+                }
+                None => system.mass_solve(&mut end.a, t)?,
+            }
+            end.a.iter_mut().for_each(|a| *a = -*a);
+            check_finite_slice(&end.a, "acceleration", t)?;
+        }
+        Ok(())
+    })();
+    lin.valid = result.is_ok();
+    *system.linearization_mut() = lin;
+    result.map(|()| report)
+}
+
+/// `J·(δq, δv, δp)`, by the tangent of the module docs.
+fn tangent<Model, R>(
+    scheme: &mut CarriedScheme<CarriedSparse, R>,
+    model: &Model,
+    (dq, dv, dp): (&[f64], &[f64], &[f64]),
+    (out_q, out_v): (&mut [f64], &mut [f64]),
+) -> Result<(), StepError>
+where
+    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    let h = scheme.h;
+    let system = &mut scheme.system;
+    let mut lin = mem::take(system.linearization_mut());
+    let result = (|| {
+        check_linearized(&lin, model)?;
+        check_product_lengths(
+            Product::Tangent,
+            (lin.ends[0].q.len(), model.parameter_count()),
+            [dq.len(), dv.len(), out_q.len(), out_v.len()],
+            dp.len(),
+        )?;
+        let t = lin.t;
+        let Linearization {
+            ends: [start, next],
+            b,
+            c,
+            implicit,
+            ..
+        } = &mut lin;
+        let mut implicit = implicit.as_deref_mut();
+        // −δa = S⁻¹ (B δq + Σ δp b), in b.
+        b.fill(0.0);
+        add_linearized_force::<Model, R>(model, start, implicit.as_deref_mut(), 1.0, dq, b);
+        add_parameter_force::<Model, R>(model, start, implicit.as_deref(), dp, b);
+        solve(system, implicit.as_deref_mut(), 0, b, t)?;
+        for ((out, (dq, dv)), da) in out_q.iter_mut().zip(dq.iter().zip(dv)).zip(b.iter()) {
+            *out = dq + h * dv - 0.5 * h * h * da;
+        }
+        // −δa' = S'⁻¹ (B' δq' + Σ δp b'), in c.
+        c.fill(0.0);
+        add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), 1.0, out_q, c);
+        add_parameter_force::<Model, R>(model, next, implicit.as_deref(), dp, c);
+        solve(system, implicit, 1, c, t)?;
+        for ((out, dv), (da, da_next)) in out_v.iter_mut().zip(dv).zip(b.iter().zip(c.iter())) {
+            *out = dv - 0.5 * h * (da + da_next);
+        }
+        check_finite_slice(out_q, "tangent q", t)?;
+        check_finite_slice(out_v, "tangent v", t)
+    })();
+    *system.linearization_mut() = lin;
+    result
+}
+
+/// `Jᵀ·(w_q, w_v)`, by the adjoint of the module docs; adds the parameters' part to
+/// `gradient` (nothing for an empty one).
+fn adjoint<Model, R>(
+    scheme: &mut CarriedScheme<CarriedSparse, R>,
+    model: &Model,
+    (w_q, w_v): (&[f64], &[f64]),
+    (out_q, out_v): (&mut [f64], &mut [f64]),
+    gradient: &mut [f64],
+) -> Result<(), StepError>
+where
+    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    let h = scheme.h;
+    let system = &mut scheme.system;
+    let mut lin = mem::take(system.linearization_mut());
+    let result = (|| {
+        check_linearized(&lin, model)?;
+        check_product_lengths(
+            Product::Adjoint,
+            (lin.ends[0].q.len(), model.parameter_count()),
+            [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
+            gradient.len(),
+        )?;
+        let t = lin.t;
+        let Linearization {
+            ends: [start, next],
+            b,
+            c,
+            implicit,
+            ..
+        } = &mut lin;
+        let mut implicit = implicit.as_deref_mut();
+        // S'⁻¹ω' with ω' = ½h w_v (in c); w̄ = w_q − B' S'⁻¹ω' (in out_q).
+        for (c, w) in c.iter_mut().zip(w_v) {
+            *c = 0.5 * h * w;
+        }
+        solve(system, implicit.as_deref_mut(), 1, c, t)?;
+        out_q.copy_from_slice(w_q);
+        add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), -1.0, c, out_q);
+        subtract_parameter_gradient::<Model, R>(model, next, implicit.as_deref(), c, gradient);
+        // S⁻¹ω with ω = ½h² w̄ + ½h w_v (in b); a_q = w̄ − B S⁻¹ω, a_v = h w̄ + w_v.
+        for ((b, w_bar), w_v) in b.iter_mut().zip(out_q.iter()).zip(w_v) {
+            *b = 0.5 * h * h * w_bar + 0.5 * h * w_v;
+        }
+        solve(system, implicit.as_deref_mut(), 0, b, t)?;
+        for ((out_v, w_bar), w_v) in out_v.iter_mut().zip(out_q.iter()).zip(w_v) {
+            *out_v = h * w_bar + w_v;
+        }
+        add_linearized_force::<Model, R>(model, start, implicit.as_deref_mut(), -1.0, b, out_q);
+        subtract_parameter_gradient::<Model, R>(model, start, implicit.as_deref(), b, gradient);
+        if !gradient.is_empty() {
+            check_finite_slice(gradient, "adjoint parameters", t)?;
+        }
+        check_finite_slice(out_q, "adjoint q", t)?;
+        check_finite_slice(out_v, "adjoint v", t)
+    })();
+    *system.linearization_mut() = lin;
+    result
+}
+
+/// Overwrites `x` with `S⁻¹ x` at the step's start (`index` 0) or end (1): `M`'s block factor,
+/// or `K`'s factor there.
+fn solve(
+    system: &mut CarriedSparse,
+    implicit: Option<&mut Implicit>,
+    index: usize,
+    x: &mut [f64],
+    t: f64,
+) -> Result<(), StepError> {
+    match implicit {
+        Some(implicit) => implicit.factors[index]
+            .solve_in_place(x)
+            .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t)),
+        None => system.mass_solve(x, t),
+    }
+}
+
+/// Adds `scale · B u = scale · (Hess V + βh² V‴[a]) u` at `end` to `out` (`Hess V u` alone
+/// for Verlet); `V‴[a] u` by the polarization of the module docs.
+fn add_linearized_force<Model, R>(
+    model: &Model,
+    end: &End,
+    implicit: Option<&mut Implicit>,
+    scale: f64,
+    u: &[f64],
+    out: &mut [f64],
+) where
+    Model: SparsePotentialHessian + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    add_symmetric_pattern_times(model.hessian_pattern(), &end.hessian, scale, u, out);
+    let Some(implicit) = implicit else { return };
+    let norm_u = u.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let norm_a = end.a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm_u == 0.0 || norm_a == 0.0 {
+        return; // V‴[a] u vanishes with a or u.
+    }
+    let s = norm_a / norm_u;
+    for ((plus, minus), (a, u)) in implicit
+        .plus
+        .iter_mut()
+        .zip(implicit.minus.iter_mut())
+        .zip(end.a.iter().zip(u))
+    {
+        *plus = a + s * u;
+        *minus = a - s * u;
+    }
+    // V‴[a] u = (y₊·V‴·y₊ − y₋·V‴·y₋) / (4s), with y± = a ± s u.
+    let weight = scale * implicit.beta_h2 / (4.0 * s);
+    R::third_contraction(model, &end.q, &implicit.plus, &mut implicit.contraction);
+    for (out, value) in out.iter_mut().zip(&implicit.contraction) {
+        *out += weight * value;
+    }
+    R::third_contraction(model, &end.q, &implicit.minus, &mut implicit.contraction);
+    for (out, value) in out.iter_mut().zip(&implicit.contraction) {
+        *out -= weight * value;
+    }
+}
+
+/// Adds `Σⱼ δpⱼ bⱼ = Σⱼ δpⱼ (∂ⱼ∇V + Mⱼ a + c ∂ⱼ(Hess V) a)` at `end` to `out` (nothing for
+/// an empty `dp`).
+fn add_parameter_force<Model, R>(
+    model: &Model,
+    end: &End,
+    implicit: Option<&Implicit>,
+    dp: &[f64],
+    out: &mut [f64],
+) where
+    Model: SparseParameterDerivatives + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    if dp.is_empty() {
+        return;
+    }
+    let (q, a) = (&end.q, &end.a);
+    model.potential_gradient_parameter_entries(q, &mut |i, j, value| out[i] += dp[j] * value);
+    model.mass_parameter_entries(q, &mut |i, k, j, value| out[i] += dp[j] * value * a[k]);
+    if let Some(implicit) = implicit {
+        let c = implicit.beta_h2;
+        R::hessian_parameter_entries(model, q, &mut |i, k, j, value| {
+            out[i] += c * dp[j] * value * a[k];
+        });
+    }
+}
+
+/// Subtracts `y·bⱼ` at `end` from `gradient[j]` for `y = S⁻¹ω` (nothing for an empty
+/// `gradient`).
+fn subtract_parameter_gradient<Model, R>(
+    model: &Model,
+    end: &End,
+    implicit: Option<&Implicit>,
+    y: &[f64],
+    gradient: &mut [f64],
+) where
+    Model: SparseParameterDerivatives + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    if gradient.is_empty() {
+        return;
+    }
+    let (q, a) = (&end.q, &end.a);
+    model.potential_gradient_parameter_entries(q, &mut |i, j, value| gradient[j] -= y[i] * value);
+    model.mass_parameter_entries(q, &mut |i, k, j, value| gradient[j] -= y[i] * value * a[k]);
+    if let Some(implicit) = implicit {
+        let c = implicit.beta_h2;
+        R::hessian_parameter_entries(model, q, &mut |i, k, j, value| {
+            gradient[j] -= c * y[i] * value * a[k];
+        });
+    }
+}
+
+/// Returns `InvalidModel` unless the last step was linearized, for `model`, then the step's
+/// parameter check (`check_sparse_parameters`: a non-finite family member by its index, an
+/// invalid parameter).
+fn check_linearized<Model>(lin: &Linearization, model: &Model) -> Result<(), StepError>
+where
+    Model: SparseConstantMass + ?Sized,
+{
+    if !lin.valid || lin.ends[0].q.len() != model.coordinate_count() {
+        return Err(StepError::InvalidModel {
+            what: "step Jacobian product",
+            index: 0,
+            reason: "needs a step taken with `step_linearized` since the last plain step, for this model",
+        });
+    }
+    check_sparse_parameters(model)
+}
