@@ -21,12 +21,14 @@
 //! [`StepError::NotPositiveDefinite`](crate::StepError::NotPositiveDefinite), …).
 
 mod block;
+mod bordered;
 mod dense;
 mod error;
 pub(crate) mod products;
 mod sparse;
 
 pub use block::BlockCholesky;
+pub use bordered::BorderedLu;
 pub(crate) use dense::mat_vec;
 pub use dense::{Cholesky, Lu, SymmetricFactor};
 pub use error::LinalgError;

@@ -44,6 +44,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use super::carried::{CarriedDense, CarriedScheme, ImplicitAcceleration};
 use super::stiff::ZhangSkeelStiff;
 use super::zhang_skeel::ZhangSkeelSimplified;
 use crate::error::StepError;
@@ -72,20 +73,44 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        step_and_differentiate(self, model, state, |method, before, after| {
-            let (h, t) = (method.h, before.t);
-            let c = method.beta * h * h;
-            let mut mass = SMatrix::<f64, N, N>::zeros();
-            model.mass_matrix(&before.q, &mut mass);
-            check_finite(&mass, "mass matrix M", t)?;
-            let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
-                let (a, a_jacobian, _) = implicit_acceleration_jacobian(model, &mass, c, x, t)?;
-                Ok((a, tangent.accelerate_state(&a_jacobian)))
-            };
-            let tangents = carried_tangents(h, before, after, &mut accelerate)?;
-            write(tangents, jacobian, None, t)
+        step_with_state_jacobian(self, model, state, jacobian, |mass, c, x, t| {
+            implicit_acceleration_jacobian(model, mass, c, x, t).map(|(a, a_q, _)| (a, a_q))
         })
     }
+}
+
+/// The step of a Z&Ss-type method (`ImplicitAcceleration<Which>`) with its state Jacobian:
+/// the carried update's tangents through the acceleration and its Jacobian that
+/// `acceleration(M, βh², x, t)` returns.
+fn step_with_state_jacobian<Model, Which, const N: usize>(
+    method: &mut CarriedScheme<CarriedDense<N>, ImplicitAcceleration<Which>>,
+    model: &Model,
+    state: &mut State<N>,
+    jacobian: &mut StepJacobian<N>,
+    acceleration: impl Fn(
+        &SMatrix<f64, N, N>,
+        f64,
+        &SVector<f64, N>,
+        f64,
+    ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), StepError>,
+) -> Result<StepReport, StepError>
+where
+    Model: ConstantMass<N>,
+    CarriedScheme<CarriedDense<N>, ImplicitAcceleration<Which>>: Integrator<Model, N> + Clone,
+{
+    step_and_differentiate(method, model, state, |method, before, after| {
+        let (h, t) = (method.h, before.t);
+        let c = method.beta * h * h;
+        let mut mass = SMatrix::<f64, N, N>::zeros();
+        model.mass_matrix(&before.q, &mut mass);
+        check_finite(&mass, "mass matrix M", t)?;
+        let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
+            let (a, a_jacobian) = acceleration(&mass, c, x, t)?;
+            Ok((a, tangent.accelerate_state(&a_jacobian)))
+        };
+        let tangents = carried_tangents(h, before, after, &mut accelerate)?;
+        write(tangents, jacobian, None, t)
+    })
 }
 
 impl<Model, const N: usize, const P: usize> DifferentiableInParameters<Model, N, P>
@@ -202,18 +227,8 @@ where
         state: &mut State<N>,
         jacobian: &mut StepJacobian<N>,
     ) -> Result<StepReport, StepError> {
-        step_and_differentiate(self, model, state, |method, before, after| {
-            let (h, t) = (method.h, before.t);
-            let c = method.beta * h * h;
-            let mut mass = SMatrix::<f64, N, N>::zeros();
-            model.mass_matrix(&before.q, &mut mass);
-            check_finite(&mass, "mass matrix M", t)?;
-            let mut accelerate = |x: &SVector<f64, N>, tangent: &Tangent<N, 0>| {
-                let (a, a_jacobian) = stiff_acceleration_jacobian(model, &mass, c, x, t)?;
-                Ok((a, tangent.accelerate_state(&a_jacobian)))
-            };
-            let tangents = carried_tangents(h, before, after, &mut accelerate)?;
-            write(tangents, jacobian, None, t)
+        step_with_state_jacobian(self, model, state, jacobian, |mass, c, x, t| {
+            stiff_acceleration_jacobian(model, mass, c, x, t)
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::integrators::checks::{check_finite, check_state, check_step_size};
 use crate::integrators::mass_factor::MassFactor;
 use crate::integrators::newton::{newton_builders, Newton};
 use crate::integrators::{Integrator, StepReport};
-use crate::linalg::Lu;
+use crate::linalg::{BorderedLu, Lu};
 use crate::model::{InertiaGradient, PotentialHessian};
 use crate::state::State;
 
@@ -213,17 +213,11 @@ where
                 - mass / h;
             let g = derivative * 0.5 + a / h;
             let lu = Lu::try_new(&j).map_err(StepError::linear_algebra(POSITION_BLOCK, t))?;
-            let y = lu.solve(&r_f);
-            let x = lu.solve_columns(&a0t);
-            let delta_mu = if K == 0 {
-                SVector::<f64, K>::zeros()
-            } else {
-                let schur =
-                    Lu::try_new(&(g * x)).map_err(StepError::linear_algebra(SCHUR_BLOCK, t))?;
-                schur.solve(&(r_g - g * y))
-            };
-            q1 -= y + x * delta_mu;
-            mu += delta_mu;
+            let block =
+                BorderedLu::new(lu, &a0t, g).map_err(StepError::linear_algebra(SCHUR_BLOCK, t))?;
+            let (delta_q, delta_mu) = block.solve(&r_f, &r_g);
+            q1 -= delta_q;
+            mu -= delta_mu;
             iterations += 1;
         };
         check_finite(&p1, "p", t)?;

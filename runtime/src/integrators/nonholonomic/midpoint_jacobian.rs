@@ -51,7 +51,7 @@ use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
     StepReport,
 };
-use crate::linalg::{Cholesky, Lu};
+use crate::linalg::{BorderedLu, Cholesky, Lu};
 use crate::model::{
     InertiaGradient, NonholonomicDerivative, ParameterDerivatives, PotentialHessian,
 };
@@ -126,11 +126,8 @@ struct Linearization<const N: usize, const K: usize> {
     /// `Q(q₀, v₀)ᵀ + E(μ)(q₀)` and `M(q₀)`.
     start: SMatrix<f64, N, N>,
     mass_start: SMatrix<f64, N, N>,
-    /// `g₁`, `J₁`'s factor, `J₁⁻¹ A(q₀)ᵀ` and the factor of `g₁ J₁⁻¹ A(q₀)ᵀ`.
-    g1: SMatrix<f64, K, N>,
-    j1: Lu<N>,
-    x: SMatrix<f64, N, K>,
-    schur: Lu<K>,
+    /// `[J₁ A(q₀)ᵀ; g₁ 0]`, factored by the Schur complement `g₁ J₁⁻¹ A(q₀)ᵀ`.
+    block: BorderedLu<N, K>,
     /// At `q₁`: `E(ν) − Q(q₁, v₁)ᵀ`, `D(v₁)`, `A`, `M`'s factor, `M⁻¹ Aᵀ`, `A M⁻¹ Aᵀ`'s factor.
     end: SMatrix<f64, N, N>,
     velocity_rows: SMatrix<f64, K, N>,
@@ -198,11 +195,9 @@ impl<const N: usize, const K: usize> Linearization<N, K> {
 
         let wrap = StepError::linear_algebra("Newton block ∂(D₁L_d)/∂q_{k+1}", t);
         let j1 = Lu::try_new(&j1).map_err(wrap)?;
-        let x = j1.solve_columns(&rows_start.transpose());
-        let schur = Lu::try_new(&(g1 * x)).map_err(StepError::linear_algebra(
-            "Newton Schur complement (½ ∂(Au)/∂q + A/h) J⁻¹ A(q_k)ᵀ",
-            t,
-        ))?;
+        let block = BorderedLu::new(j1, &rows_start.transpose(), g1).map_err(
+            StepError::linear_algebra("Newton Schur complement (½ ∂(Au)/∂q + A/h) J⁻¹ A(q_k)ᵀ", t),
+        )?;
 
         // The projection at q₁.
         let (mut end_qq, mut end_qv) = (SMatrix::<f64, N, N>::zeros(), SMatrix::zeros());
@@ -238,10 +233,7 @@ impl<const N: usize, const K: usize> Linearization<N, K> {
             g0,
             start: start_qv.transpose() + reaction_start,
             mass_start,
-            g1,
-            j1,
-            x,
-            schur,
+            block,
             end: reaction_end - end_qv.transpose(),
             velocity_rows,
             rows_end,
@@ -257,8 +249,7 @@ impl<const N: usize, const K: usize> Linearization<N, K> {
         r_f: &SMatrix<f64, N, C>,
         r_g: &SMatrix<f64, K, C>,
     ) -> SMatrix<f64, N, C> {
-        let y = self.j1.solve_columns(r_f);
-        y - self.x * self.schur.solve_columns(&(self.g1 * y - r_g))
+        self.block.solve_columns(r_f, r_g).0
     }
 
     /// `δv₁` of the projection for `δq₁ = dq1`, with `M(q₁) δv₁ − A(q₁)ᵀ δν = dp + (E(ν) −

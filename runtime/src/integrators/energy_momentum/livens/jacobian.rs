@@ -58,7 +58,7 @@ use crate::integrators::{
     DifferentiableInParameters, DifferentiableStep, Integrator, ParameterJacobian, StepJacobian,
     StepReport,
 };
-use crate::linalg::Lu;
+use crate::linalg::{BorderedLu, Lu};
 use crate::model::{ConstantMass, HolonomicHessians, ParameterDerivatives, PotentialHessian};
 use crate::state::State;
 
@@ -70,12 +70,8 @@ struct Linearization<const N: usize, const M: usize> {
     mass: SMatrix<f64, N, N>,
     /// `(2/h) M − h ∂₁D̄V − h Σ_k λ_k ∂₁D̄g_k`: the position's right-hand side per `δq^n`.
     start: SMatrix<f64, N, N>,
-    /// `G(q^{n+1})`.
-    rows: SMatrix<f64, M, N>,
-    k: Lu<N>,
-    /// `K̃⁻¹ h D̄Gᵀ` and the factor of `G K̃⁻¹ h D̄Gᵀ`.
-    x: SMatrix<f64, N, M>,
-    schur: Lu<M>,
+    /// `[K̃ h D̄Gᵀ; G(q^{n+1}) 0]`.
+    block: BorderedLu<N, M>,
 }
 
 impl<const N: usize, const M: usize> Linearization<N, M> {
@@ -120,20 +116,15 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
         }
         let k =
             Lu::try_new(&k).map_err(StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t))?;
-        let x = k.solve_columns(&(dg.transpose() * h));
-        let schur = Lu::try_new(&(rows * x)).map_err(StepError::linear_algebra(
-            "constraint Schur complement G K̃⁻¹ h D̄Gᵀ",
-            t,
-        ))?;
+        let block = BorderedLu::new(k, &(dg.transpose() * h), rows).map_err(
+            StepError::linear_algebra("constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t),
+        )?;
         Ok(Linearization {
             h,
             t,
             mass,
             start,
-            rows,
-            k,
-            x,
-            schur,
+            block,
         })
     }
 
@@ -145,8 +136,7 @@ impl<const N: usize, const M: usize> Linearization<N, M> {
         r: &SMatrix<f64, N, C>,
         s: &SMatrix<f64, M, C>,
     ) -> SMatrix<f64, N, C> {
-        let y = self.k.solve_columns(r);
-        y - self.x * self.schur.solve_columns(&(self.rows * y - s))
+        self.block.solve_columns(r, s).0
     }
 
     /// The state Jacobian (the module docs' system, with zero rows' right-hand sides).

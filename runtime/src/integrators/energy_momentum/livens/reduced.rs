@@ -9,7 +9,8 @@ use crate::discrete_gradient::{
     KineticJacobians, PotentialDiscreteGradient, PotentialDiscreteGradientJacobian,
 };
 use crate::error::StepError;
-use crate::linalg::{factored, LinearSolver, Lu};
+use crate::integrators::checks::check_finite;
+use crate::linalg::{BorderedLu, Lu};
 use crate::model::{HolonomicHessians, InertiaGradient, Potential, PotentialHessian};
 
 /// The residual of the reduced system at one iterate, with what the step needs from it.
@@ -144,24 +145,14 @@ impl<const N: usize> Start<'_, N> {
                 a -= dg_t * (res.g * alpha);
             }
         }
-        let wrap_k = StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t);
-        let mut k_factor = factored::<Option<Lu<N>>>(&k).map_err(&wrap_k)?;
-        let mut y = a;
-        k_factor.solve_in_place(y.as_mut_slice()).map_err(&wrap_k)?;
-        if M == 0 {
-            return Ok((y, SVector::zeros(), 1));
-        }
-        let mut x = b;
-        k_factor
-            .solve_columns_in_place(x.as_mut_slice(), N)
-            .map_err(&wrap_k)?;
-        let wrap_s = StepError::linear_algebra("constraint Schur complement G K̃⁻¹ h D̄Gᵀ", t);
-        let mut s_factor = factored::<Option<Lu<M>>>(&(g_jac * x)).map_err(&wrap_s)?;
-        let mut delta_lambda = g_jac * y - rhs_b;
-        s_factor
-            .solve_in_place(delta_lambda.as_mut_slice())
-            .map_err(&wrap_s)?;
-        let delta_q = y - x * delta_lambda;
-        Ok((delta_q, delta_lambda, 2))
+        let k_factor =
+            Lu::try_new(&k).map_err(StepError::linear_algebra("Newton matrix K + α D̄Gᵀ G", t))?;
+        let block = BorderedLu::new(k_factor, &b, g_jac).map_err(StepError::linear_algebra(
+            "constraint Schur complement G K̃⁻¹ h D̄Gᵀ",
+            t,
+        ))?;
+        check_finite(&a, "momentum balance residual", t)?;
+        let (delta_q, delta_lambda) = block.solve(&a, &rhs_b);
+        Ok((delta_q, delta_lambda, if M == 0 { 1 } else { 2 }))
     }
 }
