@@ -7,7 +7,8 @@
 //!
 //! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`,
 //! `dopri5_step_jacobian`, `zss_step_jacobian`, `pf_newmark_step_jacobian` and
-//! `newmark_step_jacobian` (the last three on the penalized double pendulum) time a step
+//! `newmark_step_jacobian` (the last three on the penalized double pendulum; RK4 also on the
+//! robot arm, whose mass matrix varies) time a step
 //! with its exact Jacobian
 //! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
 //! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
@@ -19,7 +20,7 @@ mod hand_written;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use mechanism::models::{Chain10, DoublePendulum};
+use mechanism::models::{Chain10, DoublePendulum, RobotArmParabola};
 use mechanism::runtime::integrators::stabilized::{
     Dopri5, PostStabilization, StabilizedRk, DOPRI5, RK4,
 };
@@ -162,6 +163,23 @@ fn step_jacobians(c: &mut Criterion) {
         rk4,
     );
     with_parameters::<_, _, 4, 5>(group, &pendulum, start, rk4);
+    // The same on the robot arm (Ascher et al. 1995 §6, Case I), whose `M(θ)` varies: the
+    // variational equations add `∂(M a)/∂q` and the velocity terms' Jacobians per stage.
+    let arm = RobotArmParabola::default();
+    let rk4_arm = || {
+        StabilizedRk::<2, 1, 4>::new(RK4, SPOOK_H)
+            .expect("valid step size")
+            .with_post_stabilization(PostStabilization::BothTwice)
+    };
+    let group = step_and_jacobian(
+        c,
+        "rk4_step_jacobian",
+        "robot_arm",
+        &arm,
+        RobotArmParabola::initial_state(),
+        rk4_arm,
+    );
+    with_parameters::<_, _, 2, 6>(group, &arm, RobotArmParabola::initial_state(), rk4_arm);
     // DOPRI5 at rtol 1e-8 with S-both², each timed run stepping on from where it was: the
     // controller's steps differ between the runs, their cost per step does not.
     let dopri5 = || {
