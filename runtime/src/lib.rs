@@ -144,11 +144,11 @@ pub use integrators::{
 pub use model::{
     AppliedForces, Configuration, ConstantMass, Dissipation, Forces, Holonomic, HolonomicHessians,
     HolonomicKinematics, Inertia, InertiaGradient, KinematicsJacobians,
-    KinematicsParameterDerivatives, Nonholonomic, NonholonomicDerivative, ParameterDerivatives,
-    Parameters, Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative,
-    PenaltyHessian, Potential, PotentialHessian, PotentialHessianParameterDerivative,
-    PotentialThirdDerivative, Regularization, Relaxation, SplitPotential, StiffThirdDerivative,
-    VelocityTermJacobians, VelocityTermParameterJacobian,
+    KinematicsParameterDerivatives, MassParameterDerivatives, Nonholonomic, NonholonomicDerivative,
+    ParameterDerivatives, Parameters, Penalized, PenalizedHessian, PenalizedPotential,
+    PenalizedThirdDerivative, PenaltyHessian, Potential, PotentialHessian,
+    PotentialHessianParameterDerivative, PotentialThirdDerivative, Regularization, Relaxation,
+    SplitPotential, StiffThirdDerivative, VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 pub use nalgebra::{SMatrix, SVector};
 pub use simulation::Simulation;

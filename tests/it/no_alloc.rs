@@ -143,7 +143,7 @@ fn sparse_step_jacobian_products_do_not_allocate() {
     use mechanism::runtime::model::SparseParameters;
     use mechanism::runtime::simulation::{SparseForwardSensitivity, SparseSeed};
     use mechanism::runtime::{
-        SparseDifferentiableStep, SparseRattle, SparseSpook, SparseVerlet,
+        SparseDifferentiableStep, SparseLangevin, SparseRattle, SparseSpook, SparseVerlet,
         SparseZhangSkeelSimplified,
     };
 
@@ -206,6 +206,13 @@ fn sparse_step_jacobian_products_do_not_allocate() {
     rounds(
         "RATTLE",
         SparseRattle::new(&chain, 0.01).unwrap(),
+        &chain,
+        start.clone(),
+    );
+    let spook = SparseSpook::new(&chain, 0.01).unwrap();
+    rounds(
+        "GLA(SPOOK)",
+        SparseLangevin::new(&chain, spook, 0.01, 1.0, 0.1, 7).unwrap(),
         &chain,
         start,
     );

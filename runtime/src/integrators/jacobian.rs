@@ -118,7 +118,9 @@ impl<const N: usize> StepJacobian<N> {
 /// equations on `(q_{k+1}, μ)` and its velocity projection), and, for a constant `M`, the
 /// energy-momentum scheme [`Livens`](crate::Livens) (its converged equations in
 /// `(q_{k+1}, λ)`, the discrete gradients differentiated in both points and in the
-/// parameters), for
+/// parameters), and the Langevin scheme [`Langevin`](crate::Langevin) around any of these
+/// (constant `M`: along the step's draws, the inner Jacobian times the Ornstein–Uhlenbeck
+/// flow's `e^{−γhM⁻¹}`; in the parameters only where they reach diagonal blocks of `M`), for
 /// models with the derivatives the step's equations
 /// need (`derivatives: [step_jacobians]`; for the stabilized Runge–Kutta methods with `rk`, for
 /// Z&Ss with `zss` among the model's integrators). The sparse tier's twin is
@@ -302,9 +304,10 @@ where
 /// velocity projection; the adjoint solves with the transposed Newton matrix),
 /// [`SparseShake`](crate::SparseShake) (the same position step, the velocity its difference
 /// quotient), [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two
-/// accelerations) and [`SparseZhangSkeelSimplified`](crate::SparseZhangSkeelSimplified) (the
+/// accelerations), [`SparseZhangSkeelSimplified`](crate::SparseZhangSkeelSimplified) (the
 /// same through its linearly implicit accelerations, with the factors of `M + βh² Hess V` at
-/// both ends and `V‴` along the acceleration), for
+/// both ends and `V‴` along the acceleration) and [`SparseLangevin`](crate::SparseLangevin)
+/// around any of them (along the step's draws), for
 /// models with a constant mass matrix and the derivatives `mechanism!` generates for a model
 /// with families and `derivatives: [step_jacobians]`.
 #[diagnostic::on_unimplemented(

@@ -29,7 +29,7 @@ pub use inertia::{
     ConstantMass, Inertia, InertiaGradient, VelocityTermJacobians, VelocityTermParameterJacobian,
 };
 pub use nonholonomic::{Nonholonomic, NonholonomicDerivative, DEFAULT_GAMMA};
-pub use parameters::{ParameterDerivatives, Parameters};
+pub use parameters::{MassParameterDerivatives, ParameterDerivatives, Parameters};
 pub use penalty::{Penalized, PenalizedHessian, PenalizedPotential, PenalizedThirdDerivative};
 pub use potential::{
     GeneratedSolve, Potential, PotentialHessian, PotentialHessianParameterDerivative,

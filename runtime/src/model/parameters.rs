@@ -29,9 +29,22 @@ pub trait Parameters<const P: usize> {
     fn set_parameter_values(&mut self, values: &SVector<f64, P>);
 }
 
+/// The mass matrix's derivatives in the run-time parameters, `∂M(q)/∂p_j`: the part of
+/// [`ParameterDerivatives`] that does not depend on the model's rows, for a wrapper that knows
+/// `N` and `P` but not the row counts (the Langevin scheme's parameter Jacobian).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no derivatives with respect to its parameters",
+    label = "the model lacks `MassParameterDerivatives`",
+    note = "add `derivatives: [step_jacobians]` to the `mechanism!` of the model"
+)]
+pub trait MassParameterDerivatives<const N: usize, const P: usize>: Parameters<P> {
+    /// Writes `∂M(q)/∂p_j` into `out[j]`.
+    fn mass_parameter_derivatives(&self, q: &SVector<f64, N>, out: &mut [SMatrix<f64, N, N>; P]);
+}
+
 /// The derivatives with respect to the `P` run-time parameters of every function of a model
 /// with `N` coordinates, `M` holonomic and `K` nonholonomic rows that a step's equations
-/// contain: `M(q)` and `∂T/∂q`, `V(q)` and `∇V(q)`, the applied force
+/// contain: `M(q)` ([`MassParameterDerivatives`]) and `∂T/∂q`, `V(q)` and `∇V(q)`, the applied force
 /// `f_a(q, v, t) = −∂R/∂v + f`, the rows `g(q, t)` with their Jacobian `G`, and the
 /// nonholonomic `A(q)`, `w(t)`.
 ///
@@ -45,11 +58,8 @@ pub trait Parameters<const P: usize> {
     note = "add `derivatives: [step_jacobians]` to the `mechanism!` of the model"
 )]
 pub trait ParameterDerivatives<const N: usize, const M: usize, const K: usize, const P: usize>:
-    Parameters<P>
+    MassParameterDerivatives<N, P>
 {
-    /// Writes `∂M(q)/∂p_j` into `out[j]`.
-    fn mass_parameter_derivatives(&self, q: &SVector<f64, N>, out: &mut [SMatrix<f64, N, N>; P]);
-
     /// Writes `∂(∂T/∂q)(q, v)/∂p` into `out` (zero for a constant `M`): the force of a
     /// configuration-dependent mass matrix in a discrete Lagrangian, in the parameters.
     fn kinetic_gradient_parameter_jacobian(

@@ -13,6 +13,7 @@ mod adjoint;
 mod explicit;
 mod heavy_top;
 mod lagrange_d_alembert;
+mod langevin;
 mod linearly_implicit;
 mod rattle;
 mod runge_kutta;

@@ -10,7 +10,8 @@
 //!   potential), SPOOK; and of the DNA chain (N = 8, unconstrained, its Morse parameters) and
 //!   a ring of oscillators with a mass per member, `SparseVerlet` and `SparseZhangSkeelSimplified`
 //!   (at steps where `βh² Hess V`, its third derivative and its parameter derivatives weigh in
-//!   the factored `M + βh² Hess V`);
+//!   the factored `M + βh² Hess V`); and GLA around SPOOK (the varied chain) and around Z&Ss
+//!   (the ring), along one realization of its noise, with the masses as parameters;
 //! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
 //!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
 //!   tangent with `K`);
@@ -31,8 +32,8 @@ use mechanism::runtime::simulation::{
     sparse_adjoint_gradient, AdjointSettings, SparseForwardSensitivity, SparseSeed,
 };
 use mechanism::runtime::{
-    DynState, SparseDifferentiableStep, SparseIntegrator, SparseRattle, SparseShake, SparseSpook,
-    SparseVerlet, SparseZhangSkeelSimplified, StepError,
+    DynState, SparseDifferentiableStep, SparseIntegrator, SparseLangevin, SparseRattle,
+    SparseShake, SparseSpook, SparseVerlet, SparseZhangSkeelSimplified, StepError,
 };
 use proptest::prelude::*;
 
@@ -227,6 +228,35 @@ proptest! {
         // weigh in K against M.
         let zss = |model: &Ring| SparseZhangSkeelSimplified::new(model, 0.1).unwrap();
         check("ring N = 6, Z&Ss (sparse)", zss, &model, &state, &weights);
+    }
+
+    #[test]
+    fn gla_products_along_its_noise_match_central_differences(
+        angles in prop::array::uniform5(-1.5..1.5f64),
+        rates in prop::array::uniform5(-0.5..0.5f64),
+        masses in prop::array::uniform5(0.5..2.0f64),
+        x in prop::collection::vec(-1.5..1.5f64, 6),
+        ring_rates in prop::collection::vec(-1.0..1.0f64, 6),
+        seed in any::<u64>(),
+        weights in prop::collection::vec(-1.0..1.0f64, 20),
+    ) {
+        // Every evaluation builds the integrator afresh with the same seed: the same draws.
+        // The chain's bobs and the ring's members are diagonal blocks of M holding the masses,
+        // so the flow's slopes in the masses enter the parameter columns.
+        let mut chain = VariedPendulumChain::new(5).unwrap();
+        chain.m = masses.to_vec();
+        let state = chain.state(&angles, &rates);
+        let gla = |model: &VariedPendulumChain| {
+            SparseLangevin::new(model, SparseSpook::new(model, H).unwrap(), H, 2.0, 0.5, seed).unwrap()
+        };
+        check("varied chain, GLA(SPOOK) (sparse)", gla, &chain, &state, &weights);
+        let ring = Ring::new(6).unwrap();
+        let state = DynState::new(0.0, x, ring_rates);
+        let gla = |model: &Ring| {
+            let zss = SparseZhangSkeelSimplified::new(model, 0.05).unwrap();
+            SparseLangevin::new(model, zss, 0.05, 1.0, 1.0, seed).unwrap()
+        };
+        check("ring N = 6, GLA(Z&Ss) (sparse)", gla, &ring, &state, &weights[..12]);
     }
 }
 

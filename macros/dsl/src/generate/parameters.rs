@@ -71,12 +71,15 @@ impl Code<'_> {
             }
 
             #allow
-            impl #rt::ParameterDerivatives<#n, #m, #k, #p> for #name {
+            impl #rt::MassParameterDerivatives<#n, #p> for #name {
                 #[inline]
                 fn mass_parameter_derivatives(&self, q: &#rt::SVector<f64, #n>, out: &mut [#rt::SMatrix<f64, #n, #n>; #p]) {
                     #mass
                 }
+            }
 
+            #allow
+            impl #rt::ParameterDerivatives<#n, #m, #k, #p> for #name {
                 #[inline]
                 fn kinetic_gradient_parameter_jacobian(
                     &self,

@@ -16,6 +16,7 @@
 //! fixed-size tier, [`SparseLangevin`] one of the sparse tier; both are the one
 //! [`LangevinScheme`].
 
+mod jacobian;
 mod ornstein_uhlenbeck;
 
 use chacha20::rand_core::SeedableRng;
@@ -63,6 +64,13 @@ const MASS_MATRIX: &str = "mass matrix (eigendecomposition for the Ornstein–Uh
 /// bit for bit on a given platform (the ziggurat's rare tail draws call `ln`/`exp`, whose last
 /// bit may differ between math libraries). The buffers of the flow are sized in
 /// [`new`](LangevinScheme::new); no heap allocation per step.
+///
+/// Around an integrator that differentiates its step, GLA does too, along the step's draws
+/// (the pathwise derivative of one realization; `jacobian.rs`):
+/// [`DifferentiableStep`](crate::DifferentiableStep) and
+/// [`DifferentiableInParameters`](crate::DifferentiableInParameters) here,
+/// [`SparseDifferentiableStep`](crate::SparseDifferentiableStep) for [`SparseLangevin`].
+/// A copy ([`Clone`]) draws the same noise as the original from where it stands.
 ///
 /// `h` must be the inner integrator's step size; a step whose inner step does not advance `t`
 /// by `h` fails with [`StepError::BadParameter`]. A failed step leaves the state and the random
@@ -152,6 +160,28 @@ pub struct LangevinScheme<I, S> {
     flow: OrnsteinUhlenbeck,
     /// The state being stepped; committed only on success.
     trial: S,
+    /// What the last linearized step keeps for the Jacobian of its Ornstein–Uhlenbeck flow.
+    linearization: jacobian::Linearization,
+}
+
+/// A copy continues the noise stream where the original stands: both draw the same noise
+/// from here on (a fresh stream needs [`reseed`](LangevinScheme::reseed)).
+impl<I: Clone, S: Clone> Clone for LangevinScheme<I, S> {
+    fn clone(&self) -> Self {
+        let mut rng = ChaCha8Rng::from_seed(self.rng.get_seed());
+        rng.set_stream(self.rng.get_stream());
+        rng.set_word_pos(self.rng.get_word_pos());
+        LangevinScheme {
+            inner: self.inner.clone(),
+            h: self.h,
+            friction: self.friction,
+            temperature: self.temperature,
+            rng,
+            flow: self.flow.clone(),
+            trial: self.trial.clone(),
+            linearization: self.linearization.clone(),
+        }
+    }
 }
 
 impl<I, const N: usize> LangevinScheme<I, State<N>> {
@@ -235,6 +265,7 @@ fn scheme<I, S>(
         rng: ChaCha8Rng::seed_from_u64(seed),
         flow: OrnsteinUhlenbeck::new(sizes, friction * h, temperature),
         trial,
+        linearization: jacobian::Linearization::new(sizes.iter().sum()),
     })
 }
 
@@ -455,6 +486,23 @@ where
         self.restore_with(|inner, from| inner.restore_carried(from), from)
     }
     fn step(&mut self, model: &Model, state: &mut State<N>) -> Result<StepReport, StepError> {
+        self.step_fixed(model, state, |inner, model, trial| inner.step(model, trial))
+    }
+}
+
+impl<I, const N: usize> LangevinScheme<I, State<N>> {
+    /// The GLA step of the fixed-size tier, with `inner_step` as the inner integrator's step
+    /// (the plain one, or one with its Jacobians).
+    fn step_fixed<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut State<N>,
+        inner_step: impl FnOnce(&mut I, &Model, &mut State<N>) -> Result<StepReport, StepError>,
+    ) -> Result<StepReport, StepError>
+    where
+        I: Integrator<Model, N>,
+        Model: Inertia<N>,
+    {
         check_parameters(model)?;
         check_state(state)?;
         let bath = self.bath_energy(N);
@@ -468,7 +516,7 @@ where
             },
             |inner, model, trial| {
                 inner.admit_energy_exchange(bath);
-                inner.step(model, trial)
+                inner_step(inner, model, trial)
             },
         )
     }
@@ -493,6 +541,24 @@ where
     }
 
     fn step(&mut self, model: &Model, state: &mut DynState) -> Result<StepReport, StepError> {
+        self.step_sparse(model, state, |inner, model, trial| inner.step(model, trial))
+    }
+}
+
+impl<I> LangevinScheme<I, DynState> {
+    /// The GLA step of the sparse tier, with `inner_step` as the inner integrator's step (the
+    /// plain one, or the linearized one).
+    fn step_sparse<Model>(
+        &mut self,
+        model: &Model,
+        state: &mut DynState,
+        inner_step: impl FnOnce(&mut I, &Model, &mut DynState) -> Result<StepReport, StepError>,
+    ) -> Result<StepReport, StepError>
+    where
+        I: SparseIntegrator<Model>,
+        Model: SparseInertia + ?Sized,
+    {
+        self.forget_linearization();
         check_built_for(
             model.body_sizes() == self.flow.sizes(),
             "body sizes",
@@ -507,7 +573,7 @@ where
             |model, state, blocks| model.mass_blocks(&state.q, blocks),
             |inner, model, trial| {
                 inner.admit_energy_exchange(bath);
-                inner.step(model, trial)
+                inner_step(inner, model, trial)
             },
         )
     }

@@ -43,9 +43,11 @@ pub(super) struct OrnsteinUhlenbeck {
     built_for: Vec<f64>,
     /// The orthogonal eigenvectors `Q_b` of each block, entry `(i, j)` at `i s + j`.
     basis: Vec<f64>,
-    /// `c_i = exp(−γh/d_i)` and `σ_i = √(kT (1 − c_i²)/d_i)`, per coordinate.
+    /// `c_i = exp(−γh/d_i)` and `σ_i = √(kT (1 − c_i²)/d_i)`, per coordinate, with the
+    /// eigenvalue `d_i` they were computed from.
     decay: Vec<f64>,
     spread: Vec<f64>,
+    modal_mass: Vec<f64>,
     /// Scratch: a block being diagonalized, its eigenvalues, modal velocities, normal draws.
     work: Vec<f64>,
     eigenvalues: Vec<f64>,
@@ -68,6 +70,7 @@ impl OrnsteinUhlenbeck {
             basis: vec![0.0; squares],
             decay: vec![0.0; n],
             spread: vec![0.0; n],
+            modal_mass: vec![0.0; n],
             work: vec![0.0; largest * largest],
             eigenvalues: vec![0.0; largest],
             modal: vec![0.0; largest],
@@ -159,6 +162,7 @@ impl OrnsteinUhlenbeck {
         }
         let (gamma_h, kt) = (self.gamma_h, self.kt);
         for (i, &d) in eigenvalues.iter().enumerate() {
+            self.modal_mass[first + i] = d;
             self.decay[first + i] = (-gamma_h / d).exp();
             // 1 − c² = −expm1(−2γh/d), accurate when γh/d is small.
             self.spread[first + i] = (kt * -(-2.0 * gamma_h / d).exp_m1() / d).sqrt();
@@ -185,6 +189,68 @@ impl OrnsteinUhlenbeck {
             }
             for i in 0..s {
                 v[i] = (0..s).map(|j| q[i * s + j] * modal[j]).sum();
+            }
+            first += s;
+            offset += s * s;
+        }
+    }
+}
+
+impl OrnsteinUhlenbeck {
+    /// Overwrites `v` with `e^{−γhM⁻¹} v` for the blocks of the last
+    /// [`prepare`](Self::prepare): the flow's derivative in `v` with its noise held, block by
+    /// block `Q_b diag(c_i) Q_bᵀ`, which is symmetric, so also its transpose.
+    pub(super) fn apply_decay(&mut self, v: &mut [f64]) {
+        let (mut first, mut offset) = (0, 0);
+        for &s in &self.sizes {
+            let q = &self.basis[offset..offset + s * s];
+            let v = &mut v[first..first + s];
+            let modal = &mut self.modal[..s];
+            for j in 0..s {
+                let projection: f64 = (0..s).map(|i| q[i * s + j] * v[i]).sum();
+                modal[j] = self.decay[first + j] * projection;
+            }
+            for i in 0..s {
+                v[i] = (0..s).map(|j| q[i * s + j] * modal[j]).sum();
+            }
+            first += s;
+            offset += s * s;
+        }
+    }
+
+    /// Writes, for the last [`apply`](Self::apply) from the velocities `v`, the derivative of
+    /// the moved `v_i` in the mass `m_i` of a coordinate whose block is diagonal,
+    ///
+    /// ```text
+    /// ∂ṽ_i/∂m_i = c_i′ v_i + σ_i′ ξ_i,   c_i′ = c_i γh/m_i²,
+    /// σ_i′ = kT (u_i′/m_i − u_i/m_i²) / (2σ_i),   u_i = 1 − c_i² = 1 − e^{−2γh/m_i}
+    /// ```
+    ///
+    /// (`σ_i′ = 0` where `σ_i = 0`: `kT = 0` or `γ = 0`), with `diagonal[i] = true`; a block with
+    /// an off-diagonal entry gets `diagonal[i] = false` (its eigenvectors, in which the noise is
+    /// drawn, move with `M`: no derivative in `M` is taken there). A diagonal block's basis is
+    /// the identity ([`symmetric_eigen`] rotates nothing), so `m_i` is its eigenvalue.
+    pub(super) fn mass_slopes(&self, v: &[f64], slopes: &mut [f64], diagonal: &mut [bool]) {
+        let (mut first, mut offset) = (0, 0);
+        for &s in &self.sizes {
+            let block = &self.mass[offset..offset + s * s];
+            let is_diagonal = (0..s).all(|i| (0..s).all(|j| i == j || block[i * s + j] == 0.0));
+            for i in first..first + s {
+                diagonal[i] = is_diagonal;
+                slopes[i] = if is_diagonal {
+                    let (m, c, sigma) = (self.modal_mass[i], self.decay[i], self.spread[i]);
+                    let decay_slope = c * self.gamma_h / (m * m);
+                    let spread_slope = if sigma > 0.0 {
+                        let u = -(-2.0 * self.gamma_h / m).exp_m1();
+                        let u_slope = -(c * c) * 2.0 * self.gamma_h / (m * m);
+                        self.kt * (u_slope / m - u / (m * m)) / (2.0 * sigma)
+                    } else {
+                        0.0
+                    };
+                    decay_slope * v[i] + spread_slope * self.xi[i]
+                } else {
+                    0.0
+                };
             }
             first += s;
             offset += s * s;
