@@ -6,14 +6,13 @@
 //! generated / hand-written of the two times.
 //!
 //! `spook_step_jacobian`, `rattle_step_jacobian`, `shake_step_jacobian`, `rk4_step_jacobian`,
-//! `dopri5_step_jacobian`, `zss_step_jacobian`, `pf_newmark_step_jacobian` and
-//! `newmark_step_jacobian` (the last three on the penalized double pendulum; RK4 also on the
-//! robot arm, whose mass matrix varies) time a step
-//! with its exact Jacobian
-//! (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian beside it
-//! (`DifferentiableInParameters::step_with_jacobians`, double pendulum only), against the step
-//! alone, on the double pendulum and (SPOOK) the 10-link chain: the Jacobian's cost in steps is
-//! the ratio of the two minus one.
+//! `dopri5_step_jacobian`, `gla_spook_step_jacobian`, `zss_step_jacobian`,
+//! `pf_newmark_step_jacobian` and `newmark_step_jacobian` (the last three on the penalized
+//! double pendulum; RK4 also on the robot arm, whose mass matrix varies) time a step with its
+//! exact Jacobian (`DifferentiableStep::step_with_jacobian`), and with the parameter Jacobian
+//! beside it (`DifferentiableInParameters::step_with_jacobians`, double pendulum and robot arm),
+//! against the step alone, on the double pendulum and (SPOOK) the 10-link chain: the Jacobian's
+//! cost in steps is the ratio of the two minus one.
 
 mod hand_written;
 
@@ -25,7 +24,7 @@ use mechanism::runtime::integrators::stabilized::{
     Dopri5, PostStabilization, StabilizedRk, DOPRI5, RK4,
 };
 use mechanism::runtime::{
-    DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, Newmark,
+    DifferentiableInParameters, DifferentiableStep, EnergyGuard, Integrator, Langevin, Newmark,
     ParameterJacobian, Penalized, PushForwardNewmark, Rattle, Shake, Spook, State, StepJacobian,
     ZhangSkeel, ZhangSkeelSimplified,
 };
@@ -129,6 +128,18 @@ fn step_jacobians(c: &mut Criterion) {
         spook,
     );
     with_parameters::<_, _, 4, 5>(group, &pendulum, start, spook);
+    // GLA around the same SPOOK (γ = 1, kT = 0.1): the Ornstein–Uhlenbeck flow's factor
+    // `e^{−γhM⁻¹}` and its slopes in the masses on top of SPOOK's Jacobians.
+    let gla = || Langevin::new(spook(), SPOOK_H, 1.0, 0.1, 7).expect("valid settings");
+    let group = step_and_jacobian(
+        c,
+        "gla_spook_step_jacobian",
+        "double_pendulum",
+        &pendulum,
+        start,
+        gla,
+    );
+    with_parameters::<_, _, 4, 5>(group, &pendulum, start, gla);
     let rattle = || Rattle::<4, 2>::new(SPOOK_H).expect("valid step size");
     let group = step_and_jacobian(
         c,

@@ -306,8 +306,10 @@ where
 /// quotient), [`SparseVerlet`](crate::SparseVerlet) (the chain rule through its two
 /// accelerations), [`SparseZhangSkeelSimplified`](crate::SparseZhangSkeelSimplified) (the
 /// same through its linearly implicit accelerations, with the factors of `M + βh² Hess V` at
-/// both ends and `V‴` along the acceleration) and [`SparseLangevin`](crate::SparseLangevin)
-/// around any of them (along the step's draws), for
+/// both ends and `V‴` along the acceleration), [`SparseZhangSkeelStiff`](crate::SparseZhangSkeelStiff)
+/// (the same with the stiff part's Hessian and third derivative, on a
+/// [`Penalized`](crate::Penalized) model, in the state only) and
+/// [`SparseLangevin`](crate::SparseLangevin) around any of them (along the step's draws), for
 /// models with a constant mass matrix and the derivatives `mechanism!` generates for a model
 /// with families and `derivatives: [step_jacobians]`.
 #[diagnostic::on_unimplemented(

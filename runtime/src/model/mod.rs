@@ -43,7 +43,7 @@ pub use sparse::{
 pub use sparse::{
     SparseHolonomicHessians, SparsePenalizedHessian, SparsePenalizedPotential,
     SparsePenalizedThirdDerivative, SparsePenaltyHessian, SparsePotentialHessian,
-    SparsePotentialThirdDerivative, SparseSplitPotential,
+    SparsePotentialThirdDerivative, SparseSplitPotential, SparseStiffThirdDerivative,
 };
 pub use sparse_derivatives::{
     SparseParameterDerivatives, SparseParameters, SparsePotentialHessianParameterDerivative,

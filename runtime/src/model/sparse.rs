@@ -373,3 +373,64 @@ where
         self.model.penalty_hessian(self.omega, q, hess);
     }
 }
+
+/// The stiff part's third derivative contracted twice, `a·(ε⁻¹ V1)‴(q)·a`, the sparse twin of
+/// [`StiffThirdDerivative`](crate::StiffThirdDerivative): what the step Jacobian of
+/// [`SparseZhangSkeelStiff`](crate::SparseZhangSkeelStiff) needs, whose acceleration
+/// `−(M + βh² ε⁻¹ Hess V1)⁻¹ ∇V` holds `V1‴` along `a`. [`Penalized<Model>`](super::Penalized)
+/// implements it as `a·W‴·a − a·V‴·a` (the penalty's part of `W = V + ½ ω² |g|²`) for a model
+/// with both contractions (`mechanism!` generates them for `zss_stiff` with
+/// `derivatives: [step_jacobians]`).
+pub trait SparseStiffThirdDerivative: SparseSplitPotential + SparsePotentialHessian {
+    /// Adds `scale · a·(ε⁻¹ V1)‴(q)·a` to `out`, with `scratch` (as many values as
+    /// coordinates) for the contractions it takes.
+    fn add_stiff_third_contraction(
+        &self,
+        q: &[f64],
+        a: &[f64],
+        scale: f64,
+        scratch: &mut [f64],
+        out: &mut [f64],
+    );
+}
+
+impl<Model> SparseStiffThirdDerivative for super::Penalized<Model>
+where
+    Model: SparsePenalizedThirdDerivative + SparsePenaltyHessian + SparsePotentialThirdDerivative,
+{
+    fn add_stiff_third_contraction(
+        &self,
+        q: &[f64],
+        a: &[f64],
+        scale: f64,
+        scratch: &mut [f64],
+        out: &mut [f64],
+    ) {
+        self.model
+            .penalized_potential_third_contraction(self.omega, q, a, scratch);
+        out.iter_mut()
+            .zip(&*scratch)
+            .for_each(|(o, w)| *o += scale * w);
+        self.model.potential_third_contraction(q, a, scratch);
+        out.iter_mut()
+            .zip(&*scratch)
+            .for_each(|(o, v)| *o -= scale * v);
+    }
+}
+
+/// The penalized model's parameters are the constrained model's (`ω` is the wrapper's own
+/// field, not one of them).
+impl<Model: super::SparseParameters> super::SparseParameters for super::Penalized<Model> {
+    fn parameter_count(&self) -> usize {
+        self.model.parameter_count()
+    }
+    fn parameter_name(&self, j: usize) -> Option<(&'static str, Option<usize>)> {
+        self.model.parameter_name(j)
+    }
+    fn parameter_values(&self) -> Vec<f64> {
+        self.model.parameter_values()
+    }
+    fn set_parameter_values(&mut self, values: &[f64]) -> Result<(), crate::StepError> {
+        self.model.set_parameter_values(values)
+    }
+}

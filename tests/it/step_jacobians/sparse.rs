@@ -11,7 +11,8 @@
 //!   a ring of oscillators with a mass per member, `SparseVerlet` and `SparseZhangSkeelSimplified`
 //!   (at steps where `βh² Hess V`, its third derivative and its parameter derivatives weigh in
 //!   the factored `M + βh² Hess V`); and GLA around SPOOK (the varied chain) and around Z&Ss
-//!   (the ring), along one realization of its noise, with the masses as parameters;
+//!   (the ring), along one realization of its noise, with the masses as parameters; stiff Z&Ss
+//!   on a penalized chain, in the state (its parameter products are refused);
 //! - `adjoint` against those columns: `(Jᵀ w)_j = Σ_i J_ij w_i` for a random `w`, an
 //!   independent contraction of the same derivatives (the adjoint solves with `Kᵀ`, the
 //!   tangent with `K`);
@@ -32,8 +33,9 @@ use mechanism::runtime::simulation::{
     sparse_adjoint_gradient, AdjointSettings, SparseForwardSensitivity, SparseSeed,
 };
 use mechanism::runtime::{
-    DynState, SparseDifferentiableStep, SparseIntegrator, SparseLangevin, SparseRattle,
-    SparseShake, SparseSpook, SparseVerlet, SparseZhangSkeelSimplified, StepError,
+    DynState, Penalized, SparseDifferentiableStep, SparseIntegrator, SparseLangevin, SparseRattle,
+    SparseShake, SparseSpook, SparseVerlet, SparseZhangSkeelSimplified, SparseZhangSkeelStiff,
+    StepError,
 };
 use proptest::prelude::*;
 
@@ -56,8 +58,28 @@ mechanism! {
     }
 }
 
+mechanism! {
+    /// A chain of `N` pendula whose rods are rows, for stiff Z&Ss on its penalized form: the
+    /// penalty `½ω²|g|²` is the stiff part, whose Hessian the step factors and whose third
+    /// derivative (`W‴ − V‴`, with a quartic term in `V` so that `V‴` does not vanish) enters
+    /// the Jacobian.
+    pub struct StiffChain {
+        sizes: { N = 4 },
+        coordinates: [x[N], y[N]],
+        parameters: { m = 1.0, l = 1.5, g = 1.0 },
+        kinetic: sum(0..N, |i| 0.5 * m * (dot(x[i]).powi(2) + dot(y[i]).powi(2))),
+        potential: sum(0..N, |i| m * g * y[i] + 0.02 * x[i].powi(4)),
+        holonomic: {
+            anchor: x[0].powi(2) + y[0].powi(2) - l.powi(2),
+            rod[i in 1..N]: (x[i] - x[i - 1]).powi(2) + (y[i] - y[i - 1]).powi(2) - l.powi(2),
+        },
+        integrators: [zss_stiff],
+        derivatives: [step_jacobians],
+    }
+}
+
 /// The plain sparse step of a fresh integrator (`make`) from `(t, q, v)` with the parameters
-/// `p`, where `z = (q, v, p)`.
+/// `p`, where `z = (q, v, p)` (or `z = (q, v)`, the model's parameters kept).
 fn step_map<Model, I>(make: &impl Fn(&Model) -> I, model: &Model, t: f64, z: &[f64]) -> Vec<f64>
 where
     Model: Clone + SparseParameters + SparseInertia,
@@ -65,7 +87,9 @@ where
 {
     let n = model.coordinate_count();
     let mut changed = model.clone();
-    changed.set_parameter_values(&z[2 * n..]).unwrap();
+    if z.len() > 2 * n {
+        changed.set_parameter_values(&z[2 * n..]).unwrap();
+    }
     let mut state = DynState::new(t, z[..n].to_vec(), z[n..2 * n].to_vec());
     make(&changed)
         .step(&changed, &mut state)
@@ -87,7 +111,24 @@ where
     Model: Clone + SparseParameters + SparseInertia,
     I: SparseDifferentiableStep<Model>,
 {
-    let (n, p) = (model.coordinate_count(), model.parameter_count());
+    check_columns(label, make, model, state, weights, model.parameter_count())
+}
+
+/// [`check`] of `J` and, with `p` the model's parameter count, `J_p`; with `p = 0` the state
+/// Jacobian alone (products with empty parameter directions and gradients).
+fn check_columns<Model, I>(
+    label: &str,
+    make: impl Fn(&Model) -> I,
+    model: &Model,
+    state: &DynState,
+    weights: &[f64],
+    p: usize,
+) -> Vec<Vec<f64>>
+where
+    Model: Clone + SparseParameters + SparseInertia,
+    I: SparseDifferentiableStep<Model>,
+{
+    let n = model.coordinate_count();
     let mut integrator = make(model);
     let mut stepped = state.clone();
     integrator.step_linearized(model, &mut stepped).unwrap();
@@ -112,7 +153,9 @@ where
         })
         .collect();
     let mut z: Vec<f64> = state.q.iter().chain(&state.v).copied().collect();
-    z.extend(model.parameter_values());
+    if p > 0 {
+        z.extend(model.parameter_values());
+    }
     let map = |z: &[f64]| step_map(&make, model, state.t, z);
     compare(
         label,
@@ -257,6 +300,39 @@ proptest! {
             SparseLangevin::new(model, zss, 0.05, 1.0, 1.0, seed).unwrap()
         };
         check("ring N = 6, GLA(Z&Ss) (sparse)", gla, &ring, &state, &weights[..12]);
+    }
+
+    #[test]
+    fn stiff_zss_state_products_match_central_differences_on_a_penalized_chain(
+        angles in prop::array::uniform4(-1.2..1.2f64),
+        stretch in prop::array::uniform4(-0.01..0.01f64),
+        rates in prop::collection::vec(-0.5..0.5f64, 8),
+        weights in prop::collection::vec(-1.0..1.0f64, 16),
+    ) {
+        // Bobs near the rods' lengths (stretched by up to 1 %), at ω = 20 and h = 0.1, where
+        // βh²ω² = 1.6: the penalty's Hessian and third derivative weigh in the step (at
+        // h = 0.05 the third derivative's part falls below the bound). The sparse tier factors
+        // M + βh² Hess(½ω²|g|²) without pivoting, and a rod compressed at the step's end can
+        // make it indefinite: such a state has no step, hence no Jacobian, and is skipped.
+        let model = Penalized::new(StiffChain::new(4).unwrap(), 20.0);
+        let (mut x, mut y, mut q) = (0.0, 0.0, vec![0.0; 8]);
+        for (i, (angle, stretch)) in angles.iter().zip(&stretch).enumerate() {
+            x += 1.5 * (1.0 + stretch) * angle.sin();
+            y -= 1.5 * (1.0 + stretch) * angle.cos();
+            (q[2 * i], q[2 * i + 1]) = (x, y); // body by body: (x[i], y[i])
+        }
+        let state = DynState::new(0.0, q, rates);
+        let stiff = |model: &Penalized<StiffChain>| SparseZhangSkeelStiff::new(model, 0.1).unwrap();
+        let stepped = stiff(&model).step(&model, &mut state.clone());
+        prop_assume!(!matches!(stepped, Err(StepError::NotPositiveDefinite { .. })));
+        check_columns("penalized chain N = 4, stiff Z&Ss (sparse)", stiff, &model, &state, &weights, 0);
+        // In the parameters the penalty is not differentiated: refused, not approximated.
+        let mut integrator = stiff(&model);
+        let mut stepped = state.clone();
+        integrator.step_linearized(&model, &mut stepped).unwrap();
+        let (mut out_q, mut out_v) = (vec![0.0; 8], vec![0.0; 8]);
+        let refused = integrator.tangent(&model, (&[0.0; 8], &[0.0; 8], &[1.0, 0.0, 0.0]), (&mut out_q, &mut out_v));
+        prop_assert!(matches!(refused, Err(StepError::Unsupported { .. })), "{refused:?}");
     }
 }
 

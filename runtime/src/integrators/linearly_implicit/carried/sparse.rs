@@ -49,7 +49,7 @@ pub(super) const IMPLICIT_MATRIX: &str =
     "M + βh² Hess V (the sparse tier factors it without pivoting: it must be positive definite)";
 
 /// The name of `M + βh² ε⁻¹ Hess V1` on the sparse tier, in errors.
-const STIFF_MATRIX: &str =
+pub(super) const STIFF_MATRIX: &str =
     "M + βh² ε⁻¹ Hess V1 (the sparse tier factors it without pivoting: it must be positive definite)";
 
 /// The sparse tier of [`CarriedScheme`] for one model: its body sizes, the pattern of

@@ -1,25 +1,30 @@
 //! Products with the exact Jacobian of a carried-acceleration step on the sparse tier
-//! ([`SparseDifferentiableStep`] for [`SparseVerlet`] and [`SparseZhangSkeelSimplified`]).
+//! ([`SparseDifferentiableStep`] for [`SparseVerlet`], [`SparseZhangSkeelSimplified`] and
+//! [`SparseZhangSkeelStiff`]).
 //!
-//! Both steps are the carried update `q' = q + h v + ½h² a(q)`, `v' = v + ½h (a(q) + a(q'))`
-//! (the fixed-size tier's `tangent.rs`, `carried_tangents`), with an acceleration defined by
-//! `S(x) a = −∇V(x)`: Verlet's `S = M`, Z&Ss's `S = K(x) = M + βh² Hess V(x)` (Tao–Owhadi
-//! 2014, Integrator 4, eq. 18). With `M` constant and `M_j = ∂M/∂p_j`, differentiating
-//! `S a = −∇V` at `a` held gives
+//! The three steps are the carried update `q' = q + h v + ½h² a(q)`,
+//! `v' = v + ½h (a(q) + a(q'))` (the fixed-size tier's `tangent.rs`, `carried_tangents`), with
+//! an acceleration defined by `S(x) a = −∇V(x)`: Verlet's `S = M`, Z&Ss's
+//! `S = K(x) = M + βh² Hess V(x)` (Tao–Owhadi 2014, Integrator 4, eq. 18), stiff Z&Ss's
+//! `S = M + βh² ε⁻¹ Hess V1(x)` with the stiff part's Hessian only (Integrator 5, eq. 19). With
+//! `M` constant and `M_j = ∂M/∂p_j`, differentiating `S a = −∇V` at `a` held gives
 //!
 //! ```text
-//! δa = −S⁻¹ (B δq + Σⱼ δpⱼ bⱼ),   B = Hess V + c V‴[a],
+//! δa = −S⁻¹ (B δq + Σⱼ δpⱼ bⱼ),   B = Hess V + c U‴[a],
 //!                                 bⱼ = ∂ⱼ∇V + Mⱼ a + c ∂ⱼ(Hess V) a,
 //! ```
 //!
-//! with `c = 0` for Verlet and `c = βh²` for Z&Ss, where `V‴[a]` is the symmetric matrix
-//! `(V‴[a])_ik = Σ_j ∂³V/∂x_i∂x_j∂x_k a_j`. Its product with `u` is taken by polarization of the
-//! contraction `y ↦ y·V‴(x)·y` that `mechanism!` generates for the full Z&S
-//! ([`SparsePotentialThirdDerivative`]): that contraction is a quadratic form in `y`, so
-//! `V‴[a] u = |u|/s · (y₊·V‴·y₊ − y₋·V‴·y₋) / 4` with `y± = a ± s u/|u|` exactly, and `s = |a|`
-//! keeps the difference's rounding at `O(ε |V‴| |a| |u|)`, that of the product itself.
-//! `∂ⱼ(Hess V) a` contracts the entries of [`SparsePotentialHessianParameterDerivative`]
-//! with `a`. The tangent is then, primes at `q_{k+1}`,
+//! with `c = 0` for Verlet and `c = βh²` otherwise, `U = V` for Z&Ss and `U = ε⁻¹ V1` for stiff
+//! Z&Ss (`Hess V` is the total Hessian in both), where `U‴[a]` is the symmetric matrix
+//! `(U‴[a])_ik = Σ_j ∂³U/∂x_i∂x_j∂x_k a_j`. Its product with `u` is taken by polarization of the
+//! contraction `y ↦ y·U‴(x)·y` that `mechanism!` generates
+//! ([`SparsePotentialThirdDerivative`]; for stiff Z&Ss on a
+//! [`Penalized`](crate::Penalized) model [`SparseStiffThirdDerivative`], `W‴ − V‴`): that
+//! contraction is a quadratic form in `y`, so `U‴[a] u = |u|/s · (y₊·U‴·y₊ − y₋·U‴·y₋) / 4`
+//! with `y± = a ± s u/|u|` exactly, and `s = |a|` keeps the difference's rounding at
+//! `O(ε |U‴| |a| |u|)`, that of the product itself. `∂ⱼ(Hess V) a` contracts the entries of
+//! [`SparsePotentialHessianParameterDerivative`] with `a`. The tangent is then, primes at
+//! `q_{k+1}`,
 //!
 //! ```text
 //! δa  = −S⁻¹ (B δq + Σ δp b),                δq' = δq + h δv + ½h² δa
@@ -34,11 +39,15 @@
 //! a_q = w̄ − B S⁻¹ ω,    a_v = h w̄ + w_v,    (∂L/∂p)ⱼ −= bⱼ·S⁻¹ω + b'ⱼ·S'⁻¹ω'
 //! ```
 //!
-//! with `S`, `Hess V` and `V‴[a]` symmetric. A product costs two solves (`M`'s block factor,
-//! or the factors of `K` at both ends, which the linearized step keeps: two factorizations of
-//! `K` per linearized step, one more than the step's), two passes over `Hess V`'s pattern
-//! (evaluated at both ends once per step), for Z&Ss four contractions `y·V‴·y`, and the
-//! parameter entries.
+//! with `S`, `Hess V` and `U‴[a]` symmetric. A product costs two solves (`M`'s block factor,
+//! or the factors of `S` at both ends, which the linearized step keeps: two factorizations per
+//! linearized step, one more than the step's), two passes over `Hess V`'s pattern (evaluated
+//! at both ends once per step), for the implicit rules four contractions `y·U‴·y`, and the
+//! parameter entries. Stiff Z&Ss differentiates in the state only: a [`Penalized`] model does
+//! not differentiate its rows' penalty in the parameters (as on the fixed-size tier), so a
+//! product with parameter directions fails with [`StepError::Unsupported`].
+//!
+//! [`Penalized`]: crate::Penalized
 
 use std::mem;
 
@@ -50,18 +59,20 @@ use crate::integrators::{SparseDifferentiableStep, SparseIntegrator, StepReport}
 use crate::linalg::products::add_symmetric_pattern_times;
 use crate::linalg::{LinearSolver, SparseLdlt};
 use crate::model::{
-    SparseConstantMass, SparseParameterDerivatives, SparsePotentialHessian,
+    SparseConstantMass, SparseParameterDerivatives, SparseParameters, SparsePotentialHessian,
     SparsePotentialHessianParameterDerivative, SparsePotentialThirdDerivative,
+    SparseStiffThirdDerivative,
 };
 use crate::state::DynState;
 
-use super::sparse::{CarriedSparse, IMPLICIT_MATRIX};
-use super::{AccelerationRule, CarriedScheme, FullHessian, ImplicitAcceleration};
+use super::sparse::{CarriedSparse, IMPLICIT_MATRIX, STIFF_MATRIX};
+use super::{AccelerationRule, CarriedScheme, FullHessian, ImplicitAcceleration, StiffHessian};
+use crate::integrators::linearly_implicit::stiff::SparseZhangSkeelStiff;
 use crate::integrators::linearly_implicit::zhang_skeel::SparseZhangSkeelSimplified;
 
 /// What a linearized carried step keeps for its products: each end's configuration,
-/// acceleration and `Hess V`, for Z&Ss the factors of `K` at both ends, and the buffers of a
-/// product. Sized at the first linearized step.
+/// acceleration and `Hess V`, for the implicit rules the factors of `S` at both ends, and the
+/// buffers of a product. Sized at the first linearized step.
 #[derive(Debug, Default)]
 pub(crate) struct Linearization {
     valid: bool,
@@ -70,7 +81,7 @@ pub(crate) struct Linearization {
     ends: [End; 2],
     b: Vec<f64>,
     c: Vec<f64>,
-    /// The linearly implicit acceleration's factors (Z&Ss); `None` for Verlet.
+    /// The linearly implicit acceleration's factors (Z&Ss, stiff Z&Ss); `None` for Verlet.
     implicit: Option<Box<Implicit>>,
 }
 
@@ -79,19 +90,24 @@ pub(crate) struct Linearization {
 struct End {
     q: Vec<f64>,
     a: Vec<f64>,
+    /// `Hess V` (total).
     hessian: Vec<f64>,
+    /// The factored matrix's own Hessian where it is not `Hess V` (stiff Z&Ss: `ε⁻¹ Hess V1`).
+    implicit_hessian: Vec<f64>,
 }
 
-/// What Z&Ss's products need besides: `βh²`, the factors of `K` at both ends, and the
-/// polarization's buffers.
+/// What the implicit rules' products need besides: `βh²`, the factors of `S` at both ends,
+/// and the polarization's buffers.
 #[derive(Debug)]
 struct Implicit {
+    /// The factored matrix's name, in errors.
+    matrix: &'static str,
     beta_h2: f64,
     factors: [SparseLdlt; 2],
     values: Vec<f64>,
     plus: Vec<f64>,
     minus: Vec<f64>,
-    contraction: Vec<f64>,
+    scratch: Vec<f64>,
 }
 
 impl Linearization {
@@ -101,34 +117,108 @@ impl Linearization {
     }
 }
 
-/// What a carried rule's linearization asks of the model beyond `Hess V` and
-/// [`SparseParameterDerivatives`]: for the linearly implicit rule, `V‴` and `Hess V`'s
-/// parameter derivatives; nothing for Verlet's explicit one.
-trait LinearizedRule<Model: ?Sized> {
-    /// Whether the acceleration solves with `K = M + βh² Hess V` (else with `M`).
-    const IMPLICIT: bool;
-
-    /// Writes `y·V‴(x)·y` into `out`.
-    fn third_contraction(model: &Model, x: &[f64], y: &[f64], out: &mut [f64]);
-
-    /// Visits `(a, b, j, ∂³V/∂q_a∂q_b∂p_j)`.
-    fn hessian_parameter_entries(
-        model: &Model,
-        x: &[f64],
-        visit: &mut impl FnMut(usize, usize, usize, f64),
-    );
+/// How a carried rule's acceleration is solved.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Solve {
+    /// With `M` (Verlet).
+    Mass,
+    /// With `M + βh² Hess V` (Z&Ss).
+    Potential,
+    /// With `M + βh² ε⁻¹ Hess V1` (stiff Z&Ss).
+    Stiff,
 }
 
-impl<Model: ?Sized> LinearizedRule<Model> for ExplicitAcceleration {
-    const IMPLICIT: bool = false;
+/// What a carried rule's linearization asks of the model beyond `Hess V`: its solve, the third
+/// derivative along the acceleration and the parameter terms `bⱼ` of the module docs.
+trait LinearizedRule<Model: ?Sized> {
+    /// How the acceleration is solved.
+    const SOLVE: Solve;
 
-    fn third_contraction(_: &Model, _: &[f64], _: &[f64], _: &mut [f64]) {}
+    /// Returns the factored matrix's Hessian pattern (that of `Hess V` for Z&Ss).
+    fn implicit_pattern(model: &Model) -> &[(usize, usize)];
 
-    fn hessian_parameter_entries(
+    /// Writes the factored matrix's own Hessian (stiff Z&Ss only).
+    fn implicit_hessian(model: &Model, x: &[f64], out: &mut [f64]);
+
+    /// Adds `scale · y·U‴(x)·y` to `out`, with `scratch` (`n` values).
+    fn add_third_contraction(
+        model: &Model,
+        x: &[f64],
+        y: &[f64],
+        scale: f64,
+        scratch: &mut [f64],
+        out: &mut [f64],
+    );
+
+    /// Returns the model's number of parameters `P`.
+    fn parameter_count(model: &Model) -> usize;
+
+    /// Adds `Σⱼ δpⱼ bⱼ` at `end` to `out` (`beta_h2`: the implicit rules' `c`); nothing for an
+    /// empty `dp`.
+    fn add_parameter_force(
+        model: &Model,
+        end: &End,
+        beta_h2: f64,
+        dp: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), StepError>;
+
+    /// Subtracts `y·bⱼ` at `end` from `gradient[j]`; nothing for an empty `gradient`.
+    fn subtract_parameter_gradient(
+        model: &Model,
+        end: &End,
+        beta_h2: f64,
+        y: &[f64],
+        gradient: &mut [f64],
+    ) -> Result<(), StepError>;
+}
+
+impl<Model> LinearizedRule<Model> for ExplicitAcceleration
+where
+    Model: SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+{
+    const SOLVE: Solve = Solve::Mass;
+
+    fn implicit_pattern(_: &Model) -> &[(usize, usize)] {
+        &[]
+    }
+
+    fn implicit_hessian(_: &Model, _: &[f64], _: &mut [f64]) {}
+
+    fn add_third_contraction(
         _: &Model,
         _: &[f64],
-        _: &mut impl FnMut(usize, usize, usize, f64),
+        _: &[f64],
+        _: f64,
+        _: &mut [f64],
+        _: &mut [f64],
     ) {
+    }
+
+    fn parameter_count(model: &Model) -> usize {
+        model.parameter_count()
+    }
+
+    fn add_parameter_force(
+        model: &Model,
+        end: &End,
+        _: f64,
+        dp: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), StepError> {
+        add_parameter_force(model, end, dp, out);
+        Ok(())
+    }
+
+    fn subtract_parameter_gradient(
+        model: &Model,
+        end: &End,
+        _: f64,
+        y: &[f64],
+        gradient: &mut [f64],
+    ) -> Result<(), StepError> {
+        subtract_parameter_gradient(model, end, y, gradient);
+        Ok(())
     }
 }
 
@@ -136,90 +226,189 @@ impl<Model> LinearizedRule<Model> for ImplicitAcceleration<FullHessian>
 where
     Model: SparsePotentialThirdDerivative + SparsePotentialHessianParameterDerivative + ?Sized,
 {
-    const IMPLICIT: bool = true;
+    const SOLVE: Solve = Solve::Potential;
 
-    fn third_contraction(model: &Model, x: &[f64], y: &[f64], out: &mut [f64]) {
-        model.potential_third_contraction(x, y, out);
+    fn implicit_pattern(model: &Model) -> &[(usize, usize)] {
+        model.hessian_pattern()
     }
 
-    fn hessian_parameter_entries(
+    fn implicit_hessian(_: &Model, _: &[f64], _: &mut [f64]) {}
+
+    fn add_third_contraction(
         model: &Model,
         x: &[f64],
-        visit: &mut impl FnMut(usize, usize, usize, f64),
+        y: &[f64],
+        scale: f64,
+        scratch: &mut [f64],
+        out: &mut [f64],
     ) {
-        model.potential_hessian_parameter_entries(x, visit);
-    }
-}
-
-impl<Model> SparseDifferentiableStep<Model> for SparseVerlet
-where
-    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
-{
-    fn step_linearized(
-        &mut self,
-        model: &Model,
-        state: &mut DynState,
-    ) -> Result<StepReport, StepError> {
-        step_linearized(self, model, state)
+        model.potential_third_contraction(x, y, scratch);
+        out.iter_mut()
+            .zip(&*scratch)
+            .for_each(|(o, c)| *o += scale * c);
     }
 
-    fn tangent(
-        &mut self,
+    fn parameter_count(model: &Model) -> usize {
+        model.parameter_count()
+    }
+
+    fn add_parameter_force(
         model: &Model,
-        direction: (&[f64], &[f64], &[f64]),
-        out: (&mut [f64], &mut [f64]),
+        end: &End,
+        beta_h2: f64,
+        dp: &[f64],
+        out: &mut [f64],
     ) -> Result<(), StepError> {
-        tangent(self, model, direction, out)
+        if dp.is_empty() {
+            return Ok(());
+        }
+        add_parameter_force(model, end, dp, out);
+        let a = &end.a;
+        model.potential_hessian_parameter_entries(&end.q, &mut |i, k, j, value| {
+            out[i] += beta_h2 * dp[j] * value * a[k];
+        });
+        Ok(())
     }
 
-    fn adjoint(
-        &mut self,
+    fn subtract_parameter_gradient(
         model: &Model,
-        weights: (&[f64], &[f64]),
-        out: (&mut [f64], &mut [f64]),
+        end: &End,
+        beta_h2: f64,
+        y: &[f64],
         gradient: &mut [f64],
     ) -> Result<(), StepError> {
-        adjoint(self, model, weights, out, gradient)
+        if gradient.is_empty() {
+            return Ok(());
+        }
+        subtract_parameter_gradient(model, end, y, gradient);
+        let a = &end.a;
+        model.potential_hessian_parameter_entries(&end.q, &mut |i, k, j, value| {
+            gradient[j] -= beta_h2 * y[i] * value * a[k];
+        });
+        Ok(())
     }
 }
 
-impl<Model> SparseDifferentiableStep<Model> for SparseZhangSkeelSimplified
+/// Stiff Z&Ss differentiates in the state only ([`Penalized`](crate::Penalized) does not
+/// differentiate its rows' penalty in the parameters).
+const STIFF_PARAMETERS: StepError = StepError::Unsupported {
+    integrator: "SparseZhangSkeelStiff",
+    requirement: "a step Jacobian in the state only: the penalized model's parameter derivatives are not generated (give empty parameter directions and gradients)",
+};
+
+impl<Model> LinearizedRule<Model> for ImplicitAcceleration<StiffHessian>
 where
-    Model: SparseConstantMass
-        + SparsePotentialThirdDerivative
-        + SparsePotentialHessianParameterDerivative
-        + ?Sized,
+    Model: SparseStiffThirdDerivative + SparseParameters + ?Sized,
 {
-    fn step_linearized(
-        &mut self,
-        model: &Model,
-        state: &mut DynState,
-    ) -> Result<StepReport, StepError> {
-        step_linearized(self, model, state)
+    const SOLVE: Solve = Solve::Stiff;
+
+    fn implicit_pattern(model: &Model) -> &[(usize, usize)] {
+        model.stiff_hessian_pattern()
     }
 
-    fn tangent(
-        &mut self,
+    fn implicit_hessian(model: &Model, x: &[f64], out: &mut [f64]) {
+        model.stiff_hessian(x, out);
+    }
+
+    fn add_third_contraction(
         model: &Model,
-        direction: (&[f64], &[f64], &[f64]),
-        out: (&mut [f64], &mut [f64]),
+        x: &[f64],
+        y: &[f64],
+        scale: f64,
+        scratch: &mut [f64],
+        out: &mut [f64],
+    ) {
+        model.add_stiff_third_contraction(x, y, scale, scratch, out);
+    }
+
+    fn parameter_count(model: &Model) -> usize {
+        model.parameter_count()
+    }
+
+    fn add_parameter_force(
+        _: &Model,
+        _: &End,
+        _: f64,
+        dp: &[f64],
+        _: &mut [f64],
     ) -> Result<(), StepError> {
-        tangent(self, model, direction, out)
+        if dp.is_empty() {
+            Ok(())
+        } else {
+            Err(STIFF_PARAMETERS)
+        }
     }
 
-    fn adjoint(
-        &mut self,
-        model: &Model,
-        weights: (&[f64], &[f64]),
-        out: (&mut [f64], &mut [f64]),
+    fn subtract_parameter_gradient(
+        _: &Model,
+        _: &End,
+        _: f64,
+        _: &[f64],
         gradient: &mut [f64],
     ) -> Result<(), StepError> {
-        adjoint(self, model, weights, out, gradient)
+        if gradient.is_empty() {
+            Ok(())
+        } else {
+            Err(STIFF_PARAMETERS)
+        }
     }
 }
+
+/// The three impls are the same three calls of the generic functions below.
+macro_rules! sparse_differentiable_step {
+    ($scheme:ty, [$($bound:path),*]) => {
+        impl<Model> SparseDifferentiableStep<Model> for $scheme
+        where
+            Model: SparseConstantMass $(+ $bound)* + ?Sized,
+        {
+            fn step_linearized(
+                &mut self,
+                model: &Model,
+                state: &mut DynState,
+            ) -> Result<StepReport, StepError> {
+                step_linearized(self, model, state)
+            }
+
+            fn tangent(
+                &mut self,
+                model: &Model,
+                direction: (&[f64], &[f64], &[f64]),
+                out: (&mut [f64], &mut [f64]),
+            ) -> Result<(), StepError> {
+                tangent(self, model, direction, out)
+            }
+
+            fn adjoint(
+                &mut self,
+                model: &Model,
+                weights: (&[f64], &[f64]),
+                out: (&mut [f64], &mut [f64]),
+                gradient: &mut [f64],
+            ) -> Result<(), StepError> {
+                adjoint(self, model, weights, out, gradient)
+            }
+        }
+    };
+}
+
+sparse_differentiable_step!(
+    SparseVerlet,
+    [SparsePotentialHessian, SparseParameterDerivatives]
+);
+sparse_differentiable_step!(
+    SparseZhangSkeelSimplified,
+    [
+        SparsePotentialThirdDerivative,
+        SparsePotentialHessianParameterDerivative
+    ]
+);
+sparse_differentiable_step!(
+    SparseZhangSkeelStiff,
+    [SparseStiffThirdDerivative, SparseParameters]
+);
 
 /// Takes the plain step, then linearizes it: the acceleration and `Hess V` at both ends, and
-/// for Z&Ss the factors of `K` there.
+/// for the implicit rules the factors of `S` there.
 fn step_linearized<Model, R>(
     scheme: &mut CarriedScheme<CarriedSparse, R>,
     model: &Model,
@@ -231,23 +420,25 @@ where
 {
     let n = model.coordinate_count();
     let pattern = model.hessian_pattern();
+    let implicit_pattern = R::implicit_pattern(model);
     let t = state.t;
     let beta_h2 = scheme.beta * scheme.h * scheme.h;
     {
         let system = &mut scheme.system;
-        let implicit = if R::IMPLICIT && system.linearization_mut().implicit.is_none() {
-            // Sized once, at the first linearized step (the pattern is the model's for life).
+        let implicit = if R::SOLVE != Solve::Mass && system.linearization_mut().implicit.is_none() {
+            // Sized once, at the first linearized step (the patterns are the model's for life).
             let factors = [
-                system.analyse_implicit(pattern)?,
-                system.analyse_implicit(pattern)?,
+                system.analyse_implicit(implicit_pattern)?,
+                system.analyse_implicit(implicit_pattern)?,
             ];
             Some(Box::new(Implicit {
+                matrix: matrix_name::<Model, R>(),
                 beta_h2,
                 values: vec![0.0; factors[0].value_count()],
                 factors,
                 plus: vec![0.0; n],
                 minus: vec![0.0; n],
-                contraction: vec![0.0; n],
+                scratch: vec![0.0; n],
             }))
         } else {
             None
@@ -256,10 +447,16 @@ where
         if implicit.is_some() {
             lin.implicit = implicit;
         }
+        let separate = if R::SOLVE == Solve::Stiff {
+            implicit_pattern.len()
+        } else {
+            0
+        };
         for end in &mut lin.ends {
             end.q.resize(n, 0.0);
             end.a.resize(n, 0.0);
             end.hessian.resize(pattern.len(), 0.0);
+            end.implicit_hessian.resize(separate, 0.0);
         }
         lin.b.resize(n, 0.0);
         lin.c.resize(n, 0.0);
@@ -282,19 +479,27 @@ where
             match lin.implicit.as_deref_mut() {
                 Some(implicit) => {
                     implicit.beta_h2 = beta_h2;
+                    let hessian = if R::SOLVE == Solve::Stiff {
+                        R::implicit_hessian(model, &end.q, &mut end.implicit_hessian);
+                        check_finite_slice(&end.implicit_hessian, "stiff hessian", t)?;
+                        &end.implicit_hessian
+                    } else {
+                        &end.hessian
+                    };
+                    let matrix = implicit.matrix;
                     let factor = &mut implicit.factors[index];
                     system.factor_implicit(
                         model,
                         &end.q,
-                        (beta_h2, &end.hessian),
-                        IMPLICIT_MATRIX,
+                        (beta_h2, hessian),
+                        matrix,
                         &mut implicit.values,
                         factor,
                         t,
                     )?;
                     factor
                         .solve_in_place(&mut end.a)
-                        .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t))?;
+                        .map_err(StepError::linear_algebra(matrix, t))?;
                 }
                 None => system.mass_solve(&mut end.a, t)?,
             }
@@ -308,6 +513,18 @@ where
     result.map(|()| report)
 }
 
+/// The name of the matrix the rule `R` factors, in errors.
+fn matrix_name<Model, R>() -> &'static str
+where
+    Model: ?Sized,
+    R: LinearizedRule<Model>,
+{
+    match R::SOLVE {
+        Solve::Stiff => STIFF_MATRIX,
+        _ => IMPLICIT_MATRIX,
+    }
+}
+
 /// `J·(δq, δv, δp)`, by the tangent of the module docs.
 fn tangent<Model, R>(
     scheme: &mut CarriedScheme<CarriedSparse, R>,
@@ -316,7 +533,7 @@ fn tangent<Model, R>(
     (out_q, out_v): (&mut [f64], &mut [f64]),
 ) -> Result<(), StepError>
 where
-    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+    Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
     R: LinearizedRule<Model>,
 {
     let h = scheme.h;
@@ -326,7 +543,7 @@ where
         check_linearized(&lin, model)?;
         check_product_lengths(
             Product::Tangent,
-            (lin.ends[0].q.len(), model.parameter_count()),
+            (lin.ends[0].q.len(), R::parameter_count(model)),
             [dq.len(), dv.len(), out_q.len(), out_v.len()],
             dp.len(),
         )?;
@@ -339,10 +556,11 @@ where
             ..
         } = &mut lin;
         let mut implicit = implicit.as_deref_mut();
+        let beta_h2 = implicit.as_ref().map_or(0.0, |i| i.beta_h2);
         // −δa = S⁻¹ (B δq + Σ δp b), in b.
         b.fill(0.0);
         add_linearized_force::<Model, R>(model, start, implicit.as_deref_mut(), 1.0, dq, b);
-        add_parameter_force::<Model, R>(model, start, implicit.as_deref(), dp, b);
+        R::add_parameter_force(model, start, beta_h2, dp, b)?;
         solve(system, implicit.as_deref_mut(), 0, b, t)?;
         for ((out, (dq, dv)), da) in out_q.iter_mut().zip(dq.iter().zip(dv)).zip(b.iter()) {
             *out = dq + h * dv - 0.5 * h * h * da;
@@ -350,7 +568,7 @@ where
         // −δa' = S'⁻¹ (B' δq' + Σ δp b'), in c.
         c.fill(0.0);
         add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), 1.0, out_q, c);
-        add_parameter_force::<Model, R>(model, next, implicit.as_deref(), dp, c);
+        R::add_parameter_force(model, next, beta_h2, dp, c)?;
         solve(system, implicit, 1, c, t)?;
         for ((out, dv), (da, da_next)) in out_v.iter_mut().zip(dv).zip(b.iter().zip(c.iter())) {
             *out = dv - 0.5 * h * (da + da_next);
@@ -372,7 +590,7 @@ fn adjoint<Model, R>(
     gradient: &mut [f64],
 ) -> Result<(), StepError>
 where
-    Model: SparseConstantMass + SparsePotentialHessian + SparseParameterDerivatives + ?Sized,
+    Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
     R: LinearizedRule<Model>,
 {
     let h = scheme.h;
@@ -382,7 +600,7 @@ where
         check_linearized(&lin, model)?;
         check_product_lengths(
             Product::Adjoint,
-            (lin.ends[0].q.len(), model.parameter_count()),
+            (lin.ends[0].q.len(), R::parameter_count(model)),
             [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
             gradient.len(),
         )?;
@@ -395,6 +613,7 @@ where
             ..
         } = &mut lin;
         let mut implicit = implicit.as_deref_mut();
+        let beta_h2 = implicit.as_ref().map_or(0.0, |i| i.beta_h2);
         // S'⁻¹ω' with ω' = ½h w_v (in c); w̄ = w_q − B' S'⁻¹ω' (in out_q).
         for (c, w) in c.iter_mut().zip(w_v) {
             *c = 0.5 * h * w;
@@ -402,7 +621,7 @@ where
         solve(system, implicit.as_deref_mut(), 1, c, t)?;
         out_q.copy_from_slice(w_q);
         add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), -1.0, c, out_q);
-        subtract_parameter_gradient::<Model, R>(model, next, implicit.as_deref(), c, gradient);
+        R::subtract_parameter_gradient(model, next, beta_h2, c, gradient)?;
         // S⁻¹ω with ω = ½h² w̄ + ½h w_v (in b); a_q = w̄ − B S⁻¹ω, a_v = h w̄ + w_v.
         for ((b, w_bar), w_v) in b.iter_mut().zip(out_q.iter()).zip(w_v) {
             *b = 0.5 * h * h * w_bar + 0.5 * h * w_v;
@@ -411,8 +630,8 @@ where
         for ((out_v, w_bar), w_v) in out_v.iter_mut().zip(out_q.iter()).zip(w_v) {
             *out_v = h * w_bar + w_v;
         }
-        add_linearized_force::<Model, R>(model, start, implicit.as_deref_mut(), -1.0, b, out_q);
-        subtract_parameter_gradient::<Model, R>(model, start, implicit.as_deref(), b, gradient);
+        add_linearized_force::<Model, R>(model, start, implicit, -1.0, b, out_q);
+        R::subtract_parameter_gradient(model, start, beta_h2, b, gradient)?;
         if !gradient.is_empty() {
             check_finite_slice(gradient, "adjoint parameters", t)?;
         }
@@ -424,7 +643,7 @@ where
 }
 
 /// Overwrites `x` with `S⁻¹ x` at the step's start (`index` 0) or end (1): `M`'s block factor,
-/// or `K`'s factor there.
+/// or the implicit rule's factor there.
 fn solve(
     system: &mut CarriedSparse,
     implicit: Option<&mut Implicit>,
@@ -435,13 +654,13 @@ fn solve(
     match implicit {
         Some(implicit) => implicit.factors[index]
             .solve_in_place(x)
-            .map_err(StepError::linear_algebra(IMPLICIT_MATRIX, t)),
+            .map_err(StepError::linear_algebra(implicit.matrix, t)),
         None => system.mass_solve(x, t),
     }
 }
 
-/// Adds `scale · B u = scale · (Hess V + βh² V‴[a]) u` at `end` to `out` (`Hess V u` alone
-/// for Verlet); `V‴[a] u` by the polarization of the module docs.
+/// Adds `scale · B u = scale · (Hess V + βh² U‴[a]) u` at `end` to `out` (`Hess V u` alone
+/// for Verlet); `U‴[a] u` by the polarization of the module docs.
 fn add_linearized_force<Model, R>(
     model: &Model,
     end: &End,
@@ -458,7 +677,7 @@ fn add_linearized_force<Model, R>(
     let norm_u = u.iter().map(|x| x * x).sum::<f64>().sqrt();
     let norm_a = end.a.iter().map(|x| x * x).sum::<f64>().sqrt();
     if norm_u == 0.0 || norm_a == 0.0 {
-        return; // V‴[a] u vanishes with a or u.
+        return; // U‴[a] u vanishes with a or u.
     }
     let s = norm_a / norm_u;
     for ((plus, minus), (a, u)) in implicit
@@ -470,29 +689,22 @@ fn add_linearized_force<Model, R>(
         *plus = a + s * u;
         *minus = a - s * u;
     }
-    // V‴[a] u = (y₊·V‴·y₊ − y₋·V‴·y₋) / (4s), with y± = a ± s u.
+    // U‴[a] u = (y₊·U‴·y₊ − y₋·U‴·y₋) / (4s), with y± = a ± s u.
     let weight = scale * implicit.beta_h2 / (4.0 * s);
-    R::third_contraction(model, &end.q, &implicit.plus, &mut implicit.contraction);
-    for (out, value) in out.iter_mut().zip(&implicit.contraction) {
-        *out += weight * value;
-    }
-    R::third_contraction(model, &end.q, &implicit.minus, &mut implicit.contraction);
-    for (out, value) in out.iter_mut().zip(&implicit.contraction) {
-        *out -= weight * value;
-    }
+    let Implicit {
+        plus,
+        minus,
+        scratch,
+        ..
+    } = implicit;
+    R::add_third_contraction(model, &end.q, plus, weight, scratch, out);
+    R::add_third_contraction(model, &end.q, minus, -weight, scratch, out);
 }
 
-/// Adds `Σⱼ δpⱼ bⱼ = Σⱼ δpⱼ (∂ⱼ∇V + Mⱼ a + c ∂ⱼ(Hess V) a)` at `end` to `out` (nothing for
-/// an empty `dp`).
-fn add_parameter_force<Model, R>(
-    model: &Model,
-    end: &End,
-    implicit: Option<&Implicit>,
-    dp: &[f64],
-    out: &mut [f64],
-) where
+/// Adds `Σⱼ δpⱼ (∂ⱼ∇V + Mⱼ a)` at `end` to `out` (nothing for an empty `dp`).
+fn add_parameter_force<Model>(model: &Model, end: &End, dp: &[f64], out: &mut [f64])
+where
     Model: SparseParameterDerivatives + ?Sized,
-    R: LinearizedRule<Model>,
 {
     if dp.is_empty() {
         return;
@@ -500,25 +712,12 @@ fn add_parameter_force<Model, R>(
     let (q, a) = (&end.q, &end.a);
     model.potential_gradient_parameter_entries(q, &mut |i, j, value| out[i] += dp[j] * value);
     model.mass_parameter_entries(q, &mut |i, k, j, value| out[i] += dp[j] * value * a[k]);
-    if let Some(implicit) = implicit {
-        let c = implicit.beta_h2;
-        R::hessian_parameter_entries(model, q, &mut |i, k, j, value| {
-            out[i] += c * dp[j] * value * a[k];
-        });
-    }
 }
 
-/// Subtracts `y·bⱼ` at `end` from `gradient[j]` for `y = S⁻¹ω` (nothing for an empty
-/// `gradient`).
-fn subtract_parameter_gradient<Model, R>(
-    model: &Model,
-    end: &End,
-    implicit: Option<&Implicit>,
-    y: &[f64],
-    gradient: &mut [f64],
-) where
+/// Subtracts `y·(∂ⱼ∇V + Mⱼ a)` at `end` from `gradient[j]` (nothing for an empty `gradient`).
+fn subtract_parameter_gradient<Model>(model: &Model, end: &End, y: &[f64], gradient: &mut [f64])
+where
     Model: SparseParameterDerivatives + ?Sized,
-    R: LinearizedRule<Model>,
 {
     if gradient.is_empty() {
         return;
@@ -526,12 +725,6 @@ fn subtract_parameter_gradient<Model, R>(
     let (q, a) = (&end.q, &end.a);
     model.potential_gradient_parameter_entries(q, &mut |i, j, value| gradient[j] -= y[i] * value);
     model.mass_parameter_entries(q, &mut |i, k, j, value| gradient[j] -= y[i] * value * a[k]);
-    if let Some(implicit) = implicit {
-        let c = implicit.beta_h2;
-        R::hessian_parameter_entries(model, q, &mut |i, k, j, value| {
-            gradient[j] -= c * y[i] * value * a[k];
-        });
-    }
 }
 
 /// Returns `InvalidModel` unless the last step was linearized, for `model`, then the step's
