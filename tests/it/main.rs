@@ -39,6 +39,7 @@ mod stability;
 mod steady_motion;
 mod step_jacobians;
 mod step_robustness;
+mod urdf;
 mod warning_free;
 mod water;
 mod water_cutoff;

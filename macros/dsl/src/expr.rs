@@ -53,6 +53,9 @@ pub struct Lowerer<'a> {
     pub errors: &'a mut Errors,
     /// Velocity and time uses since the last [`Lowerer::take_uses`].
     pub uses: Uses,
+    /// The imported robot's links and joints, for its built-ins
+    /// ([`urdf::builtins`](crate::urdf::builtins)); `None` without `urdf`.
+    pub robot: Option<&'a crate::urdf::builtins::Builtins>,
 }
 
 impl Lowerer<'_> {
@@ -256,6 +259,9 @@ impl Lowerer<'_> {
         };
         if function == "dot" {
             return self.velocity(call, context);
+        }
+        if let Some(lowered) = self.robot_builtin(&function, call, context) {
+            return lowered;
         }
         let mut args = call.args.iter();
         let Some(first) = args.next() else {

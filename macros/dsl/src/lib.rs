@@ -2,14 +2,15 @@
 //! tested without the compiler.
 //!
 //! ```text
-//! tokens ─parse→ ast ─desugar→ ast ─lower→ Lowered ─validate→ Validated ─choose→ Ir
+//! tokens ─parse→ ast ─import→ ast ─desugar→ ast ─lower→ Lowered ─validate→ Validated ─choose→ Ir
 //!        ─plan→ Plan ─derive→ Outputs ─simplify→ ─generate→ tokens
 //! ```
 //!
 //! Every model runs these stages, with or without families: [`lower::Lowered`],
 //! [`validate::Validated`] and [`ir::Ir`] hold a fixed-size
 //! model or one whose sizes are known at `new`, and each stage dispatches on it inside.
-//! Desugaring turns rigid-body orientations ([`orientation`]) into plain coordinates,
+//! Importing reads a robot's URDF file ([`urdf`]) into coordinates, rows and, in lowering,
+//! energies. Desugaring turns rigid-body orientations ([`orientation`]) into plain coordinates,
 //! constraints and expressions, so that every later stage sees the plain language.
 //!
 //! Each stage is a plain function on plain data, and each reports every error it finds at
@@ -39,6 +40,7 @@ pub mod sample;
 pub mod sections;
 pub mod simplify;
 pub mod symbols;
+pub mod urdf;
 pub mod validate;
 
 use proc_macro2::TokenStream;
@@ -60,15 +62,18 @@ pub fn expand(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Runs the pipeline after parsing, the same for every model: desugar the orientations,
+/// Runs the pipeline after parsing, the same for every model: import a URDF robot, desugar the orientations,
 /// lower, validate, choose the integrators, plan, derive, simplify, generate. A fixed-size model and a model with families
 /// differ in the data of [`ir::Ir`], which each stage dispatches on.
 pub fn expand_model(ast: &Mechanism) -> syn::Result<TokenStream> {
-    let desugared = orientation::desugar(ast)?;
-    let lowered = lower::model(&desugared)?;
+    let imported = urdf::import(ast)?;
+    let desugared = orientation::desugar(&imported.ast)?;
+    let lowered = lower::model(&desugared, imported.robot.as_ref())?;
     let mut model = validate::model(lowered)?.with_integrators()?;
     let plan = model.plan();
     let mut derived = derive::outputs(&mut model, &plan);
     simplify::simplify_model(&mut model, &mut derived);
-    generate::generate(&model, &derived)
+    let tokens = generate::generate(&model, &derived)?;
+    let tracking = imported.tracking();
+    Ok(quote::quote!(#tokens #tracking))
 }

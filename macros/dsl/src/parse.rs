@@ -39,12 +39,16 @@ pub enum SectionKind {
     /// `orientations: { q: quaternion, r: matrix }`: rigid-body orientations, desugared by
     /// [`orientation`](crate::orientation) into coordinates and constraints.
     Orientations,
+    /// `urdf: { file: "robot.urdf", .. }`: a robot imported from a URDF file by
+    /// [`urdf`](crate::urdf) into coordinates, energies, rows and dissipation.
+    Urdf,
 }
 
 impl SectionKind {
     /// Every known section, in the order the documentation lists them.
-    pub const ALL: [SectionKind; 13] = [
+    pub const ALL: [SectionKind; 14] = [
         SectionKind::Sizes,
+        SectionKind::Urdf,
         SectionKind::Coordinates,
         SectionKind::Orientations,
         SectionKind::Parameters,
@@ -75,6 +79,7 @@ impl SectionKind {
             SectionKind::Derivatives => "derivatives",
             SectionKind::Sizes => "sizes",
             SectionKind::Orientations => "orientations",
+            SectionKind::Urdf => "urdf",
         }
     }
 
@@ -142,8 +147,12 @@ impl Parse for Section {
                 | SectionKind::Forces
                 | SectionKind::Orientations,
             ) => SectionBody::Rows(parse_named_block::<Token![:]>(input)?),
+            Some(SectionKind::Urdf) if input.peek(syn::token::Brace) => {
+                SectionBody::Rows(parse_named_block::<Token![:]>(input)?)
+            }
             Some(
-                SectionKind::Kinetic
+                SectionKind::Urdf
+                | SectionKind::Kinetic
                 | SectionKind::Potential
                 | SectionKind::Lagrangian
                 | SectionKind::Dissipation,

@@ -270,6 +270,7 @@ impl Scope<'_> {
             names: &names,
             errors,
             uses: Default::default(),
+            robot: None,
         };
         let values: Option<Vec<Id>> = rewritten
             .iter()

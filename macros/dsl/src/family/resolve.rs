@@ -321,6 +321,7 @@ fn resolve_parameters(
             names: &names,
             errors,
             uses: Default::default(),
+            robot: None,
         };
         let Some(value) = lowerer.lower(&row.value, Context::Constant) else {
             continue;

@@ -23,6 +23,8 @@ use crate::orientation::{Desugared, Orientation};
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind, Sections};
 use crate::symbols::{Name, Symbols};
+use crate::urdf::builtins::Builtins;
+use crate::urdf::{self, kinematics::JointSymbols, Robot};
 
 /// A fixed-size model in normal form, with what validation and the choice of integrators
 /// need of its source: the sections (for spans), the requested integrators with the names
@@ -44,7 +46,7 @@ pub struct Fixed<'a> {
 /// names, resolves `integrators: [..]`, and lowers every expression into the model's store in
 /// the normal form ([`normal_form`]). Every error of this stage is reported at once; the
 /// model is returned only without errors, so that validation sees well-formed parts.
-pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
+pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result<Fixed<'a>> {
     let ast = &desugared.ast;
     let mut errors = Errors::new();
     let sections = sections::read(ast, ModelKind::Fixed, &mut errors);
@@ -95,12 +97,20 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
 
     let symbols = Symbols::new(&coordinates, &parameter_names);
     let mut store = Store::new();
+    let (imported, builtins) = match robot {
+        Some(robot) => {
+            let (energy, builtins) = imported_energy(robot, &mut store, &symbols, &names);
+            (Some(energy), Some(builtins))
+        }
+        None => (None, None),
+    };
     let mut lowerer = Lowerer {
         store: &mut store,
         symbols: &symbols,
         names: &names,
         errors: &mut errors,
         uses: Default::default(),
+        robot: builtins.as_ref(),
     };
     if !names_are_sound {
         // A name that means two things would mislead the semantic checks (a duplicated
@@ -119,6 +129,7 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
         sections.kinetic,
         sections.potential,
         sections.lagrangian,
+        imported.as_ref(),
     );
     let energy_uses = lowerer.take_uses();
     reject_time(
@@ -178,6 +189,46 @@ pub fn fixed(desugared: &Desugared) -> syn::Result<Fixed<'_>> {
         },
         orientations: &desugared.orientations,
     })
+}
+
+/// Builds the energies of an imported robot in joint coordinates ([`urdf::kinematics`]), and
+/// what its built-ins read: its joints are coordinates of the model and its gravity a
+/// parameter, which the import added.
+fn imported_energy(
+    robot: &Robot,
+    store: &mut Store,
+    symbols: &Symbols,
+    names: &HashMap<String, Name>,
+) -> (normal_form::Imported, Builtins) {
+    let indices: Vec<(String, usize)> = robot
+        .moving_joints()
+        .filter_map(|joint| match names.get(&joint.ident.to_string()) {
+            Some(Name::Coordinate(i)) => Some((joint.name.clone(), *i)),
+            _ => None,
+        })
+        .collect();
+    let coordinates: Vec<JointSymbols> = indices
+        .iter()
+        .map(|&(_, i)| JointSymbols {
+            position: symbols.q[i],
+            velocity: symbols.v[i],
+        })
+        .collect();
+    let gravity = match names.get(urdf::GRAVITY) {
+        Some(Name::Parameter(i)) => Some(symbols.p[*i]),
+        _ => None,
+    };
+    let energies = urdf::kinematics::joint_space(robot, store, &coordinates, gravity);
+    let imported = normal_form::Imported {
+        kinetic: energies.kinetic,
+        potential: energies.potential,
+        file: robot.file.clone(),
+    };
+    let builtins = Builtins {
+        poses: energies.poses,
+        joints: indices,
+    };
+    (imported, builtins)
 }
 
 /// Lowers every expression of the model only to report lowering errors.

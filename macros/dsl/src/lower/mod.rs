@@ -11,6 +11,7 @@ pub mod options;
 use crate::family::model::FamilyModel;
 use crate::orientation::Desugared;
 use crate::sections::ModelKind;
+use crate::urdf::Robot;
 
 /// A model lowered into symbolic form, of either kind: the stage after the orientations'
 /// desugaring and before validation.
@@ -22,10 +23,14 @@ pub enum Lowered<'a> {
     Families(Box<FamilyModel>),
 }
 
-/// Lowers a desugared model of either kind, as [`ModelKind::of`] tells.
-pub fn model(desugared: &Desugared) -> syn::Result<Lowered<'_>> {
+/// Lowers a desugared model of either kind, as [`ModelKind::of`] tells, with the energies of
+/// its imported robot, if any (a fixed-size model's: [`crate::urdf::import`] refuses a model
+/// with families).
+pub fn model<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result<Lowered<'a>> {
     match ModelKind::of(&desugared.ast) {
-        ModelKind::Fixed => fixed::fixed(desugared).map(|fixed| Lowered::Fixed(Box::new(fixed))),
+        ModelKind::Fixed => {
+            fixed::fixed(desugared, robot).map(|fixed| Lowered::Fixed(Box::new(fixed)))
+        }
         ModelKind::Families => crate::family::resolve::resolve(&desugared.ast)
             .map(|model| Lowered::Families(Box::new(model))),
     }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use mechanism_cas::{gradient, hessian, Id, Store, Symbol};
+use quote::ToTokens;
 use syn::{Expr, Ident};
 
 use crate::ast::Named;
@@ -24,16 +25,32 @@ pub struct Energy {
     pub potential: Id,
 }
 
+/// The energies of a robot imported from a URDF file ([`crate::urdf`]), already in the
+/// model's store.
+pub struct Imported {
+    /// The robot's kinetic energy.
+    pub kinetic: Id,
+    /// The robot's potential energy.
+    pub potential: Id,
+    /// The file literal, where errors about the robot's energy point.
+    pub file: syn::LitStr,
+}
+
 /// Lowers the energy sections and checks that they describe `L = T − V` with `T` quadratic in
-/// the velocities. `None` when an error was recorded.
+/// the velocities; the energies of an imported robot are added to them. `None` when an error
+/// was recorded.
 pub fn lower_energy(
     lowerer: &mut Lowerer,
     model_name: &Ident,
     kinetic: Option<&Expr>,
     potential: Option<&Expr>,
     lagrangian: Option<&Expr>,
+    imported: Option<&Imported>,
 ) -> Option<Energy> {
     let symbols = lowerer.symbols;
+    if let Some(imported) = imported {
+        return with_robot(lowerer, kinetic, potential, lagrangian, imported);
+    }
     match (kinetic, potential, lagrangian) {
         (Some(_), _, Some(lagrangian)) | (_, Some(_), Some(lagrangian)) => {
             lowerer.errors.error_spanned(
@@ -65,32 +82,9 @@ pub fn lower_energy(
             };
             let (kinetic, potential) = (kinetic?, potential?);
             if let Some(expr) = potential_expr {
-                if symbols
-                    .v
-                    .iter()
-                    .any(|&v| lowerer.store.depends_on(potential, v))
-                {
-                    lowerer.errors.error_spanned(
-                        expr,
-                        "the potential energy depends on velocities; move velocity-dependent terms into `kinetic`, or write a `lagrangian`",
-                    );
-                    return None;
-                }
+                reject_velocities(lowerer, potential, expr)?;
             }
-            let mass = mass_matrix(lowerer, kinetic, kinetic_expr, "kinetic energy")?;
-            let quadratic = quadratic_form(lowerer.store, symbols, &mass);
-            if !agree(lowerer.store, symbols, kinetic, quadratic) {
-                lowerer.errors.error_spanned(
-                    kinetic_expr,
-                    "the kinetic energy is not a quadratic form ½ vᵀ M(q) v in the velocities; remove terms that are constant or linear in `dot(..)`",
-                );
-                return None;
-            }
-            Some(Energy {
-                kinetic,
-                mass,
-                potential,
-            })
+            quadratic_energy(lowerer, kinetic, potential, kinetic_expr)
         }
         (None, None, Some(lagrangian_expr)) => {
             let lagrangian = lowerer.lower(lagrangian_expr, Context::Dynamic)?;
@@ -117,8 +111,92 @@ pub fn lower_energy(
     }
 }
 
+/// The energy of a model that imports a robot: the user's `kinetic` and `potential`, if any,
+/// plus the robot's; a `lagrangian` beside a robot is an error.
+fn with_robot(
+    lowerer: &mut Lowerer,
+    kinetic: Option<&Expr>,
+    potential: Option<&Expr>,
+    lagrangian: Option<&Expr>,
+    imported: &Imported,
+) -> Option<Energy> {
+    if let Some(lagrangian) = lagrangian {
+        lowerer.errors.error_spanned(
+            lagrangian,
+            "a model that imports a robot adds its own terms to the robot's energies with              `kinetic` and `potential`, not with a `lagrangian`",
+        );
+        return None;
+    }
+    let user_kinetic = match kinetic {
+        Some(expr) => lowerer.lower(expr, Context::Dynamic),
+        None => Some(lowerer.store.num(0.0)),
+    };
+    let user_potential = match potential {
+        Some(expr) => lowerer.lower(expr, Context::Dynamic),
+        None => Some(lowerer.store.num(0.0)),
+    };
+    let (user_kinetic, user_potential) = (user_kinetic?, user_potential?);
+    if let Some(expr) = potential {
+        reject_velocities(lowerer, user_potential, expr)?;
+    }
+    let total_kinetic = lowerer.store.add(user_kinetic, imported.kinetic);
+    let total_potential = lowerer.store.add(user_potential, imported.potential);
+    let at: &dyn ToTokens = match kinetic {
+        Some(expr) => expr,
+        None => &imported.file,
+    };
+    quadratic_energy(lowerer, total_kinetic, total_potential, at)
+}
+
+/// Reports a potential energy `potential` (written at `expr`) that depends on velocities.
+fn reject_velocities(lowerer: &mut Lowerer, potential: Id, expr: &Expr) -> Option<()> {
+    if lowerer
+        .symbols
+        .v
+        .iter()
+        .any(|&v| lowerer.store.depends_on(potential, v))
+    {
+        lowerer.errors.error_spanned(
+            expr,
+            "the potential energy depends on velocities; move velocity-dependent terms into `kinetic`, or write a `lagrangian`",
+        );
+        return None;
+    }
+    Some(())
+}
+
+/// The energy with kinetic energy `kinetic` (written at `at`) and potential `potential`,
+/// checking that `kinetic` is a quadratic form `½ vᵀ M(q) v`.
+fn quadratic_energy(
+    lowerer: &mut Lowerer,
+    kinetic: Id,
+    potential: Id,
+    at: &dyn ToTokens,
+) -> Option<Energy> {
+    let symbols = lowerer.symbols;
+    let mass = mass_matrix(lowerer, kinetic, at, "kinetic energy")?;
+    let quadratic = quadratic_form(lowerer.store, symbols, &mass);
+    if !agree(lowerer.store, symbols, kinetic, quadratic) {
+        lowerer.errors.error_spanned(
+            at,
+            "the kinetic energy is not a quadratic form ½ vᵀ M(q) v in the velocities; remove terms that are constant or linear in `dot(..)`",
+        );
+        return None;
+    }
+    Some(Energy {
+        kinetic,
+        mass,
+        potential,
+    })
+}
+
 /// Returns `∂²f/∂v²`, reporting an error if it depends on the velocities.
-fn mass_matrix(lowerer: &mut Lowerer, f: Id, expr: &Expr, what: &str) -> Option<Vec<Vec<Id>>> {
+fn mass_matrix(
+    lowerer: &mut Lowerer,
+    f: Id,
+    expr: &dyn ToTokens,
+    what: &str,
+) -> Option<Vec<Vec<Id>>> {
     let symbols = lowerer.symbols;
     let mass = hessian(lowerer.store, f, &symbols.v);
     let depends_on_velocity = mass

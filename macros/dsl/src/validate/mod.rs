@@ -70,11 +70,12 @@ pub fn model(lowered: Lowered<'_>) -> syn::Result<Validated<'_>> {
 }
 
 /// Lowers, validates and chooses the integrators of a parsed fixed-size mechanism, after
-/// desugaring its orientations: the entry for code that inspects a fixed-size model's
+/// importing its robot and desugaring its orientations: the entry for code that inspects a fixed-size model's
 /// symbolic expressions (the root's `generated_vs_interpreter` test, `examples/chains.rs`).
 pub fn validate(ast: &crate::ast::Mechanism) -> syn::Result<Model> {
-    let desugared = crate::orientation::desugar(ast)?;
-    let lowered = crate::lower::fixed::fixed(&desugared)?;
+    let imported = crate::urdf::import(ast)?;
+    let desugared = crate::orientation::desugar(&imported.ast)?;
+    let lowered = crate::lower::fixed::fixed(&desugared, imported.robot.as_ref())?;
     match fixed(lowered)?.with_integrators()? {
         Ir::Fixed(model) => Ok(*model),
         Ir::Runtime { model, .. } => Err(syn::Error::new_spanned(
