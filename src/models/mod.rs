@@ -11,6 +11,7 @@ mod pendulum;
 mod planar_oscillator;
 mod rigid_body;
 mod robot_arm;
+mod robots;
 mod rolling_sphere;
 mod singular_mass_spring;
 mod spring_pendulum;
@@ -48,6 +49,9 @@ pub use rigid_body::{
 /// §6, index-3 system eq. 1.1) with its free end on the parabola `y2 = x2² − β` (Case I,
 /// Table 6.1) or at the prescribed height `y2 = sin²(ωt)` (Case II, Tables 6.2–6.3).
 pub use robot_arm::{RobotArmParabola, RobotArmSine};
+/// Robots imported from their URDF files (`robots/`): the UR5 in maximal and joint
+/// coordinates, the Panda in joint coordinates, a planar four-bar closed in the macro in both.
+pub use robots::{FourBar, FourBarMaximal, PandaJoints, Ur5, Ur5Joints};
 /// Cuell (2005) §7: Routh's sphere and the uniform ball rolling on a plane, a unit quaternion
 /// with the rolling constraint through the contact point as nonholonomic rows.
 pub use rolling_sphere::RollingSphere;

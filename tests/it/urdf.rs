@@ -1,9 +1,11 @@
-//! Robots imported from URDF files (`urdf: { file: .., coordinates: joints }`) against
-//! Pinocchio 4.1: the joint-space mass matrix (CRBA), the gravity torques, the nonlinear
-//! effects `C(q, v) v + g(q)` (RNEA at zero acceleration) and the forward dynamics (ABA) at 20
-//! random states of the UR5 and the Panda of example-robot-data (`robots/`), and of a planar
-//! four-bar; the reference data is `tests/data/urdf/*.json`, made by
-//! `scripts/urdf_reference.py` (which says how to regenerate it).
+//! Robots imported from URDF files (`mechanism::models::{Ur5, Ur5Joints, PandaJoints, FourBar,
+//! FourBarMaximal}`) against Pinocchio 4.1: the joint-space mass matrix (CRBA), the gravity
+//! torques, the nonlinear effects `C(q, v) v + g(q)` (RNEA at zero acceleration), the forward
+//! dynamics (ABA) and the constrained accelerations (KKT) at 20 random states of the UR5 and
+//! the Panda of example-robot-data (`robots/`), and of a planar four-bar; the reference data
+//! is `tests/data/urdf/*.json`, made by `scripts/urdf_reference.py` (which says how to
+//! regenerate it). The maximal coordinates are checked against the joint coordinates: the
+//! same states, energies and motion (RATTLE at order 2, SPOOK at order 1).
 //!
 //! Pinocchio and the generated code compute the same quantities by different algorithms
 //! (recursive Newton–Euler and composite bodies against straight-line code from the
@@ -11,70 +13,15 @@
 //! `‖ours − theirs‖∞ ≤ 1e-12 ‖theirs‖∞` (the issue's bound; rounding in either code is a few
 //! hundred ulps of the largest entry at most for these sizes).
 
-use mechanism::mechanism;
-use mechanism::runtime::integrators::stabilized::{constrained_acceleration, Baumgarte};
+use mechanism::models::{FourBar, FourBarMaximal, PandaJoints, Ur5, Ur5Joints};
+use mechanism::runtime::integrators::stabilized::{
+    constrained_acceleration, Baumgarte, Dopri5, PostStabilization, DOPRI5,
+};
 use mechanism::runtime::{
-    AppliedForces, Configuration, Dissipation, HolonomicKinematics, Inertia, InertiaGradient,
-    Potential, SMatrix, SVector, State,
+    observers, AppliedForces, Configuration, Dissipation, HolonomicKinematics, Inertia,
+    InertiaGradient, Integrator, Potential, Rattle, SMatrix, SVector, Spook, State,
 };
 use serde_json::Value;
-
-mechanism! {
-    /// The UR5 of example-robot-data, in joint coordinates.
-    pub struct Ur5 {
-        urdf: {
-            file: "robots/ur5.urdf",
-            coordinates: joints,
-            ignore: [limits, transmissions, extensions],
-        },
-        integrators: [rk],
-    }
-}
-
-mechanism! {
-    /// The Franka Panda of example-robot-data, in joint coordinates: seven revolute joints and
-    /// two prismatic fingers, the second mimicking the first (a holonomic row), each joint
-    /// with an actuator torque (or force) `t1 … t9` and the file's viscous damping.
-    pub struct Panda {
-        urdf: {
-            file: "robots/panda.urdf",
-            coordinates: joints,
-            ignore: [limits, extensions],
-        },
-        parameters: {
-            t1 = 0.0, t2 = 0.0, t3 = 0.0, t4 = 0.0, t5 = 0.0, t6 = 0.0, t7 = 0.0, t8 = 0.0,
-            t9 = 0.0,
-        },
-        forces: {
-            panda_joint1: t1, panda_joint2: t2, panda_joint3: t3, panda_joint4: t4,
-            panda_joint5: t5, panda_joint6: t6, panda_joint7: t7,
-            panda_finger_joint1: t8, panda_finger_joint2: t9,
-        },
-        integrators: [rk],
-    }
-}
-
-mechanism! {
-    /// A planar crank-rocker: the file's serial chain ground → crank → coupler → rocker, its
-    /// loop closed by the row that puts the rocker's end on the ground pivot at `(0.7, 0)`;
-    /// gravity along −y, actuator torques `t1 … t3`.
-    pub struct FourBar {
-        urdf: {
-            file: "robots/four_bar.urdf",
-            coordinates: joints,
-            gravity: [0.0, -9.81, 0.0],
-            ignore: [limits],
-        },
-        parameters: { t1 = 0.0, t2 = 0.0, t3 = 0.0 },
-        holonomic: {
-            /// The rocker's end on the ground pivot (the plane's two components).
-            #[components(x, y)]
-            closure: position(rocker, [0.6, 0.0, 0.0]) - [0.7, 0.0, 0.0],
-        },
-        forces: { crank_joint: t1, coupler_joint: t2, rocker_joint: t3 },
-        integrators: [rk],
-    }
-}
 
 /// One state of the reference data, read from the JSON.
 struct Reference {
@@ -236,7 +183,7 @@ where
 #[test]
 fn ur5_agrees_with_pinocchio() {
     check_robot::<6, _>(
-        &Ur5::default(),
+        &Ur5Joints::default(),
         "ur5",
         &[
             "shoulder_pan_joint",
@@ -262,8 +209,8 @@ fn panda_agrees_with_pinocchio() {
         "panda_finger_joint1",
         "panda_finger_joint2",
     ];
-    assert_eq!(<Panda as Configuration<9>>::COORDINATES, joints);
-    check_robot::<9, _>(&Panda::default(), "panda", &joints);
+    assert_eq!(<PandaJoints as Configuration<9>>::COORDINATES, joints);
+    check_robot::<9, _>(&PandaJoints::default(), "panda", &joints);
 }
 
 /// Returns the model with its actuators set to `tau` minus the joints' damping force, so that
@@ -319,7 +266,7 @@ fn check_constrained<const N: usize, const R: usize, M>(
 fn panda_fingers_mimic_under_actuation_and_damping() {
     // The file's damping, read as Rayleigh dissipation: 0.003 N·m·s on the arm, 0.3 N·s on
     // the fingers.
-    let model = Panda::default();
+    let model = PandaJoints::default();
     let q = SVector::<f64, 9>::zeros();
     let v = SVector::<f64, 9>::from_fn(|i, _| 1.0 + i as f64);
     let mut force = SVector::<f64, 9>::zeros();
@@ -329,8 +276,10 @@ fn panda_fingers_mimic_under_actuation_and_damping() {
         assert!((force[i] + damping * v[i]).abs() <= 1e-15 * v[i].abs());
     }
     check_constrained::<9, 1, _>("panda", |state, tau| {
-        actuated(&Panda::default(), state, tau, |m, t| {
-            [m.t1, m.t2, m.t3, m.t4, m.t5, m.t6, m.t7, m.t8, m.t9] = t;
+        actuated(&PandaJoints::default(), state, tau, |m, t| {
+            [
+                m.tau1, m.tau2, m.tau3, m.tau4, m.tau5, m.tau6, m.tau7, m.tau8, m.tau9,
+            ] = t;
         })
     });
 }
@@ -340,9 +289,192 @@ fn four_bar_agrees_with_pinocchio() {
     let joints = ["crank_joint", "coupler_joint", "rocker_joint"];
     check_robot::<3, _>(&FourBar::default(), "four_bar", &joints);
     check_constrained::<3, 2, _>("four_bar", |_, tau| FourBar {
-        t1: tau[0],
-        t2: tau[1],
-        t3: tau[2],
+        tau1: tau[0],
+        tau2: tau[1],
+        tau3: tau[2],
         ..FourBar::default()
     });
+}
+
+/// `|a − b|` for angles, modulo 2π (an angle read off rotation matrices is in (−π, π]).
+fn angle_difference(a: f64, b: f64) -> f64 {
+    let d = (a - b).rem_euclid(std::f64::consts::TAU);
+    d.min(std::f64::consts::TAU - d)
+}
+
+#[test]
+fn maximal_states_from_joints_satisfy_the_rows_and_read_back() {
+    let (_, states) = reference("ur5");
+    let model = Ur5::default();
+    for reference in &states {
+        let positions: [f64; 6] = std::array::from_fn(|i| reference.q[i]);
+        let rates: [f64; 6] = std::array::from_fn(|i| reference.v[i]);
+        let state = model.state_from_joints(&positions, &rates);
+        assert!(observers::position_residual::<72, 66, _>(&model, &state) < 1e-14);
+        assert!(observers::velocity_residual::<72, 66, _>(&model, &state) < 1e-13);
+        let read = model.joint_positions(&state.q);
+        let read_rates = model.joint_rates(&state.q, &state.v);
+        for i in 0..6 {
+            assert!(
+                angle_difference(read[i], positions[i]) < 1e-13,
+                "{read:?} {positions:?}"
+            );
+            assert!(
+                (read_rates[i] - rates[i]).abs() < 1e-13,
+                "{read_rates:?} {rates:?}"
+            );
+        }
+        // The energies are the joint-space model's and Pinocchio's (the maximal bodies leave
+        // the ground out, as Pinocchio does; here the ground's centre of mass is at z = 0).
+        let joints = Ur5Joints::default();
+        let q = SVector::<f64, 6>::from(positions);
+        let v = SVector::<f64, 6>::from(rates);
+        let kinetic = joints.kinetic_energy(&q, &v);
+        assert!(
+            (model.kinetic_energy(&state.q, &state.v) - kinetic).abs() < 1e-13 * kinetic.max(1.0)
+        );
+        let potential = model.potential(&state.q) - reference.potential;
+        assert!(
+            potential.abs() < 1e-12 * reference.potential.abs().max(1.0),
+            "{potential}"
+        );
+    }
+    assert_eq!(Ur5::JOINTS, Ur5Joints::JOINTS);
+    assert_eq!(
+        Ur5Joints::JOINT_EFFORTS,
+        [150.0, 150.0, 150.0, 28.0, 28.0, 28.0]
+    );
+}
+
+/// Runs the joint-space UR5 with DOPRI5 at a tight tolerance from a reference state to
+/// `t_end` and returns the joint positions.
+fn ur5_joint_space(positions: [f64; 6], rates: [f64; 6], t_end: f64) -> [f64; 6] {
+    let model = Ur5Joints::default();
+    let mut state = model.state_from_joints(&positions, &rates);
+    let mut dopri = Dopri5::<6, 0>::new(DOPRI5, 1e-13, 1e-14)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    dopri.advance_to(&model, &mut state, t_end, |_| {}).unwrap();
+    model.joint_positions(&state.q)
+}
+
+/// Runs `f` on a thread with a stack of `mib` MiB: the fixed-size integrators keep their
+/// `N × N` matrices on the stack, 41 KiB each at `N = 72`, beyond a test thread's 2 MiB.
+fn with_stack(mib: usize, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(mib << 20)
+        .spawn(f)
+        .expect("a thread")
+        .join()
+        .expect("the test passes");
+}
+
+#[test]
+fn maximal_coordinates_move_as_the_joint_coordinates() {
+    with_stack(64, maximal_motion);
+}
+
+fn maximal_motion() {
+    // From a reference state (the arm spread out, its joints turning at about 1 rad/s) for
+    // 0.25 s under gravity: RATTLE in maximal coordinates converges at order 2 to DOPRI5's
+    // joint-space motion (tolerance 1e-13), SPOOK at order 1. The bounds are the error
+    // constants measured at these steps times 2 (the constants C of `C h^p`, which do not
+    // depend on a seed: the states are the committed data's).
+    let (_, states) = reference("ur5");
+    let (positions, rates): ([f64; 6], [f64; 6]) = (
+        std::array::from_fn(|i| states[1].q[i]),
+        std::array::from_fn(|i| 0.5 * states[1].v[i]),
+    );
+    let t_end = 0.25;
+    let exact = ur5_joint_space(positions, rates, t_end);
+    let model = Ur5::default();
+    let error = |end: &State<72>| {
+        assert!(
+            (end.t - t_end).abs() < 1e-12,
+            "the steps divide the interval"
+        );
+        let read = model.joint_positions(&end.q);
+        (0..6).fold(0.0f64, |m, i| m.max(angle_difference(read[i], exact[i])))
+    };
+    let rattle = |h: f64| {
+        let mut state = model.state_from_joints(&positions, &rates);
+        let mut rattle = Rattle::<72, 66>::new(h)
+            .unwrap()
+            .with_tolerance(1e-13)
+            .unwrap();
+        let steps = (t_end / h).round() as usize;
+        for _ in 0..steps {
+            rattle.step(&model, &mut state).unwrap();
+        }
+        error(&state)
+    };
+    let spook = |h: f64| {
+        let mut state = model.state_from_joints(&positions, &rates);
+        let mut spook = Spook::<72, 66>::new(h).unwrap();
+        let steps = (t_end / h).round() as usize;
+        for _ in 0..steps {
+            spook.step(&model, &mut state).unwrap();
+        }
+        error(&state)
+    };
+    let (coarse, fine) = (rattle(5e-3), rattle(2.5e-3));
+    let (spook_coarse, spook_fine) = (spook(2.5e-3), spook(1.25e-3));
+    println!(
+        "RATTLE: error {coarse:.2e} at h = 5e-3, {fine:.2e} at 2.5e-3 (ratio {:.2}); \
+         SPOOK: {spook_coarse:.2e} at 2.5e-3, {spook_fine:.2e} at 1.25e-3 (ratio {:.2})",
+        coarse / fine,
+        spook_coarse / spook_fine
+    );
+    assert!(
+        (3.2..=4.8).contains(&(coarse / fine)),
+        "RATTLE is of order 2"
+    );
+    assert!(
+        (1.6..=2.4).contains(&(spook_coarse / spook_fine)),
+        "SPOOK is of order 1"
+    );
+    assert!(fine < 1e-3 && spook_fine < 1e-2);
+}
+
+#[test]
+fn four_bar_in_maximal_coordinates_keeps_its_loop_and_energy() {
+    // From a closed configuration, the loop in maximal coordinates (17 rows on 18 body
+    // coordinates) moves as in joint coordinates: RATTLE keeps every row and the energy.
+    let joints = FourBar::default();
+    let maximal = FourBarMaximal::default();
+    let (a, b) = (0.3f64, 0.7f64);
+    let elbow = ((0.8f64 * 0.8 + (b - a).powi(2) - 0.6 * 0.6) / (2.0 * 0.8 * (b - a))).acos();
+    let (x, y) = (a + 0.8 * elbow.cos(), 0.8 * elbow.sin());
+    let knee = (-y).atan2(b - x) - elbow;
+    let positions = [0.0, elbow, knee];
+    let start = joints.state_from_joints(&positions, &[0.0; 3]);
+    assert!(observers::position_residual::<3, 2, _>(&joints, &start) < 1e-14);
+    let mut state = maximal.state_from_joints(&positions, &[0.0; 3]);
+    assert!(observers::position_residual::<36, 35, _>(&maximal, &state) < 1e-14);
+    let energy = observers::energy(&maximal, &state);
+    assert!((energy - observers::energy(&joints, &start)).abs() < 1e-12);
+    let mut reference = start;
+    let mut dopri = Dopri5::<3, 2>::new(DOPRI5, 1e-12, 1e-13)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    dopri
+        .advance_to(&joints, &mut reference, 0.5, |_| {})
+        .unwrap();
+    let mut rattle = Rattle::<36, 35>::new(1e-3)
+        .unwrap()
+        .with_tolerance(1e-13)
+        .unwrap();
+    for _ in 0..500 {
+        rattle.step(&maximal, &mut state).unwrap();
+    }
+    assert!(observers::position_residual::<36, 35, _>(&maximal, &state) < 1e-11);
+    assert!((observers::energy(&maximal, &state) - energy).abs() < 1e-4);
+    let read = maximal.joint_positions(&state.q);
+    let exact = joints.joint_positions(&reference.q);
+    for i in 0..3 {
+        assert!(
+            angle_difference(read[i], exact[i]) < 1e-3,
+            "{read:?} {exact:?}"
+        );
+    }
 }

@@ -41,6 +41,8 @@ pub struct Model {
     pub mass: Vec<Vec<Id>>,
     /// Potential energy `V(q)`.
     pub potential: Id,
+    /// The joint accessors of a robot imported from a URDF file, if any.
+    pub robot: Option<crate::urdf::outputs::RobotOutputs>,
 }
 
 /// A run-time parameter: a field of the generated struct with a default value.

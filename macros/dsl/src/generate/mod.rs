@@ -17,6 +17,7 @@ mod forces;
 mod ldlt;
 mod ordering;
 mod parameters;
+mod robot;
 mod schur;
 mod solve;
 mod spook;
@@ -92,6 +93,7 @@ pub fn fixed(model: &Model, derived: &Derived) -> TokenStream {
     let forces = derived.forces.as_ref().map(|f| code.forces(f));
     let applied = code.applied_forces(derived);
     let parameters = derived.parameters.as_ref().map(|p| code.parameters(p));
+    let robot = model.robot.as_ref().map(|r| code.robot(r));
     quote! {
         #definition
         #inertia
@@ -105,6 +107,7 @@ pub fn fixed(model: &Model, derived: &Derived) -> TokenStream {
         #forces
         #applied
         #parameters
+        #robot
     }
 }
 

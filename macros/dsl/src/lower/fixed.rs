@@ -23,8 +23,7 @@ use crate::orientation::{Desugared, Orientation};
 use crate::parse::SectionKind;
 use crate::sections::{self, ModelKind, Sections};
 use crate::symbols::{Name, Symbols};
-use crate::urdf::builtins::Builtins;
-use crate::urdf::{self, kinematics::JointSymbols, Robot};
+use crate::urdf::{self, Robot};
 
 /// A fixed-size model in normal form, with what validation and the choice of integrators
 /// need of its source: the sections (for spans), the requested integrators with the names
@@ -99,8 +98,8 @@ pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result
     let mut store = Store::new();
     let (imported, builtins) = match robot {
         Some(robot) => {
-            let (energy, builtins) = imported_energy(robot, &mut store, &symbols, &names);
-            (Some(energy), Some(builtins))
+            let (energy, builtins) = urdf::lowered(robot, &mut store, &symbols, &names);
+            (energy, Some(builtins))
         }
         None => (None, None),
     };
@@ -156,6 +155,12 @@ pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result
     let forces = sections
         .forces
         .map(|rows| lower_forces(&mut lowerer, rows, &names));
+    let robot = match (robot, builtins.as_ref()) {
+        (Some(robot), Some(builtins)) => {
+            urdf::outputs::outputs(robot, builtins, &mut lowerer, &coordinates)
+        }
+        _ => None,
+    };
 
     errors.finish()?;
     let energy = energy.ok_or_else(|| {
@@ -178,6 +183,7 @@ pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result
         kinetic: energy.kinetic,
         mass: energy.mass,
         potential: energy.potential,
+        robot,
     };
     Ok(Fixed {
         model,
@@ -189,46 +195,6 @@ pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result
         },
         orientations: &desugared.orientations,
     })
-}
-
-/// Builds the energies of an imported robot in joint coordinates ([`urdf::kinematics`]), and
-/// what its built-ins read: its joints are coordinates of the model and its gravity a
-/// parameter, which the import added.
-fn imported_energy(
-    robot: &Robot,
-    store: &mut Store,
-    symbols: &Symbols,
-    names: &HashMap<String, Name>,
-) -> (normal_form::Imported, Builtins) {
-    let indices: Vec<(String, usize)> = robot
-        .moving_joints()
-        .filter_map(|joint| match names.get(&joint.ident.to_string()) {
-            Some(Name::Coordinate(i)) => Some((joint.name.clone(), *i)),
-            _ => None,
-        })
-        .collect();
-    let coordinates: Vec<JointSymbols> = indices
-        .iter()
-        .map(|&(_, i)| JointSymbols {
-            position: symbols.q[i],
-            velocity: symbols.v[i],
-        })
-        .collect();
-    let gravity = match names.get(urdf::GRAVITY) {
-        Some(Name::Parameter(i)) => Some(symbols.p[*i]),
-        _ => None,
-    };
-    let energies = urdf::kinematics::joint_space(robot, store, &coordinates, gravity);
-    let imported = normal_form::Imported {
-        kinetic: energies.kinetic,
-        potential: energies.potential,
-        file: robot.file.clone(),
-    };
-    let builtins = Builtins {
-        poses: energies.poses,
-        joints: indices,
-    };
-    (imported, builtins)
 }
 
 /// Lowers every expression of the model only to report lowering errors.

@@ -22,12 +22,21 @@ use crate::ast::Named;
 use crate::errors::Errors;
 use crate::expr::{Context, Lowerer};
 
-/// What the built-ins need of an imported robot: its links' poses and its joints' coordinates.
+/// What the built-ins need of an imported robot: its links' poses and its joints' positions.
 pub struct Builtins {
     /// The links' world poses, in the model's store.
     pub poses: Poses,
-    /// Each moving joint's name in the file and its coordinate's index.
-    pub joints: Vec<(String, usize)>,
+    /// Each moving joint's name in the file and its position.
+    pub joints: Vec<(String, JointPosition)>,
+}
+
+/// A joint's position in the model's coordinates.
+pub enum JointPosition {
+    /// A coordinate of its own (joint coordinates), by index.
+    Coordinate(usize),
+    /// An expression of the coordinates (maximal coordinates: an angle or an offset between
+    /// the links' frames, [`super::maximal::joint_position`]).
+    Expression(Expr),
 }
 
 /// The scalar built-ins, as listed in messages.
@@ -137,7 +146,8 @@ impl Lowerer<'_> {
             return None;
         };
         match robot.joints.iter().find(|(joint, _)| *joint == name) {
-            Some(&(_, i)) => Some(self.store.symbol(self.symbols.q[i])),
+            Some((_, JointPosition::Coordinate(i))) => Some(self.store.symbol(self.symbols.q[*i])),
+            Some((_, JointPosition::Expression(expr))) => self.lower(expr, Context::Dynamic),
             None => {
                 let names: Vec<&str> = robot.joints.iter().map(|(n, _)| n.as_str()).collect();
                 self.errors.error_spanned(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use quick_xml::events::{BytesStart, Event};
 use syn::{Ident, LitStr};
 
-use super::options::{Omission, Options};
+use super::options::{Formulation, Omission, Options};
 use super::robot::{multiply, rpy_matrix, transpose, Joint, JointKind, Link, Mimic, Robot};
 use crate::errors::Errors;
 
@@ -284,6 +284,7 @@ fn report_omissions(
             }
             Omission::Extensions => "the model reads only what the URDF specification defines",
             Omission::Calibration => "the model does not use encoder calibrations",
+            Omission::Damping => "the maximal coordinates do not model joint damping",
         };
         errors.error_spanned(
             file,
@@ -540,6 +541,22 @@ fn build(
             line,
         });
     }
+    let damped: Vec<String> = joints
+        .iter()
+        .filter(|j| j.kind.moves() && j.damping > 0.0)
+        .map(|j| format!("`{}` (line {})", j.name, j.line))
+        .collect();
+    if options.formulation == Formulation::Maximal
+        && !damped.is_empty()
+        && !options.ignore.contains(&Omission::Damping)
+    {
+        fail(format!(
+            "the joints {} have `<dynamics damping>`, which the maximal coordinates do not \
+             model yet; import the robot with `coordinates: joints`, or add \
+             `ignore: [damping]` to import it without",
+            damped.join(", ")
+        ));
+    }
     Some(Robot {
         name: urdf.name.clone(),
         path: path.to_path_buf(),
@@ -547,13 +564,27 @@ fn build(
         links,
         joints,
         gravity: options.gravity,
+        formulation: options.formulation,
     })
 }
 
-/// Returns the coordinate name of joint `name`: the name with every character that cannot be
-/// in an identifier replaced by `_` (and `_` before a leading digit); a Rust keyword becomes a
+/// Returns the coordinate name of joint `name` ([`identifier_text`]); a Rust keyword becomes a
 /// raw identifier.
 fn identifier(name: &str, file: &LitStr) -> Ident {
+    let mut ident = identifier_text(name);
+    if ["self", "Self", "super", "crate"].contains(&ident.as_str()) {
+        // These keywords cannot be raw identifiers.
+        ident.push_str("_joint");
+    }
+    match syn::parse_str::<Ident>(&ident) {
+        Ok(_) => Ident::new(&ident, file.span()),
+        Err(_) => Ident::new_raw(&ident, file.span()),
+    }
+}
+
+/// Returns a name of the file made an identifier's text: every character that cannot be in an
+/// identifier replaced by `_`, and `_` before a leading digit.
+pub fn identifier_text(name: &str) -> String {
     let mut ident: String = name
         .chars()
         .map(|c| {
@@ -567,12 +598,8 @@ fn identifier(name: &str, file: &LitStr) -> Ident {
     if ident.is_empty() || ident.starts_with(|c: char| c.is_ascii_digit()) {
         ident.insert(0, '_');
     }
-    if ident == "_" || ["self", "Self", "super", "crate"].contains(&ident.as_str()) {
-        // `_` alone is no name, and these keywords cannot be raw identifiers.
-        ident.push_str("_joint");
+    if ident == "_" {
+        ident.push_str("_link");
     }
-    match syn::parse_str::<Ident>(&ident) {
-        Ok(_) => Ident::new(&ident, file.span()),
-        Err(_) => Ident::new_raw(&ident, file.span()),
-    }
+    ident
 }

@@ -9,8 +9,11 @@ use crate::errors::Errors;
 /// The coordinates an imported robot is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Formulation {
+    /// Each body (a moving link with the links welded to it) its centre of mass and rotation
+    /// matrix, each joint rows; a constant mass matrix ([`super::maximal`]).
+    Maximal,
     /// The tree's joint angles and offsets, one coordinate per moving joint; `M(q)` from the
-    /// composed transforms.
+    /// composed transforms ([`super::kinematics`]).
     Joints,
 }
 
@@ -30,16 +33,19 @@ pub enum Omission {
     Extensions,
     /// `<calibration>`: reference positions of the joints' encoders.
     Calibration,
+    /// `<dynamics damping>` in maximal coordinates, which do not model it yet.
+    Damping,
 }
 
 impl Omission {
     /// Every omission, as written in `ignore: [..]`.
-    pub const ALL: [Omission; 5] = [
+    pub const ALL: [Omission; 6] = [
         Omission::Limits,
         Omission::Friction,
         Omission::Transmissions,
         Omission::Extensions,
         Omission::Calibration,
+        Omission::Damping,
     ];
 
     /// The keyword in `ignore: [..]`.
@@ -50,6 +56,7 @@ impl Omission {
             Omission::Transmissions => "transmissions",
             Omission::Extensions => "extensions",
             Omission::Calibration => "calibration",
+            Omission::Damping => "damping",
         }
     }
 }
@@ -69,7 +76,8 @@ pub struct Options {
 /// URDF's gravity: along −z, 9.81 m/s².
 pub const DEFAULT_GRAVITY: [f64; 3] = [0.0, 0.0, -9.81];
 
-const SHAPE: &str = "write `urdf: { file: \"robot.urdf\", coordinates: joints }`";
+const SHAPE: &str =
+    "write `urdf: \"robot.urdf\"` or `urdf: { file: \"robot.urdf\", coordinates: joints }`";
 
 /// Reads the options of the section `keyword: body`; `None` after an error.
 pub fn read(keyword: &Ident, body: &SectionBody, errors: &mut Errors) -> Option<Options> {
@@ -79,13 +87,12 @@ pub fn read(keyword: &Ident, body: &SectionBody, errors: &mut Errors) -> Option<
                 errors.error_spanned(expr, format!("`urdf` takes the file's path; {SHAPE}"));
                 return None;
             };
-            errors.error_spanned(
-                &file,
-                "say which coordinates to import the robot in: the joint-space formulation \
-                 `urdf: { file: \"..\", coordinates: joints }` (the maximal-coordinate \
-                 formulation, one rigid body per link, is not available yet)",
-            );
-            return None;
+            return Some(Options {
+                file,
+                formulation: Formulation::Maximal,
+                gravity: DEFAULT_GRAVITY,
+                ignore: Vec::new(),
+            });
         }
         SectionBody::Rows(rows) => rows,
         _ => {
@@ -97,10 +104,9 @@ pub fn read(keyword: &Ident, body: &SectionBody, errors: &mut Errors) -> Option<
         }
     };
     let mut file = None;
-    let mut formulation = None;
+    let mut formulation = Formulation::Maximal;
     let mut gravity = DEFAULT_GRAVITY;
     let mut ignore = Vec::new();
-    let before = errors.is_empty();
     let mut failed = false;
     for row in rows {
         let name = row.name.to_string();
@@ -117,20 +123,14 @@ pub fn read(keyword: &Ident, body: &SectionBody, errors: &mut Errors) -> Option<
                 }
             },
             "coordinates" => match path_ident(&row.value).as_deref() {
-                Some("joints") => formulation = Some(Formulation::Joints),
-                Some("maximal") => {
-                    failed = true;
-                    errors.error_spanned(
-                        &row.value,
-                        "the maximal-coordinate formulation (one rigid body per link) is not \
-                         available yet; write `coordinates: joints` for the joint-space one",
-                    )
-                }
+                Some("joints") => formulation = Formulation::Joints,
+                Some("maximal") => formulation = Formulation::Maximal,
                 _ => {
                     failed = true;
                     errors.error_spanned(
                         &row.value,
-                        "`coordinates` is `joints` (the joint angles and offsets)",
+                        "`coordinates` is `maximal` (each body's position and rotation matrix, \
+                         the default) or `joints` (the joint angles and offsets)",
                     )
                 }
             },
@@ -187,16 +187,6 @@ pub fn read(keyword: &Ident, body: &SectionBody, errors: &mut Errors) -> Option<
     }
     let Some(file) = file else {
         errors.error_spanned(keyword, format!("`urdf` needs the robot's file; {SHAPE}"));
-        return None;
-    };
-    let Some(formulation) = formulation else {
-        if before && !failed {
-            errors.error_spanned(
-                &file,
-                "say which coordinates to import the robot in: add `coordinates: joints` (the \
-                 maximal-coordinate formulation, one rigid body per link, is not available yet)",
-            );
-        }
         return None;
     };
     (!failed).then_some(Options {

@@ -24,6 +24,8 @@ pub struct Robot {
     pub joints: Vec<Joint>,
     /// The gravity vector, in the root link's frame (URDF's default: `(0, 0, −9.81)`).
     pub gravity: [f64; 3],
+    /// The coordinates the robot is imported in.
+    pub formulation: super::options::Formulation,
 }
 
 /// One link: its mass, centre of mass and inertia about the centre of mass, in the link frame.
