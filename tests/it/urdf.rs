@@ -478,3 +478,77 @@ fn four_bar_in_maximal_coordinates_keeps_its_loop_and_energy() {
         );
     }
 }
+
+mechanism::mechanism! {
+    /// A damped spatial two-link arm in joint coordinates, a torque on each joint.
+    pub struct DampedArm {
+        urdf: { file: "tests/data/urdf/damped_arm.urdf", coordinates: joints },
+        parameters: { tau = 0.0 },
+        forces: { shoulder: tau, elbow: -0.5 * tau },
+        integrators: [rk],
+    }
+}
+
+mechanism::mechanism! {
+    /// The same arm in maximal coordinates: the torques and the damping act through the
+    /// joints' angles `θ(q)`.
+    pub struct DampedArmMaximal {
+        urdf: "tests/data/urdf/damped_arm.urdf",
+        parameters: { tau = 0.0 },
+        forces: { shoulder: tau, elbow: -0.5 * tau },
+        integrators: [rk],
+    }
+}
+
+#[test]
+fn joint_torques_and_damping_act_alike_in_both_formulations() {
+    // Driven by joint torques and damped by the joints' `<dynamics damping>`, from the same
+    // joint state, DOPRI5 at a tight tolerance in both formulations gives the same joint
+    // motion (to its tolerance), and the energy decreases by the dissipated work.
+    let joints = DampedArm {
+        tau: 1.5,
+        ..DampedArm::default()
+    };
+    let maximal = DampedArmMaximal {
+        tau: 1.5,
+        ..DampedArmMaximal::default()
+    };
+    let (positions, rates) = ([0.4, -0.7], [1.0, -2.0]);
+    let mut reference = joints.state_from_joints(&positions, &rates);
+    let mut state = maximal.state_from_joints(&positions, &rates);
+    assert!(observers::position_residual::<24, 22, _>(&maximal, &state) < 1e-14);
+    let mut dopri = Dopri5::<2, 0>::new(DOPRI5, 1e-12, 1e-13)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    dopri
+        .advance_to(&joints, &mut reference, 1.0, |_| {})
+        .unwrap();
+    let mut dopri = Dopri5::<24, 22>::new(DOPRI5, 1e-12, 1e-13)
+        .unwrap()
+        .with_post_stabilization(PostStabilization::BothTwice);
+    dopri.advance_to(&maximal, &mut state, 1.0, |_| {}).unwrap();
+    let (read, exact) = (
+        maximal.joint_positions(&state.q),
+        joints.joint_positions(&reference.q),
+    );
+    let (read_rates, exact_rates) = (
+        maximal.joint_rates(&state.q, &state.v),
+        joints.joint_rates(&reference.q, &reference.v),
+    );
+    println!("damped arm: joints {read:?} against {exact:?}, rates {read_rates:?} against {exact_rates:?}");
+    for i in 0..2 {
+        assert!(
+            angle_difference(read[i], exact[i]) < 1e-8,
+            "{read:?} {exact:?}"
+        );
+        assert!(
+            (read_rates[i] - exact_rates[i]).abs() < 1e-7,
+            "{read_rates:?} {exact_rates:?}"
+        );
+    }
+    // The damping is the file's: −∂R/∂v along the joints is −d θ̇.
+    let mut force = SVector::<f64, 2>::zeros();
+    joints.dissipation_force(&reference.q, &reference.v, &mut force);
+    assert!((force[0] + 0.5 * reference.v[0]).abs() < 1e-15);
+    assert!((force[1] + 0.2 * reference.v[1]).abs() < 1e-15);
+}

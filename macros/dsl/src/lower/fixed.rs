@@ -152,6 +152,11 @@ pub fn fixed<'a>(desugared: &'a Desugared, robot: Option<&Robot>) -> syn::Result
         );
         Some(id)
     });
+    // In maximal coordinates the joints' damping is a dissipation of the joints' rates.
+    let dissipation = match (dissipation, lowerer.joint_damping()) {
+        (Some(user), Some(joints)) => Some(lowerer.store.add(user, joints)),
+        (user, joints) => user.or(joints),
+    };
     let forces = sections
         .forces
         .map(|rows| lower_forces(&mut lowerer, rows, &names));
@@ -325,20 +330,36 @@ fn lower_forces(
                 if std::mem::replace(&mut seen[*i], true) {
                     lowerer.errors.error_spanned(
                         &row.name,
-                        format!("the force on `{}` is given twice; add the terms into one row", row.name),
+                        format!(
+                            "the force on `{}` is given twice; add the terms into one row",
+                            row.name
+                        ),
                     );
                 }
                 if let Some(value) = value {
                     forces[*i] = value;
                 }
             }
-            _ => lowerer.errors.error_spanned(
-                &row.name,
-                format!(
-                    "`{}` is not a coordinate; each row of `forces` is named after the coordinate the force acts on",
-                    row.name
-                ),
-            ),
+            _ => {
+                // A joint of an imported robot in maximal coordinates: the force does the
+                // virtual work `value δθ`.
+                let joint =
+                    value.and_then(|value| lowerer.joint_force(&row.name.to_string(), value));
+                match joint {
+                    Some(generalized) => {
+                        for (force, term) in forces.iter_mut().zip(generalized) {
+                            *force = lowerer.store.add(*force, term);
+                        }
+                    }
+                    None => lowerer.errors.error_spanned(
+                        &row.name,
+                        format!(
+                            "`{}` is not a coordinate; each row of `forces` is named after the coordinate the force acts on (or, with `urdf`, a joint)",
+                            row.name
+                        ),
+                    ),
+                }
+            }
         }
     }
     forces

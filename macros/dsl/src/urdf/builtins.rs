@@ -28,6 +28,9 @@ pub struct Builtins {
     pub poses: Poses,
     /// Each moving joint's name in the file and its position.
     pub joints: Vec<(String, JointPosition)>,
+    /// Each moving joint's coordinate name (its identifier) and `<dynamics damping>`, in the
+    /// order of `joints`.
+    pub idents: Vec<(String, f64)>,
 }
 
 /// A joint's position in the model's coordinates.
@@ -160,6 +163,52 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+}
+
+impl Lowerer<'_> {
+    /// The generalized force of a force `value` on the joint whose coordinate name is
+    /// `ident`, in maximal coordinates: `value · ∂θ/∂q` with `θ(q)` the joint's angle or
+    /// offset (its virtual work `value δθ`). `None` when no joint of the robot has that name
+    /// or the joint has a coordinate of its own.
+    pub(crate) fn joint_force(&mut self, ident: &str, value: Id) -> Option<Vec<Id>> {
+        let robot = self.robot?;
+        let k = robot.idents.iter().position(|(name, _)| name == ident)?;
+        let JointPosition::Expression(expr) = &robot.joints[k].1 else {
+            return None;
+        };
+        let angle = self.lower(expr, Context::Dynamic)?;
+        let gradient = mechanism_cas::gradient(self.store, angle, &self.symbols.q);
+        Some(
+            gradient
+                .into_iter()
+                .map(|g| self.store.mul(value, g))
+                .collect(),
+        )
+    }
+
+    /// The Rayleigh dissipation `½ Σ d_j θ̇_j²` of the joints' `<dynamics damping>` in maximal
+    /// coordinates, `θ̇_j = ∇θ_j · v`; `None` without damped joints whose position is an
+    /// expression (in joint coordinates the import writes it in the plain language).
+    pub(crate) fn joint_damping(&mut self) -> Option<Id> {
+        let robot = self.robot?;
+        let mut terms = Vec::new();
+        for ((_, position), &(_, damping)) in robot.joints.iter().zip(&robot.idents) {
+            let (JointPosition::Expression(expr), true) = (position, damping > 0.0) else {
+                continue;
+            };
+            let angle = self.lower(expr, Context::Dynamic)?;
+            let rate = mechanism_cas::directional_derivative(
+                self.store,
+                angle,
+                &self.symbols.q,
+                &self.symbols.v,
+            );
+            let square = self.store.mul(rate, rate);
+            let half = self.store.num(0.5 * damping);
+            terms.push(self.store.mul(half, square));
+        }
+        (!terms.is_empty()).then(|| self.store.sum(terms))
     }
 }
 

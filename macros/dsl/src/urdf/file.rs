@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use quick_xml::events::{BytesStart, Event};
 use syn::{Ident, LitStr};
 
-use super::options::{Formulation, Omission, Options};
+use super::options::{Omission, Options};
 use super::robot::{multiply, rpy_matrix, transpose, Joint, JointKind, Link, Mimic, Robot};
 use crate::errors::Errors;
 
@@ -284,7 +284,6 @@ fn report_omissions(
             }
             Omission::Extensions => "the model reads only what the URDF specification defines",
             Omission::Calibration => "the model does not use encoder calibrations",
-            Omission::Damping => "the maximal coordinates do not model joint damping",
         };
         errors.error_spanned(
             file,
@@ -540,22 +539,6 @@ fn build(
             mimic,
             line,
         });
-    }
-    let damped: Vec<String> = joints
-        .iter()
-        .filter(|j| j.kind.moves() && j.damping > 0.0)
-        .map(|j| format!("`{}` (line {})", j.name, j.line))
-        .collect();
-    if options.formulation == Formulation::Maximal
-        && !damped.is_empty()
-        && !options.ignore.contains(&Omission::Damping)
-    {
-        fail(format!(
-            "the joints {} have `<dynamics damping>`, which the maximal coordinates do not \
-             model yet; import the robot with `coordinates: joints`, or add \
-             `ignore: [damping]` to import it without",
-            damped.join(", ")
-        ));
     }
     Some(Robot {
         name: urdf.name.clone(),

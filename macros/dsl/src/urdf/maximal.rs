@@ -26,7 +26,11 @@
 //!   `(position(C, 0) − position(P, t_o)) · (R_P R_o u_i) = 0`;
 //! - a mimic row relates the joints' positions, the angle
 //!   `θ = atan2((R_P R_o u_2)·(R_C u_1), (R_P R_o u_1)·(R_C u_1))` or the offset
-//!   `(position(C, 0) − position(P, t_o)) · (R_P R_o a)`.
+//!   `(position(C, 0) − position(P, t_o)) · (R_P R_o a)` ([`joint_position`]).
+//!
+//! Through the same `θ(q)`, a force `τ` on a joint (a `forces` row named after it) is the
+//! generalized force `τ ∂θ/∂q`, and the joint's `<dynamics damping>` the dissipation
+//! `½ d (∇θ · v)²` (lowering's `joint_force` and `joint_damping`).
 
 use mechanism_cas::{Id, Store, Symbol};
 use proc_macro2::Span;

@@ -1,21 +1,29 @@
-//! Robots from URDF files: `urdf: { file: "robot.urdf", coordinates: joints }`, imported
+//! Robots from URDF files: `urdf: "robot.urdf"` or
+//! `urdf: { file: "robot.urdf", coordinates: joints, gravity: [..], ignore: [..] }`, imported
 //! before the orientations are desugared, so that every later stage sees a plain model.
 //!
 //! The file is read at compile time ([`file`](mod@file), relative to the crate's manifest
 //! directory; the generated code includes its bytes, so a change to the file rebuilds the
-//! crate) into a [`Robot`] ([`robot`]). The import then adds to the model what the file says:
+//! crate) into a [`Robot`] ([`robot`]). The import then adds to the model what the file says,
+//! in one of two formulations:
 //!
-//! - a coordinate per moving joint (`revolute`, `continuous`, `prismatic`), named after the
-//!   joint, in the depth-first order of the tree from its root (Pinocchio's order);
-//! - the run-time parameter `gravity`, the magnitude of the gravity vector (9.81 along −z by
-//!   default, `gravity: [x, y, z]` in the options);
-//! - a holonomic row `<joint>_mimic: q_j − (multiplier · q_i + offset)` per `<mimic>`;
-//! - the Rayleigh dissipation `½ Σ d_j q̇_j²` of the joints' `<dynamics damping>`;
-//! - and, in lowering, the kinetic and potential energy of the links ([`kinematics`]), added to
-//!   the user's `kinetic` and `potential` if any.
+//! - **maximal coordinates** (the default, [`maximal`]): each body — a moving link and the
+//!   links welded to it — its centre of mass and the rotation matrix of its principal axes
+//!   (an `orientations` entry of kind `matrix`), its kinetic and potential energy in the plain
+//!   language, and each joint's rows written with the built-ins; a constant mass matrix;
+//! - **joint coordinates** (`coordinates: joints`): a coordinate per moving joint (`revolute`,
+//!   `continuous`, `prismatic`), named after the joint, in the depth-first order of the tree
+//!   from its root (Pinocchio's order), a row `<joint>_mimic: q_j − (multiplier · q_i +
+//!   offset)` per `<mimic>`, the Rayleigh dissipation `½ Σ d_j q̇_j²` of the joints'
+//!   `<dynamics damping>`, and, in lowering, the links' kinetic and potential energy from the
+//!   composed transforms ([`kinematics`]);
+//! - in both, the run-time parameter `gravity`, the magnitude of the gravity vector (9.81
+//!   along −z by default).
 //!
-//! The user's own sections extend the robot: more coordinates, rows (a closed loop), forces on
-//! the joints' coordinates (actuators, with a run-time parameter each), dissipation.
+//! The user's own sections extend the robot: more coordinates, rows (a closed loop, with the
+//! built-ins of [`builtins`]), forces on the joints (actuators, with a run-time parameter
+//! each), energy terms, dissipation. Lowering ([`lowered`]) builds what the built-ins read
+//! and, in maximal coordinates, the joints' forces and damping through their angles `θ(q)`.
 //! What the file holds but the model leaves out (joint limits, Coulomb friction,
 //! transmissions, simulator extensions, calibrations) is a compile error until the user lists
 //! it in `ignore: [..]`; a joint type the importer does not model (`floating`, `planar`,
@@ -348,6 +356,10 @@ pub fn lowered(
                 potential: energies.potential,
                 file: robot.file.clone(),
             };
+            let idents = robot
+                .moving_joints()
+                .map(|joint| (joint.ident.to_string(), joint.damping))
+                .collect();
             let joints = indices
                 .into_iter()
                 .map(|(name, i)| (name, JointPosition::Coordinate(i)))
@@ -357,6 +369,7 @@ pub fn lowered(
                 Builtins {
                     poses: energies.poses,
                     joints,
+                    idents,
                 },
             )
         }
@@ -391,7 +404,18 @@ pub fn lowered(
                     (joint.name.clone(), JointPosition::Expression(position))
                 })
                 .collect();
-            (None, Builtins { poses, joints })
+            let idents = robot
+                .moving_joints()
+                .map(|joint| (joint.ident.to_string(), joint.damping))
+                .collect();
+            (
+                None,
+                Builtins {
+                    poses,
+                    joints,
+                    idents,
+                },
+            )
         }
     }
 }

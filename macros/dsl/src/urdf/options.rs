@@ -33,19 +33,16 @@ pub enum Omission {
     Extensions,
     /// `<calibration>`: reference positions of the joints' encoders.
     Calibration,
-    /// `<dynamics damping>` in maximal coordinates, which do not model it yet.
-    Damping,
 }
 
 impl Omission {
     /// Every omission, as written in `ignore: [..]`.
-    pub const ALL: [Omission; 6] = [
+    pub const ALL: [Omission; 5] = [
         Omission::Limits,
         Omission::Friction,
         Omission::Transmissions,
         Omission::Extensions,
         Omission::Calibration,
-        Omission::Damping,
     ];
 
     /// The keyword in `ignore: [..]`.
@@ -56,7 +53,6 @@ impl Omission {
             Omission::Transmissions => "transmissions",
             Omission::Extensions => "extensions",
             Omission::Calibration => "calibration",
-            Omission::Damping => "damping",
         }
     }
 }
