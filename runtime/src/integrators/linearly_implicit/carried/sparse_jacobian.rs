@@ -525,12 +525,32 @@ where
     }
 }
 
-/// `J·(δq, δv, δp)`, by the tangent of the module docs.
-fn tangent<Model, R>(
+/// What a product reads of the linearized step: the step size and time, its two ends, the two
+/// work vectors, the implicit rule's factors (none for Verlet) with `βh²`, and the system
+/// whose `M` factor it solves with.
+struct Linearized<'a> {
+    h: f64,
+    t: f64,
+    start: &'a End,
+    next: &'a End,
+    b: &'a mut [f64],
+    c: &'a mut [f64],
+    implicit: Option<&'a mut Implicit>,
+    beta_h2: f64,
+    system: &'a mut CarriedSparse,
+}
+
+/// Runs `body` on the scheme's linearization after checking that it is the last step's, of
+/// `model`, and that the product's `vectors` (its four state-sized slices) and `parameters`
+/// (its parameter-sized slice) have the model's lengths; the linearization is taken out of the
+/// system for the call and put back after it, whatever the result.
+fn with_linearized<Model, R>(
     scheme: &mut CarriedScheme<CarriedSparse, R>,
     model: &Model,
-    (dq, dv, dp): (&[f64], &[f64], &[f64]),
-    (out_q, out_v): (&mut [f64], &mut [f64]),
+    product: Product,
+    vectors: [usize; 4],
+    parameters: usize,
+    body: impl FnOnce(Linearized<'_>) -> Result<(), StepError>,
 ) -> Result<(), StepError>
 where
     Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
@@ -542,10 +562,10 @@ where
     let result = (|| {
         check_linearized(&lin, model)?;
         check_product_lengths(
-            Product::Tangent,
+            product,
             (lin.ends[0].q.len(), R::parameter_count(model)),
-            [dq.len(), dv.len(), out_q.len(), out_v.len()],
-            dp.len(),
+            vectors,
+            parameters,
         )?;
         let t = lin.t;
         let Linearization {
@@ -555,8 +575,48 @@ where
             implicit,
             ..
         } = &mut lin;
-        let mut implicit = implicit.as_deref_mut();
+        let implicit = implicit.as_deref_mut();
         let beta_h2 = implicit.as_ref().map_or(0.0, |i| i.beta_h2);
+        body(Linearized {
+            h,
+            t,
+            start,
+            next,
+            b,
+            c,
+            implicit,
+            beta_h2,
+            system: &mut *system,
+        })
+    })();
+    *system.linearization_mut() = lin;
+    result
+}
+
+/// `J·(δq, δv, δp)`, by the tangent of the module docs.
+fn tangent<Model, R>(
+    scheme: &mut CarriedScheme<CarriedSparse, R>,
+    model: &Model,
+    (dq, dv, dp): (&[f64], &[f64], &[f64]),
+    (out_q, out_v): (&mut [f64], &mut [f64]),
+) -> Result<(), StepError>
+where
+    Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
+    R: LinearizedRule<Model>,
+{
+    let vectors = [dq.len(), dv.len(), out_q.len(), out_v.len()];
+    with_linearized::<Model, R>(scheme, model, Product::Tangent, vectors, dp.len(), |lin| {
+        let Linearized {
+            h,
+            t,
+            start,
+            next,
+            b,
+            c,
+            mut implicit,
+            beta_h2,
+            system,
+        } = lin;
         // −δa = S⁻¹ (B δq + Σ δp b), in b.
         b.fill(0.0);
         add_linearized_force::<Model, R>(model, start, implicit.as_deref_mut(), 1.0, dq, b);
@@ -575,9 +635,7 @@ where
         }
         check_finite_slice(out_q, "tangent q", t)?;
         check_finite_slice(out_v, "tangent v", t)
-    })();
-    *system.linearization_mut() = lin;
-    result
+    })
 }
 
 /// `Jᵀ·(w_q, w_v)`, by the adjoint of the module docs; adds the parameters' part to
@@ -593,53 +651,51 @@ where
     Model: SparseConstantMass + SparsePotentialHessian + ?Sized,
     R: LinearizedRule<Model>,
 {
-    let h = scheme.h;
-    let system = &mut scheme.system;
-    let mut lin = mem::take(system.linearization_mut());
-    let result = (|| {
-        check_linearized(&lin, model)?;
-        check_product_lengths(
-            Product::Adjoint,
-            (lin.ends[0].q.len(), R::parameter_count(model)),
-            [w_q.len(), w_v.len(), out_q.len(), out_v.len()],
-            gradient.len(),
-        )?;
-        let t = lin.t;
-        let Linearization {
-            ends: [start, next],
-            b,
-            c,
-            implicit,
-            ..
-        } = &mut lin;
-        let mut implicit = implicit.as_deref_mut();
-        let beta_h2 = implicit.as_ref().map_or(0.0, |i| i.beta_h2);
-        // S'⁻¹ω' with ω' = ½h w_v (in c); w̄ = w_q − B' S'⁻¹ω' (in out_q).
-        for (c, w) in c.iter_mut().zip(w_v) {
-            *c = 0.5 * h * w;
-        }
-        solve(system, implicit.as_deref_mut(), 1, c, t)?;
-        out_q.copy_from_slice(w_q);
-        add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), -1.0, c, out_q);
-        R::subtract_parameter_gradient(model, next, beta_h2, c, gradient)?;
-        // S⁻¹ω with ω = ½h² w̄ + ½h w_v (in b); a_q = w̄ − B S⁻¹ω, a_v = h w̄ + w_v.
-        for ((b, w_bar), w_v) in b.iter_mut().zip(out_q.iter()).zip(w_v) {
-            *b = 0.5 * h * h * w_bar + 0.5 * h * w_v;
-        }
-        solve(system, implicit.as_deref_mut(), 0, b, t)?;
-        for ((out_v, w_bar), w_v) in out_v.iter_mut().zip(out_q.iter()).zip(w_v) {
-            *out_v = h * w_bar + w_v;
-        }
-        add_linearized_force::<Model, R>(model, start, implicit, -1.0, b, out_q);
-        R::subtract_parameter_gradient(model, start, beta_h2, b, gradient)?;
-        if !gradient.is_empty() {
-            check_finite_slice(gradient, "adjoint parameters", t)?;
-        }
-        check_finite_slice(out_q, "adjoint q", t)?;
-        check_finite_slice(out_v, "adjoint v", t)
-    })();
-    *system.linearization_mut() = lin;
-    result
+    let vectors = [w_q.len(), w_v.len(), out_q.len(), out_v.len()];
+    let parameters = gradient.len();
+    with_linearized::<Model, R>(
+        scheme,
+        model,
+        Product::Adjoint,
+        vectors,
+        parameters,
+        |lin| {
+            let Linearized {
+                h,
+                t,
+                start,
+                next,
+                b,
+                c,
+                mut implicit,
+                beta_h2,
+                system,
+            } = lin;
+            // S'⁻¹ω' with ω' = ½h w_v (in c); w̄ = w_q − B' S'⁻¹ω' (in out_q).
+            for (c, w) in c.iter_mut().zip(w_v) {
+                *c = 0.5 * h * w;
+            }
+            solve(system, implicit.as_deref_mut(), 1, c, t)?;
+            out_q.copy_from_slice(w_q);
+            add_linearized_force::<Model, R>(model, next, implicit.as_deref_mut(), -1.0, c, out_q);
+            R::subtract_parameter_gradient(model, next, beta_h2, c, gradient)?;
+            // S⁻¹ω with ω = ½h² w̄ + ½h w_v (in b); a_q = w̄ − B S⁻¹ω, a_v = h w̄ + w_v.
+            for ((b, w_bar), w_v) in b.iter_mut().zip(out_q.iter()).zip(w_v) {
+                *b = 0.5 * h * h * w_bar + 0.5 * h * w_v;
+            }
+            solve(system, implicit.as_deref_mut(), 0, b, t)?;
+            for ((out_v, w_bar), w_v) in out_v.iter_mut().zip(out_q.iter()).zip(w_v) {
+                *out_v = h * w_bar + w_v;
+            }
+            add_linearized_force::<Model, R>(model, start, implicit, -1.0, b, out_q);
+            R::subtract_parameter_gradient(model, start, beta_h2, b, gradient)?;
+            if !gradient.is_empty() {
+                check_finite_slice(gradient, "adjoint parameters", t)?;
+            }
+            check_finite_slice(out_q, "adjoint q", t)?;
+            check_finite_slice(out_v, "adjoint v", t)
+        },
+    )
 }
 
 /// Overwrites `x` with `S⁻¹ x` at the step's start (`index` 0) or end (1): `M`'s block factor,
